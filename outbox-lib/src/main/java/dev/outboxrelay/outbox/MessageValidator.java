@@ -1,0 +1,119 @@
+package dev.outboxrelay.outbox;
+
+import static dev.outboxrelay.outbox.OutboxConfig.MAX_CONTENT_TYPE_LENGTH;
+import static dev.outboxrelay.outbox.OutboxConfig.MAX_HEADERS_JSON_LENGTH;
+import static dev.outboxrelay.outbox.OutboxConfig.MAX_OPERATION_ID_LENGTH;
+import static dev.outboxrelay.outbox.OutboxConfig.MAX_ORDERING_KEY_LENGTH;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.DeserializationFeature;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.nio.charset.StandardCharsets;
+import java.util.Locale;
+import java.util.Map;
+import java.util.TreeSet;
+import java.util.regex.Pattern;
+
+/** Checks a message against the configuration; throws {@link InvalidMessageException} naming the field. */
+final class MessageValidator {
+  /** HTTP token characters (RFC 9110): a header name must survive every sink. */
+  private static final Pattern HEADER_NAME = Pattern.compile("[!#$%&'*+.^_`|~0-9A-Za-z-]{1,100}");
+
+  static final ObjectMapper JSON =
+      new ObjectMapper().enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
+
+  private final OutboxConfig config;
+
+  MessageValidator(OutboxConfig config) {
+    this.config = config;
+  }
+
+  /** Returns the headers as a JSON object, or null when there are none. */
+  String validate(OutboxMessage m) {
+    if (m == null) {
+      throw new InvalidMessageException("message", "is required");
+    }
+    requireText("operation_id", m.operationId(), MAX_OPERATION_ID_LENGTH);
+    requireText("destination", m.destination(), Integer.MAX_VALUE);
+    if (!config.destinations().contains(m.destination())) {
+      throw new InvalidMessageException(
+          "destination",
+          "'" + m.destination() + "' is not a configured destination; known: "
+              + new TreeSet<>(config.destinations()));
+    }
+    requireText("content_type", m.contentType(), MAX_CONTENT_TYPE_LENGTH);
+    if (m.orderingKey() != null) {
+      requireText("ordering_key", m.orderingKey(), MAX_ORDERING_KEY_LENGTH);
+    }
+    if (m.payload() == null) {
+      throw new InvalidMessageException("payload", "is required (use \"\" for an empty body)");
+    }
+    int bytes = m.payload().getBytes(StandardCharsets.UTF_8).length;
+    if (bytes > config.maxPayloadBytes()) {
+      throw new InvalidMessageException(
+          "payload",
+          "is " + bytes + " bytes; the limit is " + config.maxPayloadBytes()
+              + " bytes (store large documents elsewhere and enqueue a reference)");
+    }
+    if (isJson(m.contentType())) {
+      try {
+        JSON.readTree(m.payload());
+      } catch (JsonProcessingException e) {
+        throw new InvalidMessageException(
+            "payload", "is not valid JSON for content_type " + m.contentType() + ": "
+                + e.getOriginalMessage());
+      }
+    }
+    if (m.deliverAfter().isNegative()) {
+      throw new InvalidMessageException("deliver_after", "delay must not be negative: " + m.deliverAfter());
+    }
+    return headersJson(m.headers());
+  }
+
+  private static String headersJson(Map<String, String> headers) {
+    if (headers.isEmpty()) {
+      return null;
+    }
+    for (Map.Entry<String, String> h : headers.entrySet()) {
+      if (h.getKey() == null || !HEADER_NAME.matcher(h.getKey()).matches()) {
+        throw new InvalidMessageException(
+            "headers", "name '" + h.getKey() + "' is not a valid header name (1-100 token characters)");
+      }
+      if (h.getValue() == null || h.getValue().chars().anyMatch(c -> c < 0x20 && c != '\t')) {
+        throw new InvalidMessageException(
+            "headers", "value of '" + h.getKey() + "' is missing or contains control characters");
+      }
+    }
+    try {
+      String json = JSON.writeValueAsString(headers);
+      if (json.length() > MAX_HEADERS_JSON_LENGTH) {
+        throw new InvalidMessageException(
+            "headers", "take " + json.length() + " characters as JSON; the limit is " + MAX_HEADERS_JSON_LENGTH);
+      }
+      return json;
+    } catch (JsonProcessingException e) {
+      throw new InvalidMessageException("headers", "cannot be written as JSON: " + e.getOriginalMessage());
+    }
+  }
+
+  static boolean isJson(String contentType) {
+    String base = contentType.split(";", 2)[0].trim().toLowerCase(Locale.ROOT);
+    return base.equals("application/json") || base.endsWith("+json");
+  }
+
+  private static void requireText(String field, String value, int maxLength) {
+    if (value == null || value.isBlank()) {
+      throw new InvalidMessageException(field, "is required");
+    }
+    if (value.length() > maxLength) {
+      throw new InvalidMessageException(
+          field, "is " + value.length() + " characters long; the limit is " + maxLength);
+    }
+    if (value.chars().anyMatch(Character::isISOControl)) {
+      throw new InvalidMessageException(field, "must not contain control characters");
+    }
+    if (!value.equals(value.strip())) {
+      throw new InvalidMessageException(field, "must not start or end with white space");
+    }
+  }
+}

@@ -1,0 +1,60 @@
+package dev.outboxrelay.outbox;
+
+import dev.outboxrelay.outbox.store.JdbcOutboxStore;
+import dev.outboxrelay.outbox.store.NewMessage;
+import dev.outboxrelay.outbox.store.dialect.DialectDetector;
+import dev.outboxrelay.outbox.store.dialect.OutboxDialect;
+import java.sql.Connection;
+import java.sql.SQLException;
+
+/**
+ * Appends jobs in the caller's transaction. Thread-safe; create one per application.
+ *
+ * <p>{@link #enqueue} uses only the connection it is given and never commits, rolls back or
+ * changes auto-commit: the job becomes visible exactly when the caller's transaction commits, and
+ * vanishes with it on rollback. Call it on the connection of the business write.
+ */
+public class Outbox {
+  private final OutboxConfig config;
+  private final MessageValidator validator;
+  private volatile JdbcOutboxStore store;
+
+  public Outbox(OutboxConfig config) {
+    this.config = config;
+    this.validator = new MessageValidator(config);
+    if (config.dialect() != null) {
+      this.store = JdbcOutboxStore.forCallerConnections(config.dialect());
+    }
+  }
+
+  public OutboxConfig config() {
+    return config;
+  }
+
+  /**
+   * Validates and inserts one job on {@code connection}.
+   *
+   * @return the job's id; {@code created=false} if an identical job with this operation ID exists
+   * @throws InvalidMessageException a field is invalid; nothing was written
+   * @throws DuplicateOperationException the operation ID is taken by a different job
+   * @throws OutboxStoreException the database failed; the caller's transaction should roll back
+   */
+  public EnqueueResult enqueue(Connection connection, OutboxMessage message) {
+    String headersJson = validator.validate(message);
+    return storeFor(connection).insert(connection, new NewMessage(message, headersJson));
+  }
+
+  private JdbcOutboxStore storeFor(Connection connection) {
+    JdbcOutboxStore s = store;
+    if (s == null) {
+      try {
+        OutboxDialect dialect = DialectDetector.detect(connection.getMetaData());
+        s = JdbcOutboxStore.forCallerConnections(dialect);
+        store = s;
+      } catch (SQLException e) {
+        throw new OutboxStoreException("cannot read database metadata to choose a dialect", e);
+      }
+    }
+    return s;
+  }
+}

@@ -1,0 +1,8 @@
+package dev.outboxrelay.outbox;
+
+/** A database error at the store boundary, with the operation and row it concerned. */
+public class OutboxStoreException extends OutboxException {
+  public OutboxStoreException(String message, Throwable cause) {
+    super(message, cause);
+  }
+}

@@ -1,0 +1,62 @@
+package dev.outboxrelay.outbox.orm;
+
+import dev.outboxrelay.outbox.EnqueueResult;
+import dev.outboxrelay.outbox.Outbox;
+import dev.outboxrelay.outbox.OutboxConfig;
+import dev.outboxrelay.outbox.OutboxMessage;
+import dev.outboxrelay.outbox.OutboxStoreException;
+import jakarta.annotation.PostConstruct;
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.inject.Inject;
+import jakarta.transaction.Transactional;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.util.List;
+import javax.sql.DataSource;
+import org.eclipse.microprofile.config.inject.ConfigProperty;
+
+/**
+ * CDI bean that enqueues in the current JTA transaction. It refuses to run without one
+ * ({@link Transactional.TxType#MANDATORY}): an outbox write outside the business transaction
+ * would break the promise that both commit together.
+ *
+ * <p>Configuration: {@code outbox.producer.destinations} (required, comma-separated) and
+ * {@code outbox.producer.max-payload-bytes} (default 1048576).
+ */
+@ApplicationScoped
+public class TransactionalOutbox {
+
+  @Inject DataSource dataSource;
+
+  @ConfigProperty(name = "outbox.producer.destinations")
+  List<String> destinations;
+
+  @ConfigProperty(name = "outbox.producer.max-payload-bytes", defaultValue = "1048576")
+  int maxPayloadBytes;
+
+  private Outbox outbox;
+
+  @PostConstruct
+  void init() {
+    outbox = new Outbox(OutboxConfig.builder()
+        .destinations(destinations)
+        .maxPayloadBytes(maxPayloadBytes)
+        .build());
+  }
+
+  /** Enqueues on the transaction's connection; see {@link Outbox#enqueue}. */
+  @Transactional(Transactional.TxType.MANDATORY)
+  public EnqueueResult enqueue(OutboxMessage message) {
+    try (Connection c = dataSource.getConnection()) {
+      return outbox.enqueue(c, message);
+    } catch (SQLException e) {
+      throw new OutboxStoreException("cannot obtain the transaction's connection", e);
+    }
+  }
+
+  /** Enqueues several jobs in the current transaction: all of them commit, or none. */
+  @Transactional(Transactional.TxType.MANDATORY)
+  public List<EnqueueResult> enqueueAll(List<OutboxMessage> messages) {
+    return messages.stream().map(this::enqueue).toList();
+  }
+}

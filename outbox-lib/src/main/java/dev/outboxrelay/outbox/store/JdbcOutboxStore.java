@@ -1,0 +1,448 @@
+package dev.outboxrelay.outbox.store;
+
+import com.fasterxml.jackson.core.type.TypeReference;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.outboxrelay.outbox.DuplicateOperationException;
+import dev.outboxrelay.outbox.EnqueueResult;
+import dev.outboxrelay.outbox.OutboxMessage;
+import dev.outboxrelay.outbox.OutboxStoreException;
+import dev.outboxrelay.outbox.store.dialect.DialectDetector;
+import dev.outboxrelay.outbox.store.dialect.OutboxDialect;
+import java.io.IOException;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Types;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.OffsetDateTime;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.UUID;
+import javax.sql.DataSource;
+
+/**
+ * {@link OutboxStore} over JDBC. Statements come from the {@link OutboxDialect}; this class only
+ * binds parameters, runs short transactions and maps rows. SQL errors become {@link
+ * OutboxStoreException} naming the operation and row.
+ */
+public class JdbcOutboxStore implements OutboxStore {
+  private static final ObjectMapper JSON = new ObjectMapper();
+  private static final TypeReference<LinkedHashMap<String, String>> HEADERS = new TypeReference<>() {};
+  /** Errors are stored truncated to the column width. */
+  private static final int MAX_TEXT = 2000;
+
+  private final DataSource dataSource;
+  private final OutboxDialect dialect;
+
+  public JdbcOutboxStore(DataSource dataSource, OutboxDialect dialect) {
+    this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
+    this.dialect = Objects.requireNonNull(dialect, "dialect");
+  }
+
+  private JdbcOutboxStore(OutboxDialect dialect) {
+    this.dataSource = null;
+    this.dialect = dialect;
+  }
+
+  /** A store that only inserts on connections its callers pass in (used by {@code Outbox}). */
+  public static JdbcOutboxStore forCallerConnections(OutboxDialect dialect) {
+    return new JdbcOutboxStore(Objects.requireNonNull(dialect, "dialect"));
+  }
+
+  /** Detects the dialect from one connection of {@code dataSource}. */
+  public static JdbcOutboxStore create(DataSource dataSource) {
+    try (Connection c = dataSource.getConnection()) {
+      return new JdbcOutboxStore(dataSource, DialectDetector.detect(c.getMetaData()));
+    } catch (SQLException e) {
+      throw new OutboxStoreException("cannot connect to detect the outbox dialect", e);
+    }
+  }
+
+  public OutboxDialect dialect() {
+    return dialect;
+  }
+
+  // ---- enqueue (caller's connection and transaction) -----------------------------------------
+
+  /**
+   * Inserts a validated job on the caller's connection, or finds the identical existing one.
+   * Never commits; throws {@link DuplicateOperationException} when the operation ID names a
+   * different job.
+   */
+  public EnqueueResult insert(Connection c, NewMessage n) {
+    OutboxMessage m = n.message();
+    try {
+      Optional<Long> id = tryInsert(c, n);
+      if (id.isPresent()) {
+        return new EnqueueResult(id.get(), true);
+      }
+      StoredMessage existing = queryOne(c, dialect.findByOperationIdSql(), ps -> ps.setString(1, m.operationId()))
+          .orElseThrow(() -> new IllegalStateException(
+              "operation_id '" + m.operationId() + "' conflicted but no row holds it"));
+      String difference = difference(existing, n);
+      if (difference != null) {
+        throw new DuplicateOperationException(m.operationId(), existing.id(), difference);
+      }
+      return new EnqueueResult(existing.id(), false);
+    } catch (SQLException e) {
+      throw new OutboxStoreException("enqueue of operation_id '" + m.operationId() + "' failed", e);
+    }
+  }
+
+  private Optional<Long> tryInsert(Connection c, NewMessage n) throws SQLException {
+    OutboxMessage m = n.message();
+    try (PreparedStatement ps = c.prepareStatement(dialect.insertIfAbsentSql())) {
+      ps.setString(1, m.operationId());
+      ps.setString(2, m.destination());
+      ps.setString(3, m.orderingKey());
+      ps.setString(4, m.payload());
+      ps.setString(5, m.contentType());
+      if (n.headersJson() == null) {
+        ps.setNull(6, Types.VARCHAR);
+      } else {
+        ps.setString(6, n.headersJson());
+      }
+      ps.setLong(7, m.deliverAfter().toMillis());
+      try (ResultSet rs = ps.executeQuery()) {
+        return rs.next() ? Optional.of(rs.getLong(1)) : Optional.empty();
+      }
+    } catch (SQLException e) {
+      if (dialect.isUniqueViolation(e)) {
+        return Optional.empty();
+      }
+      throw e;
+    }
+  }
+
+  private static String difference(StoredMessage existing, NewMessage n) {
+    OutboxMessage m = n.message();
+    if (!existing.destination().equals(m.destination())) {
+      return "destination ('" + existing.destination() + "')";
+    }
+    if (!existing.payload().equals(m.payload())) {
+      return "payload";
+    }
+    if (!existing.contentType().equals(m.contentType())) {
+      return "content_type ('" + existing.contentType() + "')";
+    }
+    if (!Objects.equals(existing.orderingKey(), m.orderingKey())) {
+      return "ordering_key ('" + existing.orderingKey() + "')";
+    }
+    return null;
+  }
+
+  // ---- claim and token-checked transitions ---------------------------------------------------
+
+  @Override
+  public List<ClaimedMessage> claimBatch(ClaimRequest r) {
+    try (Connection c = autoCommitConnection()) {
+      List<ClaimedMessage> claimed = new java.util.ArrayList<>(
+          dialect.claim(c, r.token(), r.leaseFor().toMillis(), r.limit(), JdbcOutboxStore::claimed));
+      claimed.sort((a, b) -> Long.compare(a.id(), b.id()));
+      return claimed;
+    } catch (SQLException e) {
+      throw new OutboxStoreException("claim of up to " + r.limit() + " jobs failed", e);
+    }
+  }
+
+  @Override
+  public boolean renewLease(long id, UUID token, Duration leaseFor) {
+    return update("renew lease of message " + id, dialect.renewLeaseSql(), ps -> {
+      ps.setLong(1, leaseFor.toMillis());
+      ps.setLong(2, id);
+      ps.setObject(3, token);
+    }) == 1;
+  }
+
+  @Override
+  public boolean markDelivered(ClaimedMessage m, AttemptRecord attempt) {
+    return transition(m, AttemptOutcome.DELIVERED, attempt, dialect.markDeliveredSql(), ps -> {
+      ps.setLong(1, m.id());
+      ps.setObject(2, m.claimToken());
+    });
+  }
+
+  @Override
+  public boolean markForRetry(ClaimedMessage m, Duration retryAfter, AttemptRecord attempt) {
+    return transition(m, AttemptOutcome.RETRY, attempt, dialect.markForRetrySql(), ps -> {
+      ps.setString(1, lastError(attempt));
+      ps.setLong(2, Math.max(0, retryAfter.toMillis()));
+      ps.setLong(3, m.id());
+      ps.setObject(4, m.claimToken());
+    });
+  }
+
+  @Override
+  public boolean markDead(ClaimedMessage m, AttemptRecord attempt) {
+    return transition(m, AttemptOutcome.DEAD, attempt, dialect.markDeadSql(), ps -> {
+      ps.setString(1, lastError(attempt));
+      ps.setLong(2, m.id());
+      ps.setObject(3, m.claimToken());
+    });
+  }
+
+  @Override
+  public boolean release(long id, UUID token) {
+    return update("release of message " + id, dialect.releaseSql(), ps -> {
+      ps.setLong(1, id);
+      ps.setObject(2, token);
+    }) == 1;
+  }
+
+  /**
+   * Runs a token-checked transition and records the attempt in one transaction. When the
+   * transition changes no row the attempt is still recorded, as {@code STALE}: the send happened,
+   * but its result was not applied.
+   */
+  private boolean transition(
+      ClaimedMessage m, AttemptOutcome outcome, AttemptRecord attempt, String sql, Binder binder) {
+    String what = outcome + " of message " + m.id() + " (attempt " + m.attemptNo() + ")";
+    try (Connection c = dataSource.getConnection()) {
+      boolean autoCommit = c.getAutoCommit();
+      c.setAutoCommit(false);
+      try {
+        int changed;
+        try (PreparedStatement ps = c.prepareStatement(sql)) {
+          binder.bind(ps);
+          changed = ps.executeUpdate();
+        }
+        insertAttempt(c, m, changed == 1 ? outcome : AttemptOutcome.STALE, attempt);
+        c.commit();
+        return changed == 1;
+      } catch (SQLException | RuntimeException e) {
+        c.rollback();
+        throw e;
+      } finally {
+        c.setAutoCommit(autoCommit);
+      }
+    } catch (SQLException e) {
+      throw new OutboxStoreException(what + " failed", e);
+    }
+  }
+
+  private void insertAttempt(Connection c, ClaimedMessage m, AttemptOutcome outcome, AttemptRecord a)
+      throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(dialect.insertAttemptSql())) {
+      ps.setLong(1, m.id());
+      ps.setInt(2, m.attemptNo());
+      ps.setObject(3, m.claimToken());
+      ps.setLong(4, -a.elapsed().toMillis());
+      ps.setString(5, outcome.name());
+      ps.setString(6, truncate(a.errorClass(), 300));
+      ps.setString(7, truncate(a.errorMessage(), MAX_TEXT));
+      ps.setString(8, truncate(a.responseSummary(), MAX_TEXT));
+      ps.executeUpdate();
+    }
+  }
+
+  private static String lastError(AttemptRecord a) {
+    String error = a.errorClass() == null ? a.errorMessage() : a.errorClass() + ": " + a.errorMessage();
+    return truncate(error, MAX_TEXT);
+  }
+
+  // ---- reaper --------------------------------------------------------------------------------
+
+  @Override
+  public ReapResult releaseExpiredLeases(int maxAttempts, int limit) {
+    try (Connection c = dataSource.getConnection()) {
+      boolean autoCommit = c.getAutoCommit();
+      c.setAutoCommit(false);
+      try {
+        record Expired(long id, UUID token, int attempts, OffsetDateTime claimedAt) {}
+        List<Expired> expired;
+        try (PreparedStatement ps = c.prepareStatement(dialect.lockExpiredLeasesSql())) {
+          ps.setInt(1, limit);
+          expired = readAll(ps, rs -> new Expired(rs.getLong(1), rs.getObject(2, UUID.class),
+              rs.getInt(3), rs.getObject(4, OffsetDateTime.class)));
+        }
+        int ready = 0;
+        int dead = 0;
+        for (Expired e : expired) {
+          boolean last = e.attempts() + 1 >= maxAttempts;
+          String error = "lease expired: owner of claim " + e.token() + " did not finish attempt "
+              + (e.attempts() + 1) + (last ? "; max attempts (" + maxAttempts + ") reached" : "");
+          int changed;
+          try (PreparedStatement ps = c.prepareStatement(dialect.expireLeaseSql())) {
+            ps.setInt(1, maxAttempts);
+            ps.setString(2, error);
+            ps.setLong(3, e.id());
+            ps.setObject(4, e.token());
+            changed = ps.executeUpdate();
+          }
+          if (changed == 1) {
+            try (PreparedStatement ps = c.prepareStatement(dialect.insertExpiredAttemptSql())) {
+              ps.setLong(1, e.id());
+              ps.setInt(2, e.attempts() + 1);
+              ps.setObject(3, e.token());
+              ps.setObject(4, e.claimedAt());
+              ps.setString(5, error);
+              ps.executeUpdate();
+            }
+            if (last) {
+              dead++;
+            } else {
+              ready++;
+            }
+          }
+        }
+        c.commit();
+        return new ReapResult(ready, dead);
+      } catch (SQLException | RuntimeException e) {
+        c.rollback();
+        throw e;
+      } finally {
+        c.setAutoCommit(autoCommit);
+      }
+    } catch (SQLException e) {
+      throw new OutboxStoreException("release of expired leases failed", e);
+    }
+  }
+
+  // ---- inspection ----------------------------------------------------------------------------
+
+  @Override
+  public Map<Character, Long> countByState() {
+    Map<Character, Long> counts = new LinkedHashMap<>();
+    for (char s : new char[] {'R', 'W', 'S', 'C', 'D'}) {
+      counts.put(s, 0L);
+    }
+    query("count by state", dialect.countByStateSql(), ps -> {}, rs -> {
+      counts.put(rs.getString(1).charAt(0), rs.getLong(2));
+      return null;
+    });
+    return counts;
+  }
+
+  @Override
+  public Optional<Duration> oldestReadyAge() {
+    return query("oldest ready age", dialect.oldestReadySql(), ps -> {}, rs -> {
+      OffsetDateTime oldest = rs.getObject(1, OffsetDateTime.class);
+      OffsetDateTime now = rs.getObject(2, OffsetDateTime.class);
+      return oldest == null ? null : Duration.between(oldest, now);
+    }).stream().filter(Objects::nonNull).findFirst();
+  }
+
+  @Override
+  public Instant databaseNow() {
+    return query("database now", dialect.databaseNowSql(), ps -> {},
+        rs -> rs.getObject(1, OffsetDateTime.class).toInstant()).get(0);
+  }
+
+  @Override
+  public Optional<StoredMessage> findMessage(long id) {
+    try (Connection c = autoCommitConnection()) {
+      return queryOne(c, dialect.findMessageSql(), ps -> ps.setLong(1, id));
+    } catch (SQLException e) {
+      throw new OutboxStoreException("read of message " + id + " failed", e);
+    }
+  }
+
+  @Override
+  public Optional<StoredMessage> findByOperationId(String operationId) {
+    try (Connection c = autoCommitConnection()) {
+      return queryOne(c, dialect.findByOperationIdSql(), ps -> ps.setString(1, operationId));
+    } catch (SQLException e) {
+      throw new OutboxStoreException("read of operation_id '" + operationId + "' failed", e);
+    }
+  }
+
+  @Override
+  public List<StoredAttempt> attempts(long messageId) {
+    return query("attempts of message " + messageId, dialect.attemptsSql(),
+        ps -> ps.setLong(1, messageId), rs -> new StoredAttempt(
+            rs.getLong(1), rs.getInt(2), rs.getObject(3, UUID.class), instant(rs, 4), instant(rs, 5),
+            AttemptOutcome.valueOf(rs.getString(6)), rs.getString(7), rs.getString(8), rs.getString(9)));
+  }
+
+  // ---- helpers -------------------------------------------------------------------------------
+
+  @FunctionalInterface
+  private interface Binder {
+    void bind(PreparedStatement ps) throws SQLException;
+  }
+
+  private Connection autoCommitConnection() throws SQLException {
+    Connection c = dataSource.getConnection();
+    if (!c.getAutoCommit()) {
+      c.setAutoCommit(true);
+    }
+    return c;
+  }
+
+  private int update(String what, String sql, Binder binder) {
+    try (Connection c = autoCommitConnection(); PreparedStatement ps = c.prepareStatement(sql)) {
+      binder.bind(ps);
+      return ps.executeUpdate();
+    } catch (SQLException e) {
+      throw new OutboxStoreException(what + " failed", e);
+    }
+  }
+
+  private <T> List<T> query(String what, String sql, Binder binder, OutboxDialect.RowMapper<T> mapper) {
+    try (Connection c = autoCommitConnection(); PreparedStatement ps = c.prepareStatement(sql)) {
+      binder.bind(ps);
+      return readAll(ps, mapper);
+    } catch (SQLException e) {
+      throw new OutboxStoreException(what + " failed", e);
+    }
+  }
+
+  private Optional<StoredMessage> queryOne(Connection c, String sql, Binder binder) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(sql)) {
+      binder.bind(ps);
+      return readAll(ps, JdbcOutboxStore::stored).stream().findFirst();
+    }
+  }
+
+  private static <T> List<T> readAll(PreparedStatement ps, OutboxDialect.RowMapper<T> mapper)
+      throws SQLException {
+    List<T> rows = new java.util.ArrayList<>();
+    try (ResultSet rs = ps.executeQuery()) {
+      while (rs.next()) {
+        rows.add(mapper.map(rs));
+      }
+    }
+    return rows;
+  }
+
+  private static ClaimedMessage claimed(ResultSet rs) throws SQLException {
+    return new ClaimedMessage(
+        rs.getLong(1), rs.getString(2), rs.getString(3), rs.getString(4), rs.getString(5),
+        rs.getString(6), headers(rs.getString(7)), rs.getInt(8), rs.getObject(9, UUID.class),
+        instant(rs, 10), instant(rs, 11));
+  }
+
+  private static StoredMessage stored(ResultSet rs) throws SQLException {
+    return new StoredMessage(
+        rs.getLong(1), rs.getString(2), rs.getString(3), rs.getString(4), rs.getString(5),
+        rs.getString(6), rs.getString(7), rs.getString(8).charAt(0), rs.getObject(9, UUID.class),
+        instant(rs, 10), instant(rs, 11), rs.getInt(12), rs.getString(13), instant(rs, 14),
+        instant(rs, 15), instant(rs, 16), instant(rs, 17));
+  }
+
+  private static Instant instant(ResultSet rs, int column) throws SQLException {
+    OffsetDateTime t = rs.getObject(column, OffsetDateTime.class);
+    return t == null ? null : t.toInstant();
+  }
+
+  private static Map<String, String> headers(String json) throws SQLException {
+    if (json == null || json.isEmpty()) {
+      return Map.of();
+    }
+    try {
+      return JSON.readValue(json, HEADERS);
+    } catch (IOException e) {
+      throw new SQLException("headers column is not a JSON object of strings: " + json, e);
+    }
+  }
+
+  private static String truncate(String s, int max) {
+    return s == null || s.length() <= max ? s : s.substring(0, max - 1) + "…";
+  }
+
+}

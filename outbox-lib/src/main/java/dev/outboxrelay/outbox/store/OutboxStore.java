@@ -1,0 +1,55 @@
+package dev.outboxrelay.outbox.store;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.UUID;
+
+/**
+ * The relay's view of the outbox table. Thread-safe; each call runs in its own short
+ * transaction. Token-checked calls return {@code false} when the row is no longer
+ * {@code W} with that token: ownership was lost, the caller must not treat it as success.
+ */
+public interface OutboxStore {
+
+  /** Moves up to {@code limit} ready, due rows to {@code W}; returns exactly those rows, by id. */
+  List<ClaimedMessage> claimBatch(ClaimRequest request);
+
+  /** Extends the lease to database now + {@code leaseFor}. */
+  boolean renewLease(long id, UUID token, Duration leaseFor);
+
+  /** {@code W → S}; records the attempt ({@code STALE} if ownership was lost). */
+  boolean markDelivered(ClaimedMessage message, AttemptRecord attempt);
+
+  /** {@code W → R} with {@code deliver_after = now + retryAfter}; records the attempt. */
+  boolean markForRetry(ClaimedMessage message, Duration retryAfter, AttemptRecord attempt);
+
+  /** {@code W → D} with the error as diagnosis; records the attempt. */
+  boolean markDead(ClaimedMessage message, AttemptRecord attempt);
+
+  /** {@code W → R} without counting an attempt (shutdown: the job was never sent). */
+  boolean release(long id, UUID token);
+
+  /**
+   * Returns up to {@code limit} rows whose lease expired to {@code R} (token cleared, attempts + 1),
+   * or to {@code D} when that reaches {@code maxAttempts}; records a {@code LEASE_EXPIRED} attempt.
+   */
+  ReapResult releaseExpiredLeases(int maxAttempts, int limit);
+
+  /** Row counts per state ({@code R, W, S, C, D}); absent states count 0. */
+  Map<Character, Long> countByState();
+
+  /** Age of the oldest ready and due job by the database clock; empty when none is due. */
+  Optional<Duration> oldestReadyAge();
+
+  /** The database's current time. */
+  Instant databaseNow();
+
+  Optional<StoredMessage> findMessage(long id);
+
+  Optional<StoredMessage> findByOperationId(String operationId);
+
+  List<StoredAttempt> attempts(long messageId);
+}

@@ -1,0 +1,77 @@
+package dev.outboxrelay.outbox.store.dialect;
+
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.SQLException;
+import java.util.List;
+import java.util.UUID;
+
+/** H2 2.x, the embedded default (also in server mode, so several processes can share it). */
+public class H2OutboxDialect extends OutboxDialect {
+
+  @Override
+  public String name() {
+    return "h2";
+  }
+
+  @Override
+  protected String now() {
+    return "CURRENT_TIMESTAMP";
+  }
+
+  @Override
+  protected String nowPlusMillisParam() {
+    // H2 cannot infer a parameter's type inside DATEADD.
+    return "DATEADD(MILLISECOND, CAST(? AS BIGINT), CURRENT_TIMESTAMP)";
+  }
+
+  @Override
+  public String insertIfAbsentSql() {
+    // No ON CONFLICT outside PostgreSQL mode; a unique violation only fails the statement in H2,
+    // not the caller's transaction, so the store treats 23505 as "exists".
+    return "SELECT id FROM FINAL TABLE (INSERT INTO outbox_message (operation_id, destination,"
+        + " ordering_key, payload, content_type, headers, deliver_after) VALUES (?, ?, ?, ?, ?, ?, "
+        + nowPlusMillisParam() + "))";
+  }
+
+  private static final String LOCK_READY_SQL =
+      "SELECT id FROM outbox_message WHERE state = 'R' AND deliver_after <= CURRENT_TIMESTAMP"
+          + " ORDER BY id LIMIT ? FOR UPDATE SKIP LOCKED";
+
+  // H2 allows no FOR UPDATE inside a sub-query: lock first, then update the locked ids and read
+  // the changed rows back through a delta table, all in one short transaction.
+  private static final String CLAIM_LOCKED_SQL =
+      "SELECT " + CLAIM_COLUMNS + " FROM FINAL TABLE (UPDATE outbox_message SET state = 'W',"
+          + " claim_token = ?, lease_until = DATEADD(MILLISECOND, CAST(? AS BIGINT), CURRENT_TIMESTAMP),"
+          + " claimed_at = CURRENT_TIMESTAMP WHERE id = ANY(?) AND state = 'R') ORDER BY id";
+
+  @Override
+  public <T> List<T> claim(Connection c, UUID token, long leaseMillis, int limit, RowMapper<T> mapper)
+      throws SQLException {
+    boolean autoCommit = c.getAutoCommit();
+    c.setAutoCommit(false);
+    try {
+      List<Long> ids;
+      try (PreparedStatement ps = c.prepareStatement(LOCK_READY_SQL)) {
+        ps.setInt(1, limit);
+        ids = readAll(ps, rs -> rs.getLong(1));
+      }
+      List<T> claimed = List.of();
+      if (!ids.isEmpty()) {
+        try (PreparedStatement ps = c.prepareStatement(CLAIM_LOCKED_SQL)) {
+          ps.setObject(1, token);
+          ps.setLong(2, leaseMillis);
+          ps.setObject(3, ids.toArray(new Long[0]));
+          claimed = readAll(ps, mapper);
+        }
+      }
+      c.commit();
+      return claimed;
+    } catch (SQLException | RuntimeException e) {
+      c.rollback();
+      throw e;
+    } finally {
+      c.setAutoCommit(autoCommit);
+    }
+  }
+}

@@ -1,0 +1,196 @@
+package dev.outboxrelay.outbox.store.dialect;
+
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+
+/**
+ * The statements of one database. All times come from the database clock ({@link #now()}).
+ * Statement parameters are documented on each method in order.
+ */
+public abstract class OutboxDialect {
+
+  /** Columns returned by a claim, in this order. */
+  public static final String CLAIM_COLUMNS =
+      "id, operation_id, destination, ordering_key, payload, content_type, headers, attempts,"
+          + " claim_token, created_at, lease_until";
+
+  /** Every column of outbox_message, in this order. */
+  public static final String MESSAGE_COLUMNS =
+      "id, operation_id, destination, ordering_key, payload, content_type, headers, state,"
+          + " claim_token, lease_until, deliver_after, attempts, last_error, created_at, claimed_at,"
+          + " sent_at, confirmed_at";
+
+  /** Short name; also the migration folder {@code db/outbox/<name>}. */
+  public abstract String name();
+
+  /** The database clock as an SQL expression. */
+  protected abstract String now();
+
+  /** SQL expression: database now plus a bigint parameter of milliseconds (may be negative). */
+  protected abstract String nowPlusMillisParam();
+
+  /** Flyway location of this dialect's migrations. */
+  public String migrationLocation() {
+    return "classpath:db/outbox/" + name();
+  }
+
+  // ---- enqueue -------------------------------------------------------------------------------
+
+  /**
+   * Inserts one job unless its operation ID exists; a query returning the new id, or no row
+   * (or a unique violation, see {@link #isUniqueViolation}) when it exists. Parameters:
+   * operation_id, destination, ordering_key, payload, content_type, headers, delay millis.
+   */
+  public abstract String insertIfAbsentSql();
+
+  /** True when the exception is a unique-key violation. */
+  public boolean isUniqueViolation(SQLException e) {
+    return "23505".equals(e.getSQLState());
+  }
+
+  // ---- claim ---------------------------------------------------------------------------------
+
+  /**
+   * Claims up to {@code limit} ready, due rows in one atomic step and returns a result set of
+   * {@link #CLAIM_COLUMNS} for exactly the rows it changed. Runs on a connection in auto-commit
+   * mode; a dialect that needs several statements wraps them in its own short transaction.
+   */
+  public abstract <T> List<T> claim(
+      Connection c, UUID token, long leaseMillis, int limit, RowMapper<T> mapper) throws SQLException;
+
+  // ---- token-checked transitions (parameters end with id, claim_token) -----------------------
+
+  /** Extends the lease. Parameters: lease millis, id, token. */
+  public String renewLeaseSql() {
+    return "UPDATE outbox_message SET lease_until = " + nowPlusMillisParam()
+        + " WHERE id = ? AND claim_token = ? AND state = 'W'";
+  }
+
+  /** W → S. Parameters: id, token. */
+  public String markDeliveredSql() {
+    return "UPDATE outbox_message SET state = 'S', sent_at = " + now()
+        + ", claim_token = NULL, lease_until = NULL, attempts = attempts + 1, last_error = NULL"
+        + " WHERE id = ? AND claim_token = ? AND state = 'W'";
+  }
+
+  /** W → R after a backoff. Parameters: last_error, delay millis, id, token. */
+  public String markForRetrySql() {
+    return "UPDATE outbox_message SET state = 'R', claim_token = NULL, lease_until = NULL,"
+        + " attempts = attempts + 1, last_error = ?, deliver_after = " + nowPlusMillisParam()
+        + " WHERE id = ? AND claim_token = ? AND state = 'W'";
+  }
+
+  /** W → D. Parameters: last_error, id, token. */
+  public String markDeadSql() {
+    return "UPDATE outbox_message SET state = 'D', claim_token = NULL, lease_until = NULL,"
+        + " attempts = attempts + 1, last_error = ? WHERE id = ? AND claim_token = ? AND state = 'W'";
+  }
+
+  /** W → R without counting an attempt. Parameters: id, token. */
+  public String releaseSql() {
+    return "UPDATE outbox_message SET state = 'R', claim_token = NULL, lease_until = NULL"
+        + " WHERE id = ? AND claim_token = ? AND state = 'W'";
+  }
+
+  /**
+   * Records an attempt that just finished. Parameters: message_id, attempt_no, claim_token,
+   * minus elapsed millis (started_at = now - elapsed), outcome, error_class, error_message,
+   * response_summary.
+   */
+  public String insertAttemptSql() {
+    return "INSERT INTO outbox_attempt (message_id, attempt_no, claim_token, started_at, outcome,"
+        + " error_class, error_message, response_summary) VALUES (?, ?, ?, " + nowPlusMillisParam()
+        + ", ?, ?, ?, ?)";
+  }
+
+  // ---- reaper --------------------------------------------------------------------------------
+
+  /**
+   * Locks expired leases for the reaper, skipping rows other reapers hold. Runs inside a
+   * transaction. Parameters: limit. Columns: id, claim_token, attempts, claimed_at.
+   */
+  public String lockExpiredLeasesSql() {
+    return "SELECT id, claim_token, attempts, claimed_at FROM outbox_message"
+        + " WHERE state = 'W' AND lease_until < " + now()
+        + " ORDER BY lease_until LIMIT ? FOR UPDATE SKIP LOCKED";
+  }
+
+  /**
+   * Returns one locked, expired lease to R (or D when attempts reach the maximum), invalidating
+   * its token. Parameters: max attempts, last_error, id, token.
+   */
+  public String expireLeaseSql() {
+    return "UPDATE outbox_message SET state = CASE WHEN attempts + 1 >= ? THEN 'D' ELSE 'R' END,"
+        + " claim_token = NULL, lease_until = NULL, attempts = attempts + 1, last_error = ?"
+        + " WHERE id = ? AND claim_token = ? AND state = 'W' AND lease_until < " + now();
+  }
+
+  /**
+   * Records the attempt an expired lease stands for. Parameters: message_id, attempt_no,
+   * claim_token, started_at (the claim time), error_message.
+   */
+  public String insertExpiredAttemptSql() {
+    return "INSERT INTO outbox_attempt (message_id, attempt_no, claim_token, started_at, outcome,"
+        + " error_class, error_message) VALUES (?, ?, ?, ?, 'LEASE_EXPIRED', 'LeaseExpired', ?)";
+  }
+
+  // ---- inspection ----------------------------------------------------------------------------
+
+  public String countByStateSql() {
+    return "SELECT state, COUNT(*) FROM outbox_message GROUP BY state";
+  }
+
+  /** Columns: oldest due deliver_after of a ready row (null if none), database now. */
+  public String oldestReadySql() {
+    return "SELECT MIN(deliver_after), " + now() + " FROM outbox_message"
+        + " WHERE state = 'R' AND deliver_after <= " + now();
+  }
+
+  public String databaseNowSql() {
+    return "SELECT " + now();
+  }
+
+  /** Parameters: id. Columns: {@link #MESSAGE_COLUMNS}. */
+  public String findMessageSql() {
+    return "SELECT " + MESSAGE_COLUMNS + " FROM outbox_message WHERE id = ?";
+  }
+
+  /** Parameters: operation_id. Columns: {@link #MESSAGE_COLUMNS}. */
+  public String findByOperationIdSql() {
+    return "SELECT " + MESSAGE_COLUMNS + " FROM outbox_message WHERE operation_id = ?";
+  }
+
+  /** Parameters: message_id. */
+  public String attemptsSql() {
+    return "SELECT message_id, attempt_no, claim_token, started_at, finished_at, outcome,"
+        + " error_class, error_message, response_summary FROM outbox_attempt"
+        + " WHERE message_id = ? ORDER BY id";
+  }
+
+  /** Maps one row of a result set. */
+  @FunctionalInterface
+  public interface RowMapper<T> {
+    T map(ResultSet rs) throws SQLException;
+  }
+
+  /** Runs a query and maps every row. */
+  protected static <T> List<T> readAll(PreparedStatement ps, RowMapper<T> mapper) throws SQLException {
+    List<T> rows = new ArrayList<>();
+    try (ResultSet rs = ps.executeQuery()) {
+      while (rs.next()) {
+        rows.add(mapper.map(rs));
+      }
+    }
+    return rows;
+  }
+
+  @Override
+  public String toString() {
+    return getClass().getSimpleName();
+  }
+}

@@ -1,0 +1,67 @@
+package dev.outboxrelay.outbox.store.dialect;
+
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.SQLException;
+import java.util.List;
+import java.util.UUID;
+
+/** PostgreSQL 12+. */
+public class PostgresOutboxDialect extends OutboxDialect {
+
+  @Override
+  public String name() {
+    return "postgresql";
+  }
+
+  @Override
+  protected String now() {
+    return "now()";
+  }
+
+  @Override
+  protected String nowPlusMillisParam() {
+    // bigint * interval has no operator; double precision * interval does.
+    return "(now() + CAST(? AS DOUBLE PRECISION) * INTERVAL '1 millisecond')";
+  }
+
+  @Override
+  public String insertIfAbsentSql() {
+    // ON CONFLICT instead of catching 23505: a failed statement would abort the caller's transaction.
+    return "INSERT INTO outbox_message (operation_id, destination, ordering_key, payload,"
+        + " content_type, headers, deliver_after) VALUES (?, ?, ?, ?, ?, ?, " + nowPlusMillisParam()
+        + ") ON CONFLICT (operation_id) DO NOTHING RETURNING id";
+  }
+
+  /**
+   * One statement: the CTE locks up to {@code limit} candidates, skipping rows other claimers
+   * hold; the UPDATE re-checks {@code state} and RETURNING yields exactly the rows changed. Not
+   * {@code WHERE id IN (SELECT ... LIMIT n FOR UPDATE SKIP LOCKED)}: the planner may run that
+   * sub-select more than once (e.g. as the inner side of a join) and claim more than n rows; a
+   * locking CTE is evaluated exactly once.
+   */
+  static final String CLAIM_SQL =
+      "WITH candidate AS (SELECT id FROM outbox_message"
+          + "   WHERE state = 'R' AND deliver_after <= now()"
+          + "   ORDER BY id LIMIT ? FOR UPDATE SKIP LOCKED)"
+          + " UPDATE outbox_message m SET state = 'W', claim_token = ?,"
+          + " lease_until = (now() + CAST(? AS DOUBLE PRECISION) * INTERVAL '1 millisecond'),"
+          + " claimed_at = now()"
+          + " FROM candidate WHERE m.id = candidate.id AND m.state = 'R'"
+          + " RETURNING " + prefixed("m.", CLAIM_COLUMNS);
+
+  private static String prefixed(String prefix, String columns) {
+    return prefix + columns.replace(", ", ", " + prefix);
+  }
+
+  @Override
+  public <T> List<T> claim(Connection c, UUID token, long leaseMillis, int limit, RowMapper<T> mapper)
+      throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(CLAIM_SQL)) {
+      ps.setInt(1, limit);
+      ps.setObject(2, token);
+      ps.setLong(3, leaseMillis);
+      return readAll(ps, mapper);
+    }
+  }
+}

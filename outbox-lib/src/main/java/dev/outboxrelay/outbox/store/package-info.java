@@ -1,0 +1,17 @@
+/**
+ * The store port and its JDBC implementation.
+ *
+ * <p>Claim/lease model: {@link dev.outboxrelay.outbox.store.OutboxStore#claimBatch} moves up to
+ * {@code limit} ready ({@code R}), due rows to {@code W} in one atomic statement, stamping a new
+ * claim token and {@code lease_until = now + lease} from the database clock, and returns exactly
+ * the rows it changed. Every later write by the claimer (renew, complete, fail, release) is
+ * conditional on {@code id}, {@code claim_token} and {@code state = 'W'}; {@code false} means the
+ * lease expired and another owner may hold the job: lost ownership, never success. The reaper
+ * returns expired leases to {@code R} with the token cleared, so a stale owner can change nothing.
+ *
+ * <p>Transactions: claim, complete and reap run in their own short transactions on connections
+ * from the store's {@link javax.sql.DataSource}; no transaction is held across a delivery.
+ * {@link dev.outboxrelay.outbox.store.JdbcOutboxStore#insert} alone runs on the caller's
+ * connection and transaction.
+ */
+package dev.outboxrelay.outbox.store;

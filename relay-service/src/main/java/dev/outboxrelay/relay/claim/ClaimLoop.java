@@ -1,0 +1,206 @@
+package dev.outboxrelay.relay.claim;
+
+import dev.outboxrelay.outbox.store.ClaimRequest;
+import dev.outboxrelay.outbox.store.ClaimedMessage;
+import dev.outboxrelay.outbox.store.OutboxStore;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+import org.jboss.logging.Logger;
+
+/**
+ * Claims jobs for free workers and hands each to the {@link Deliverer}.
+ *
+ * <p>Back-pressure: a claim asks for at most {@code min(batchSize, free workers)} jobs, so
+ * nothing claimed ever waits in a queue while its lease runs. Idle: an empty claim waits a
+ * bounded, growing interval ({@link IdleWait}). Errors: logged once per state change, with a
+ * growing pause; the loop never dies. Shutdown ({@link #stop}): stop claiming, let in-flight
+ * sends finish within the grace period, then interrupt them; interrupted jobs are released to
+ * ready without counting an attempt.
+ */
+public class ClaimLoop {
+  private static final Logger LOG = Logger.getLogger(ClaimLoop.class);
+  private static final Duration ERROR_PAUSE_MAX = Duration.ofSeconds(5);
+
+  private final OutboxStore store;
+  private final Deliverer deliverer;
+  private final int batchSize;
+  private final Duration lease;
+  private final IdleWait idle;
+  private final Semaphore freeWorkers;
+  private final ExecutorService workers;
+  private final Map<Long, ClaimedMessage> inFlight = new ConcurrentHashMap<>();
+  private final AtomicInteger claimStatements = new AtomicInteger();
+  private final AtomicReference<String> lastError = new AtomicReference<>();
+  private volatile boolean running;
+  private Thread thread;
+
+  public ClaimLoop(OutboxStore store, Deliverer deliverer, int batchSize, int concurrency,
+      Duration lease, IdleWait idle) {
+    if (batchSize <= 0) {
+      throw new IllegalArgumentException("outbox.relay.batch-size must be positive, was " + batchSize);
+    }
+    if (concurrency <= 0) {
+      throw new IllegalArgumentException("outbox.relay.concurrency must be positive, was " + concurrency);
+    }
+    this.store = store;
+    this.deliverer = deliverer;
+    this.batchSize = batchSize;
+    this.lease = lease;
+    this.idle = idle;
+    this.freeWorkers = new Semaphore(concurrency);
+    AtomicInteger n = new AtomicInteger();
+    this.workers = Executors.newFixedThreadPool(concurrency, r -> {
+      Thread t = new Thread(r, "outbox-worker-" + n.incrementAndGet());
+      t.setDaemon(true);
+      return t;
+    });
+  }
+
+  /**
+   * One pass: claims up to {@code min(batchSize, free workers)} jobs and dispatches them.
+   * Returns the number claimed (0 when nothing was ready or no worker was free).
+   */
+  public int claimOnce() {
+    int wanted = Math.min(batchSize, freeWorkers.availablePermits());
+    if (wanted == 0 || !freeWorkers.tryAcquire(wanted)) {
+      return 0;
+    }
+    List<ClaimedMessage> claimed;
+    try {
+      claimStatements.incrementAndGet();
+      claimed = store.claimBatch(ClaimRequest.of(wanted, lease));
+    } catch (RuntimeException e) {
+      freeWorkers.release(wanted);
+      throw e;
+    }
+    if (claimed.size() > wanted) {
+      // Impossible by the claim contract; the extra leases expire and the reaper re-offers them.
+      freeWorkers.release(wanted);
+      throw new IllegalStateException("claim returned " + claimed.size() + " jobs for a limit of "
+          + wanted + " (ids " + claimed.get(0).id() + ".." + claimed.get(claimed.size() - 1).id() + ")");
+    }
+    freeWorkers.release(wanted - claimed.size());
+    for (ClaimedMessage m : claimed) {
+      inFlight.put(m.id(), m);
+      workers.execute(() -> {
+        try {
+          deliverer.deliver(m);
+        } finally {
+          inFlight.remove(m.id());
+          freeWorkers.release();
+        }
+      });
+    }
+    return claimed.size();
+  }
+
+  public synchronized void start() {
+    if (running) {
+      return;
+    }
+    running = true;
+    thread = new Thread(this::run, "outbox-claim-loop");
+    thread.setDaemon(true);
+    thread.start();
+  }
+
+  private void run() {
+    Duration errorPause = Duration.ofMillis(100);
+    while (running) {
+      try {
+        int claimed = claimOnce();
+        if (lastError.getAndSet(null) != null) {
+          LOG.info("claiming works again");
+        }
+        errorPause = Duration.ofMillis(100);
+        if (claimed > 0) {
+          idle.reset();
+        } else if (freeWorkers.availablePermits() == 0) {
+          // Every worker is busy: wait for one to finish instead of polling the database.
+          if (freeWorkers.tryAcquire(100, TimeUnit.MILLISECONDS)) {
+            freeWorkers.release();
+          }
+        } else {
+          Thread.sleep(idle.nextWait().toMillis());
+        }
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        break;
+      } catch (RuntimeException e) {
+        String message = String.valueOf(e.getCause() != null ? e.getCause().getMessage() : e.getMessage());
+        if (lastError.getAndSet(message) == null) {
+          LOG.errorf(e, "claiming failed; retrying with growing pauses (logged again when it recovers)");
+        }
+        try {
+          Thread.sleep(errorPause.toMillis());
+        } catch (InterruptedException ie) {
+          Thread.currentThread().interrupt();
+          break;
+        }
+        errorPause = errorPause.multipliedBy(2).compareTo(ERROR_PAUSE_MAX) > 0
+            ? ERROR_PAUSE_MAX : errorPause.multipliedBy(2);
+      }
+    }
+  }
+
+  /**
+   * Stops claiming, waits up to {@code grace} for in-flight deliveries, then interrupts the rest
+   * (their jobs are released). Returns the number of jobs still in flight at the end (0 normally).
+   */
+  public int stop(Duration grace) {
+    Thread t;
+    synchronized (this) {
+      running = false;
+      t = thread;
+    }
+    if (t != null) {
+      t.interrupt();
+      try {
+        t.join(5_000);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    }
+    workers.shutdown();
+    try {
+      if (!workers.awaitTermination(grace.toMillis(), TimeUnit.MILLISECONDS)) {
+        LOG.warnf("%d delivery(ies) still running after the %s grace period; interrupting and"
+            + " releasing them", inFlight.size(), grace);
+        workers.shutdownNow();
+        workers.awaitTermination(5, TimeUnit.SECONDS);
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+    // A job whose worker never ran (none in normal operation) is released here.
+    for (ClaimedMessage m : inFlight.values()) {
+      deliverer.release(m);
+    }
+    return inFlight.size();
+  }
+
+  public boolean running() {
+    return running && thread != null && thread.isAlive();
+  }
+
+  /** The last claim error, or null when the last claim succeeded. */
+  public String lastError() {
+    return lastError.get();
+  }
+
+  public int inFlight() {
+    return inFlight.size();
+  }
+
+  public int claimStatements() {
+    return claimStatements.get();
+  }
+}

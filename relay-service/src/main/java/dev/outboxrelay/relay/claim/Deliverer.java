@@ -1,0 +1,177 @@
+package dev.outboxrelay.relay.claim;
+
+import dev.outboxrelay.outbox.store.AttemptRecord;
+import dev.outboxrelay.outbox.store.ClaimedMessage;
+import dev.outboxrelay.outbox.store.OutboxStore;
+import dev.outboxrelay.relay.lease.LeaseRenewer;
+import dev.outboxrelay.relay.metrics.RelayMetrics;
+import dev.outboxrelay.relay.sink.MessageSink;
+import dev.outboxrelay.relay.sink.SinkRegistry;
+import dev.outboxrelay.relay.sink.SinkResult;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.function.BooleanSupplier;
+import java.util.function.Supplier;
+import org.jboss.logging.Logger;
+
+/**
+ * Delivers one claimed job and records the outcome: send (heartbeat running), then one
+ * token-checked transition. A transition that changes no row is counted as a stale completion
+ * and changes nothing. A recording that fails on a database error is retried until the lease
+ * would have expired; after that the reaper re-offers the job and the sink deduplicates.
+ */
+public class Deliverer {
+  private static final Logger LOG = Logger.getLogger(Deliverer.class);
+  private static final Duration RECORD_RETRY_MIN = Duration.ofMillis(100);
+  private static final Duration RECORD_RETRY_MAX = Duration.ofSeconds(2);
+
+  private final OutboxStore store;
+  private final SinkRegistry sinks;
+  private final LeaseRenewer renewer;
+  private final Backoff backoff;
+  private final RelayMetrics metrics;
+  private final int maxAttempts;
+  private final Duration lease;
+  private final Supplier<Duration> clockSkew;
+
+  /**
+   * @param clockSkew database clock minus this process's clock, for commit-to-sent latency
+   */
+  public Deliverer(OutboxStore store, SinkRegistry sinks, LeaseRenewer renewer, Backoff backoff,
+      RelayMetrics metrics, int maxAttempts, Duration lease, Supplier<Duration> clockSkew) {
+    this.store = store;
+    this.sinks = sinks;
+    this.renewer = renewer;
+    this.backoff = backoff;
+    this.metrics = metrics;
+    this.maxAttempts = maxAttempts;
+    this.lease = lease;
+    this.clockSkew = clockSkew;
+  }
+
+  /** Delivers and records. On interruption (shutdown) the job is released, not counted. */
+  public void deliver(ClaimedMessage m) {
+    long started = System.nanoTime();
+    LeaseRenewer.Heartbeat heartbeat = renewer.start(m);
+    SinkResult result;
+    try {
+      result = send(m);
+    } catch (InterruptedException e) {
+      heartbeat.stop();
+      release(m);
+      Thread.currentThread().interrupt();
+      return;
+    } finally {
+      heartbeat.stop();
+    }
+    Duration took = Duration.ofNanos(System.nanoTime() - started);
+    record(m, result, took);
+  }
+
+  private SinkResult send(ClaimedMessage m) throws InterruptedException {
+    MessageSink sink = sinks.forDestination(m.destination()).orElse(null);
+    if (sink == null) {
+      return new SinkResult.PermanentFailure("UnknownDestination",
+          "no sink is configured for destination '" + m.destination() + "' (set outbox.destinations."
+              + m.destination() + ".type); configured: " + sinks.destinations(), null);
+    }
+    try {
+      return sink.deliver(m);
+    } catch (RuntimeException e) {
+      return new SinkResult.RetryLater(java.util.Optional.empty(), e.getClass().getName(),
+          String.valueOf(e.getMessage()), null);
+    }
+  }
+
+  private void record(ClaimedMessage m, SinkResult result, Duration took) {
+    String outcome;
+    boolean applied;
+    if (result instanceof SinkResult.Delivered d) {
+      applied = recordReliably(m, () -> store.markDelivered(m, AttemptRecord.success(took, d.summary())));
+      outcome = "delivered";
+      if (applied) {
+        metrics.endToEnd(Duration.between(m.createdAt(), Instant.now().plus(clockSkew.get())));
+      }
+    } else if (result instanceof SinkResult.RetryLater r && m.attemptNo() < maxAttempts) {
+      Duration delay = backoff.delay(m.attemptNo(), r.retryAfter());
+      AttemptRecord a = new AttemptRecord(took, r.errorClass(), r.error(), r.summary());
+      applied = recordReliably(m, () -> store.markForRetry(m, delay, a));
+      outcome = "retry";
+      log(m, outcome, r.error() + "; next attempt in " + delay);
+    } else {
+      AttemptRecord a = deadRecord(m, result, took);
+      applied = recordReliably(m, () -> store.markDead(m, a));
+      outcome = "dead";
+      if (applied) {
+        metrics.dead(1);
+      }
+      LOG.errorf("message_id=%d operation_id=%s destination=%s attempt=%d outcome=dead error=%s",
+          m.id(), m.operationId(), m.destination(), m.attemptNo(), a.errorMessage());
+    }
+    if (!applied) {
+      metrics.staleCompletion();
+      LOG.warnf("message_id=%d operation_id=%s token=%s attempt=%d: %s not recorded, the claim was"
+              + " lost (lease expired and the job was re-offered); this result changed nothing",
+          m.id(), m.operationId(), m.claimToken(), m.attemptNo(), outcome);
+      outcome = "stale";
+    }
+    metrics.attempt(m.destination(), outcome, took);
+  }
+
+  private AttemptRecord deadRecord(ClaimedMessage m, SinkResult result, Duration took) {
+    if (result instanceof SinkResult.PermanentFailure p) {
+      return new AttemptRecord(took, p.errorClass(), "permanent failure: " + p.error(), p.summary());
+    }
+    SinkResult.RetryLater r = (SinkResult.RetryLater) result;
+    return new AttemptRecord(took, r.errorClass(),
+        "gave up after " + m.attemptNo() + " attempts (max " + maxAttempts + "): " + r.error(), r.summary());
+  }
+
+  private static void log(ClaimedMessage m, String outcome, String detail) {
+    LOG.infof("message_id=%d operation_id=%s destination=%s attempt=%d outcome=%s %s",
+        m.id(), m.operationId(), m.destination(), m.attemptNo(), outcome, detail);
+  }
+
+  /**
+   * Runs a token-checked transition; on database errors retries with growing pauses for at most
+   * one lease. Returns the transition's result, or false when it never got through.
+   */
+  private boolean recordReliably(ClaimedMessage m, BooleanSupplier transition) {
+    long deadline = System.nanoTime() + lease.toNanos();
+    Duration pause = RECORD_RETRY_MIN;
+    while (true) {
+      try {
+        return transition.getAsBoolean();
+      } catch (RuntimeException e) {
+        if (System.nanoTime() + pause.toNanos() > deadline) {
+          LOG.errorf("message_id=%d: recording the outcome failed for a whole lease, giving up (the"
+              + " reaper will re-offer it; the sink deduplicates): %s", m.id(), e.getMessage());
+          return false;
+        }
+        LOG.warnf("message_id=%d: recording the outcome failed, retrying in %s: %s",
+            m.id(), pause, e.getMessage());
+        try {
+          Thread.sleep(pause.toMillis());
+        } catch (InterruptedException ie) {
+          Thread.currentThread().interrupt();
+          return false;
+        }
+        pause = pause.multipliedBy(2).compareTo(RECORD_RETRY_MAX) > 0 ? RECORD_RETRY_MAX : pause.multipliedBy(2);
+      }
+    }
+  }
+
+  /** Gives a job back without counting an attempt (shutdown before or during its send). */
+  public void release(ClaimedMessage m) {
+    try {
+      if (store.release(m.id(), m.claimToken())) {
+        LOG.infof("message_id=%d operation_id=%s released to ready on shutdown", m.id(), m.operationId());
+      } else {
+        metrics.staleCompletion();
+      }
+    } catch (RuntimeException e) {
+      LOG.warnf("message_id=%d: release failed (%s); the reaper will return it when the lease expires",
+          m.id(), e.getMessage());
+    }
+  }
+}

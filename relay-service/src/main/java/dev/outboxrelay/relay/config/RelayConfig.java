@@ -1,0 +1,108 @@
+package dev.outboxrelay.relay.config;
+
+import io.smallrye.config.ConfigMapping;
+import io.smallrye.config.WithDefault;
+import java.net.URI;
+import java.time.Duration;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * Everything the relay reads, under {@code outbox.*}. Every key has a default except the
+ * destinations. Keys under {@code outbox.} that map to nothing here fail start-up.
+ */
+@ConfigMapping(prefix = "outbox")
+public interface RelayConfig {
+
+  Relay relay();
+
+  /** Sink routes by destination name: {@code outbox.destinations.<name>.type=http}, ... */
+  Map<String, Destination> destinations();
+
+  interface Relay {
+    /** Run the claim loop and reaper in this process. */
+    @WithDefault("true")
+    boolean enabled();
+
+    /**
+     * Name of the Quarkus datasource holding the outbox ({@code h2}, {@code postgresql}); when
+     * unset, the only active one (the one whose {@code jdbc.url} is set).
+     */
+    Optional<String> datasource();
+
+    /** Create or upgrade the outbox tables at start-up (history table outbox_schema_history). */
+    @WithDefault("true")
+    boolean migrateAtStart();
+
+    /** Jobs claimed by one claim statement at most. */
+    @WithDefault("32")
+    int batchSize();
+
+    /** Deliveries in flight at once; the relay never claims more than it has free workers for. */
+    @WithDefault("32")
+    int concurrency();
+
+    /** Lease taken by a claim; renewed every lease/3 while a send runs. */
+    @WithDefault("30s")
+    Duration leaseDuration();
+
+    /** Attempts before a job ends DEAD. */
+    @WithDefault("10")
+    int maxAttempts();
+
+    Backoff backoff();
+
+    /** First wait after an empty claim; doubles up to {@link #idleMaxWait()}. */
+    @WithDefault("10ms")
+    Duration idleMinWait();
+
+    @WithDefault("1s")
+    Duration idleMaxWait();
+
+    /** How often expired leases are returned to ready. */
+    @WithDefault("5s")
+    Duration reapInterval();
+
+    @WithDefault("500")
+    int reapBatchSize();
+
+    /** On shutdown: time for in-flight sends to finish before they are interrupted and released. */
+    @WithDefault("10s")
+    Duration shutdownGrace();
+
+    /** How often the state gauges (outbox_messages, oldest ready age) are read from the database. */
+    @WithDefault("5s")
+    Duration metricsRefreshInterval();
+  }
+
+  /** Retry delays after a transient failure: exponential with jitter, capped. */
+  interface Backoff {
+    @WithDefault("1s")
+    Duration initialDelay();
+
+    @WithDefault("2.0")
+    double multiplier();
+
+    @WithDefault("5m")
+    Duration maxDelay();
+
+    /** Fraction of the delay randomised either way (0 to 1). */
+    @WithDefault("0.2")
+    double jitter();
+  }
+
+  interface Destination {
+    /** Sink type: {@code http}. */
+    String type();
+
+    /** Endpoint for {@code http}. */
+    Optional<URI> url();
+
+    @WithDefault("2s")
+    Duration connectTimeout();
+
+    /** Whole request, response included; a timeout is a retry. */
+    @WithDefault("10s")
+    Duration requestTimeout();
+  }
+}

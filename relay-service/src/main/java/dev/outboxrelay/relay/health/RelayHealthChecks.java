@@ -1,0 +1,46 @@
+package dev.outboxrelay.relay.health;
+
+import dev.outboxrelay.relay.config.RelayConfig;
+import dev.outboxrelay.relay.lifecycle.RelayService;
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.enterprise.inject.Produces;
+import jakarta.inject.Inject;
+import org.eclipse.microprofile.health.HealthCheck;
+import org.eclipse.microprofile.health.HealthCheckResponse;
+import org.eclipse.microprofile.health.Liveness;
+import org.eclipse.microprofile.health.Readiness;
+
+/** The relay's own checks; the datasource check comes from Quarkus Agroal. */
+@ApplicationScoped
+public class RelayHealthChecks {
+  @Inject RelayService relay;
+  @Inject RelayConfig config;
+
+  @Produces
+  @Liveness
+  HealthCheck claimLoopAlive() {
+    return () -> {
+      boolean up = !config.relay().enabled()
+          || (relay.claimLoop() != null && relay.claimLoop().running());
+      return HealthCheckResponse.named("outbox-claim-loop").status(up).build();
+    };
+  }
+
+  @Produces
+  @Readiness
+  HealthCheck relayReady() {
+    return () -> {
+      var b = HealthCheckResponse.named("outbox-relay");
+      String claimError = relay.claimLoop() == null ? "not started" : relay.claimLoop().lastError();
+      String maintenanceError = relay.maintenanceError();
+      b.withData("in_flight", relay.claimLoop() == null ? 0 : relay.claimLoop().inFlight());
+      if (claimError != null && config.relay().enabled()) {
+        return b.down().withData("reason", "claiming fails: " + claimError).build();
+      }
+      if (maintenanceError != null) {
+        return b.down().withData("reason", maintenanceError).build();
+      }
+      return b.up().build();
+    };
+  }
+}

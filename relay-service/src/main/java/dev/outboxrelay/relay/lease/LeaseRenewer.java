@@ -1,0 +1,81 @@
+package dev.outboxrelay.relay.lease;
+
+import dev.outboxrelay.outbox.store.ClaimedMessage;
+import dev.outboxrelay.outbox.store.OutboxStore;
+import java.time.Duration;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.jboss.logging.Logger;
+
+/** Heartbeats for sends that run longer than a third of the lease. */
+public class LeaseRenewer implements AutoCloseable {
+  private static final Logger LOG = Logger.getLogger(LeaseRenewer.class);
+
+  private final OutboxStore store;
+  private final Duration lease;
+  private final ScheduledExecutorService timer;
+
+  public LeaseRenewer(OutboxStore store, Duration lease) {
+    this.store = store;
+    this.lease = lease;
+    this.timer = Executors.newScheduledThreadPool(1, r -> {
+      Thread t = new Thread(r, "outbox-lease-renewer");
+      t.setDaemon(true);
+      return t;
+    });
+  }
+
+  /** Starts renewing {@code m}'s lease every lease/3 until {@link Heartbeat#stop()}. */
+  public Heartbeat start(ClaimedMessage m) {
+    Heartbeat hb = new Heartbeat(m);
+    long every = Math.max(1, lease.toMillis() / 3);
+    hb.future = timer.scheduleAtFixedRate(hb::renew, every, every, TimeUnit.MILLISECONDS);
+    return hb;
+  }
+
+  @Override
+  public void close() {
+    timer.shutdownNow();
+  }
+
+  /** One job's heartbeat. */
+  public final class Heartbeat {
+    private final ClaimedMessage message;
+    private final AtomicBoolean lost = new AtomicBoolean();
+    private volatile ScheduledFuture<?> future;
+
+    private Heartbeat(ClaimedMessage message) {
+      this.message = message;
+    }
+
+    private void renew() {
+      try {
+        if (!store.renewLease(message.id(), message.claimToken(), lease)) {
+          lost.set(true);
+          LOG.warnf("lease of message %d (operation %s, token %s) was lost during attempt %d;"
+              + " another relay may own it", message.id(), message.operationId(),
+              message.claimToken(), message.attemptNo());
+          future.cancel(false);
+        }
+      } catch (RuntimeException e) {
+        // The lease may still be valid: keep trying until the send ends.
+        LOG.warnf("renewing the lease of message %d failed: %s", message.id(), e.getMessage());
+      }
+    }
+
+    /** True when a renewal found the job owned by someone else. */
+    public boolean lost() {
+      return lost.get();
+    }
+
+    public void stop() {
+      ScheduledFuture<?> f = future;
+      if (f != null) {
+        f.cancel(false);
+      }
+    }
+  }
+}

@@ -1,0 +1,174 @@
+package dev.outboxrelay.relay.lifecycle;
+
+import dev.outboxrelay.outbox.schema.OutboxSchema;
+import dev.outboxrelay.outbox.store.JdbcOutboxStore;
+import dev.outboxrelay.outbox.store.OutboxStore;
+import dev.outboxrelay.relay.claim.Backoff;
+import dev.outboxrelay.relay.claim.ClaimLoop;
+import dev.outboxrelay.relay.claim.Deliverer;
+import dev.outboxrelay.relay.claim.IdleWait;
+import dev.outboxrelay.relay.config.RelayConfig;
+import dev.outboxrelay.relay.lease.LeaseReaper;
+import dev.outboxrelay.relay.lease.LeaseRenewer;
+import dev.outboxrelay.relay.metrics.RelayMetrics;
+import dev.outboxrelay.relay.sink.SinkRegistry;
+import io.agroal.api.AgroalDataSource;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.quarkus.agroal.runtime.AgroalDataSourceUtil;
+import io.quarkus.runtime.ShutdownEvent;
+import io.quarkus.runtime.StartupEvent;
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.enterprise.event.Observes;
+import jakarta.inject.Inject;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+import org.jboss.logging.Logger;
+
+/** Owns the relay's services for the life of the process. */
+@ApplicationScoped
+public class RelayService {
+  private static final Logger LOG = Logger.getLogger(RelayService.class);
+  /** The named datasources declared in application.properties, one per supported database. */
+  static final List<String> OUTBOX_DATASOURCES = List.of("h2", "postgresql");
+
+  @Inject RelayConfig config;
+  @Inject MeterRegistry registry;
+
+  private OutboxStore store;
+  private RelayMetrics metrics;
+  private LeaseRenewer renewer;
+  private LeaseReaper reaper;
+  private ClaimLoop claimLoop;
+  private ScheduledExecutorService maintenance;
+  private final AtomicReference<Duration> clockSkew = new AtomicReference<>(Duration.ZERO);
+  private final AtomicReference<String> maintenanceError = new AtomicReference<>();
+
+  void onStart(@Observes StartupEvent event) {
+    RelayConfig.Relay relay = config.relay();
+    SinkRegistry sinks = SinkRegistry.fromConfig(config.destinations());
+    Backoff backoff = Backoff.fromConfig(relay.backoff());
+    IdleWait idle = new IdleWait(relay.idleMinWait(), relay.idleMaxWait());
+    if (relay.maxAttempts() < 1) {
+      throw new IllegalArgumentException("outbox.relay.max-attempts must be >= 1, was " + relay.maxAttempts());
+    }
+    String dsName = chooseDataSource(relay);
+    AgroalDataSource dataSource = AgroalDataSourceUtil.dataSourceIfActive(dsName).orElseThrow();
+    if (relay.migrateAtStart()) {
+      int applied = OutboxSchema.migrate(dataSource);
+      LOG.infof("outbox schema on datasource '%s' is current (%d migration(s) applied)", dsName, applied);
+    }
+    store = JdbcOutboxStore.create(dataSource);
+    metrics = new RelayMetrics(registry);
+    renewer = new LeaseRenewer(store, relay.leaseDuration());
+    reaper = new LeaseReaper(store, metrics, relay.maxAttempts(), relay.reapBatchSize());
+    Deliverer deliverer = new Deliverer(store, sinks, renewer, backoff, metrics, relay.maxAttempts(),
+        relay.leaseDuration(), clockSkew::get);
+    claimLoop = new ClaimLoop(store, deliverer, relay.batchSize(), relay.concurrency(),
+        relay.leaseDuration(), idle);
+    maintenance = Executors.newScheduledThreadPool(1, r -> {
+      Thread t = new Thread(r, "outbox-maintenance");
+      t.setDaemon(true);
+      return t;
+    });
+    maintenance.scheduleWithFixedDelay(() -> guarded("refreshing gauges", this::refreshGauges),
+        0, relay.metricsRefreshInterval().toMillis(), TimeUnit.MILLISECONDS);
+    if (relay.enabled()) {
+      maintenance.scheduleWithFixedDelay(() -> guarded("reaping expired leases", reaper::reapOnce),
+          relay.reapInterval().toMillis(), relay.reapInterval().toMillis(), TimeUnit.MILLISECONDS);
+      claimLoop.start();
+    }
+    LOG.infof("relay %s on datasource '%s' (%s): destinations %s, batch %d, concurrency %d, lease %s,"
+            + " max attempts %d", relay.enabled() ? "started" : "started with delivery disabled",
+        dsName, ((JdbcOutboxStore) store).dialect().name(), sinks.destinations(), relay.batchSize(),
+        relay.concurrency(), relay.leaseDuration(), relay.maxAttempts());
+  }
+
+  private static String chooseDataSource(RelayConfig.Relay relay) {
+    Set<String> active = new TreeSet<>();
+    for (String name : OUTBOX_DATASOURCES) {
+      if (AgroalDataSourceUtil.dataSourceIfActive(name).isPresent()) {
+        active.add(name);
+      }
+    }
+    if (relay.datasource().isPresent()) {
+      String name = relay.datasource().get();
+      if (!active.contains(name)) {
+        throw new IllegalArgumentException("outbox.relay.datasource='" + name + "' is not an active"
+            + " datasource (set quarkus.datasource." + name + ".jdbc.url); active: " + active);
+      }
+      return name;
+    }
+    if (active.size() != 1) {
+      throw new IllegalArgumentException(active.isEmpty()
+          ? "no outbox database configured: set quarkus.datasource.h2.jdbc.url or"
+              + " quarkus.datasource.postgresql.jdbc.url"
+          : "several datasources are active " + active + ": choose one with outbox.relay.datasource");
+    }
+    return active.iterator().next();
+  }
+
+  private void refreshGauges() {
+    metrics.messagesByState(store.countByState());
+    metrics.oldestReadyAge(store.oldestReadyAge().orElse(Duration.ZERO));
+    Instant before = Instant.now();
+    Instant db = store.databaseNow();
+    clockSkew.set(Duration.between(before, db));
+  }
+
+  private void guarded(String what, Runnable task) {
+    try {
+      task.run();
+      if (maintenanceError.getAndSet(null) != null) {
+        LOG.infof("%s works again", what);
+      }
+    } catch (RuntimeException e) {
+      if (maintenanceError.getAndSet(what + ": " + e.getMessage()) == null) {
+        LOG.errorf("%s failed (logged again when it recovers): %s", what, e.getMessage());
+      }
+    }
+  }
+
+  void onStop(@Observes ShutdownEvent event) {
+    if (claimLoop != null) {
+      Duration grace = config.relay().shutdownGrace();
+      LOG.infof("stopping: no new claims; waiting up to %s for %d in-flight deliveries", grace,
+          claimLoop.inFlight());
+      int left = claimLoop.stop(grace);
+      LOG.infof("stopped (%d job(s) released unfinished)", left);
+    }
+    if (maintenance != null) {
+      maintenance.shutdownNow();
+    }
+    if (renewer != null) {
+      renewer.close();
+    }
+  }
+
+  public OutboxStore store() {
+    return store;
+  }
+
+  public ClaimLoop claimLoop() {
+    return claimLoop;
+  }
+
+  public LeaseReaper reaper() {
+    return reaper;
+  }
+
+  public RelayMetrics metrics() {
+    return metrics;
+  }
+
+  /** The last database error of a background task, or null. */
+  public String maintenanceError() {
+    return maintenanceError.get();
+  }
+}

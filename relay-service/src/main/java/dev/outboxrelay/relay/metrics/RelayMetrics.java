@@ -1,0 +1,90 @@
+package dev.outboxrelay.relay.metrics;
+
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
+import java.time.Duration;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * The relay's meters. Prometheus names: {@code outbox_stale_completions_total},
+ * {@code outbox_expired_leases_total}, {@code outbox_dead_total},
+ * {@code outbox_delivery_attempts_total{destination,outcome}}, {@code outbox_delivery_seconds},
+ * {@code outbox_end_to_end_seconds}, {@code outbox_messages{state}},
+ * {@code outbox_ready_oldest_age_seconds}.
+ */
+public class RelayMetrics {
+  private final MeterRegistry registry;
+  private final Counter staleCompletions;
+  private final Counter expiredLeases;
+  private final Counter dead;
+  private final Timer endToEnd;
+  private final Map<Character, AtomicLong> messagesByState = new ConcurrentHashMap<>();
+  private final AtomicLong oldestReadyAgeMillis = new AtomicLong();
+
+  public RelayMetrics(MeterRegistry registry) {
+    this.registry = registry;
+    staleCompletions = Counter.builder("outbox.stale.completions")
+        .description("Token-checked updates that changed no row: ownership was lost").register(registry);
+    expiredLeases = Counter.builder("outbox.expired.leases")
+        .description("Leases the reaper returned after they expired").register(registry);
+    dead = Counter.builder("outbox.dead").description("Jobs moved to DEAD").register(registry);
+    endToEnd = Timer.builder("outbox.end.to.end")
+        .description("From the job's commit to the sink's acceptance")
+        .publishPercentileHistogram().register(registry);
+    for (char s : new char[] {'R', 'W', 'S', 'C', 'D'}) {
+      AtomicLong value = new AtomicLong();
+      messagesByState.put(s, value);
+      Gauge.builder("outbox.messages", value, AtomicLong::get).tag("state", String.valueOf(s))
+          .description("Jobs per state, read every metrics-refresh-interval").register(registry);
+    }
+    Gauge.builder("outbox.ready.oldest.age.seconds", oldestReadyAgeMillis, v -> v.get() / 1000.0)
+        .description("Age of the oldest ready, due job (0 when none)").register(registry);
+  }
+
+  public void staleCompletion() {
+    staleCompletions.increment();
+  }
+
+  public void expiredLeases(int count) {
+    expiredLeases.increment(count);
+  }
+
+  public void dead(int count) {
+    dead.increment(count);
+  }
+
+  /** Outcome: delivered, retry, dead or stale. */
+  public void attempt(String destination, String outcome, Duration took) {
+    registry.counter("outbox.delivery.attempts", "destination", destination, "outcome", outcome).increment();
+    Timer.builder("outbox.delivery").tag("destination", destination)
+        .description("Time of one sink call").publishPercentileHistogram().register(registry)
+        .record(took);
+  }
+
+  public void endToEnd(Duration commitToSent) {
+    if (!commitToSent.isNegative()) {
+      endToEnd.record(commitToSent);
+    }
+  }
+
+  public void messagesByState(Map<Character, Long> counts) {
+    counts.forEach((state, n) -> {
+      AtomicLong v = messagesByState.get(state);
+      if (v != null) {
+        v.set(n);
+      }
+    });
+  }
+
+  public void oldestReadyAge(Duration age) {
+    oldestReadyAgeMillis.set(age.toMillis());
+  }
+
+  public double staleCompletionCount() {
+    return staleCompletions.count();
+  }
+}

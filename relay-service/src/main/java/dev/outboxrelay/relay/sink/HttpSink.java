@@ -1,0 +1,147 @@
+package dev.outboxrelay.relay.sink;
+
+import dev.outboxrelay.outbox.store.ClaimedMessage;
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.net.http.HttpTimeoutException;
+import java.nio.charset.StandardCharsets;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.ZonedDateTime;
+import java.time.format.DateTimeFormatter;
+import java.time.format.DateTimeParseException;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+
+/**
+ * POSTs the payload to a URL. Status mapping: 2xx delivered; 408, 409, 425, 429 and 5xx retry
+ * (honouring {@code Retry-After}, seconds or HTTP date); any other status permanent. Refused
+ * connections, resets and timeouts retry.
+ */
+public final class HttpSink implements MessageSink {
+  public static final String IDEMPOTENCY_KEY = "Idempotency-Key";
+  public static final String MESSAGE_ID = "X-Outbox-Message-Id";
+  public static final String ATTEMPT = "X-Outbox-Attempt";
+
+  /** Headers java.net.http refuses to set, or that we set ourselves. */
+  private static final Set<String> RESERVED = Set.of(
+      "connection", "content-length", "expect", "host", "upgrade", "content-type",
+      IDEMPOTENCY_KEY.toLowerCase(Locale.ROOT), MESSAGE_ID.toLowerCase(Locale.ROOT),
+      ATTEMPT.toLowerCase(Locale.ROOT));
+  private static final Set<Integer> RETRYABLE_4XX = Set.of(408, 409, 425, 429);
+  private static final int SUMMARY_BODY_CHARS = 200;
+  /** A Retry-After beyond this is treated as this: a typo must not park a job for a year. */
+  static final Duration MAX_RETRY_AFTER = Duration.ofHours(24);
+
+  private final URI url;
+  private final Duration requestTimeout;
+  private final HttpClient client;
+  private final Clock clock;
+
+  public HttpSink(URI url, Duration connectTimeout, Duration requestTimeout) {
+    this(url, requestTimeout, HttpClient.newBuilder()
+        .connectTimeout(connectTimeout)
+        .followRedirects(HttpClient.Redirect.NEVER)
+        .build(), Clock.systemUTC());
+  }
+
+  HttpSink(URI url, Duration requestTimeout, HttpClient client, Clock clock) {
+    this.url = url;
+    this.requestTimeout = requestTimeout;
+    this.client = client;
+    this.clock = clock;
+  }
+
+  public URI url() {
+    return url;
+  }
+
+  @Override
+  public SinkResult deliver(ClaimedMessage m) throws InterruptedException {
+    HttpRequest request;
+    try {
+      request = request(m);
+    } catch (IllegalArgumentException e) {
+      return new SinkResult.PermanentFailure("InvalidRequest", e.getMessage(), null);
+    }
+    HttpResponse<String> response;
+    try {
+      response = client.send(request, HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8));
+    } catch (HttpTimeoutException e) {
+      return new SinkResult.RetryLater(Optional.empty(), "Timeout",
+          "no response from " + url + " within " + requestTimeout, null);
+    } catch (IOException e) {
+      return new SinkResult.RetryLater(Optional.empty(), e.getClass().getSimpleName(),
+          "POST " + url + " failed: " + e.getMessage(), null);
+    }
+    return classify(response);
+  }
+
+  private HttpRequest request(ClaimedMessage m) {
+    HttpRequest.Builder b = HttpRequest.newBuilder(url)
+        .timeout(requestTimeout)
+        .POST(HttpRequest.BodyPublishers.ofString(m.payload(), StandardCharsets.UTF_8));
+    for (Map.Entry<String, String> h : m.headers().entrySet()) {
+      if (!RESERVED.contains(h.getKey().toLowerCase(Locale.ROOT))) {
+        b.header(h.getKey(), h.getValue());
+      }
+    }
+    return b.header("Content-Type", m.contentType())
+        .header(IDEMPOTENCY_KEY, m.operationId())
+        .header(MESSAGE_ID, Long.toString(m.id()))
+        .header(ATTEMPT, Integer.toString(m.attemptNo()))
+        .build();
+  }
+
+  SinkResult classify(HttpResponse<String> response) {
+    int status = response.statusCode();
+    String summary = summary(response);
+    if (status >= 200 && status < 300) {
+      return new SinkResult.Delivered(summary);
+    }
+    if (status >= 500 || RETRYABLE_4XX.contains(status)) {
+      return new SinkResult.RetryLater(
+          retryAfter(response), "HTTP " + status, "POST " + url + " answered " + status, summary);
+    }
+    String why = status >= 300 && status < 400 ? " (redirects are not followed; fix the URL)" : "";
+    return new SinkResult.PermanentFailure(
+        "HTTP " + status, "POST " + url + " answered " + status + why, summary);
+  }
+
+  private Optional<Duration> retryAfter(HttpResponse<?> response) {
+    return response.headers().firstValue("Retry-After").flatMap(v -> parseRetryAfter(v, clock));
+  }
+
+  /** Parses delta-seconds or an HTTP date; empty when unparseable. Capped at {@link #MAX_RETRY_AFTER}. */
+  static Optional<Duration> parseRetryAfter(String value, Clock clock) {
+    String v = value.trim();
+    Duration d;
+    try {
+      d = Duration.ofSeconds(Long.parseLong(v));
+    } catch (NumberFormatException notSeconds) {
+      try {
+        ZonedDateTime at = ZonedDateTime.parse(v, DateTimeFormatter.RFC_1123_DATE_TIME);
+        d = Duration.between(clock.instant(), at.toInstant());
+      } catch (DateTimeParseException notDate) {
+        return Optional.empty();
+      }
+    }
+    if (d.isNegative()) {
+      d = Duration.ZERO;
+    }
+    return Optional.of(d.compareTo(MAX_RETRY_AFTER) > 0 ? MAX_RETRY_AFTER : d);
+  }
+
+  private static String summary(HttpResponse<String> response) {
+    String body = response.body() == null ? "" : response.body().strip();
+    if (body.length() > SUMMARY_BODY_CHARS) {
+      body = body.substring(0, SUMMARY_BODY_CHARS) + "…";
+    }
+    return "HTTP " + response.statusCode() + (body.isEmpty() ? "" : ": " + body);
+  }
+}

@@ -1,0 +1,218 @@
+package dev.outboxrelay.relay;
+
+import static io.restassured.RestAssured.given;
+import static org.hamcrest.Matchers.containsString;
+import static org.hamcrest.Matchers.equalTo;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.outboxrelay.outbox.Outbox;
+import dev.outboxrelay.outbox.OutboxConfig;
+import dev.outboxrelay.outbox.OutboxMessage;
+import dev.outboxrelay.outbox.store.AttemptOutcome;
+import dev.outboxrelay.outbox.store.OutboxStore;
+import dev.outboxrelay.outbox.store.StoredAttempt;
+import dev.outboxrelay.outbox.store.StoredMessage;
+import dev.outboxrelay.relay.lifecycle.RelayService;
+import dev.outboxrelay.relay.testing.RecordingHttpReceiver;
+import dev.outboxrelay.relay.testing.RecordingHttpReceiver.Response;
+import dev.outboxrelay.relay.testing.RelayTestResources;
+import io.agroal.api.AgroalDataSource;
+import io.quarkus.test.common.QuarkusTestResource;
+import io.quarkus.test.junit.QuarkusTest;
+import jakarta.inject.Inject;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import org.awaitility.Awaitility;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The running relay against real PostgreSQL and a real HTTP receiver. Test profile: lease 2s,
+ * reaper every 200ms, max attempts 4, backoff 50..200ms.
+ */
+@QuarkusTest
+@QuarkusTestResource(RelayTestResources.class)
+class RelayDeliveryTest {
+  static final Duration WAIT = Duration.ofSeconds(30);
+
+  @Inject
+  @io.quarkus.agroal.DataSource("postgresql")
+  AgroalDataSource ds;
+
+  @Inject RelayService relay;
+
+  RecordingHttpReceiver receiver;
+  OutboxStore store;
+  final Outbox outbox = new Outbox(OutboxConfig.builder().destinations("billing", "nowhere").build());
+
+  @BeforeEach
+  void clean() throws SQLException {
+    receiver = RelayTestResources.receiver;
+    receiver.reset();
+    store = relay.store();
+    try (Connection c = ds.getConnection(); Statement s = c.createStatement()) {
+      s.execute("DELETE FROM outbox_attempt");
+      s.execute("DELETE FROM outbox_message");
+    }
+  }
+
+  String enqueue(String destination, String payload) throws SQLException {
+    String op = "op-" + UUID.randomUUID();
+    try (Connection c = ds.getConnection()) {
+      outbox.enqueue(c, OutboxMessage.builder().operationId(op).destination(destination)
+          .payload(payload).header("X-Trace", "t-" + op).build());
+    }
+    return op;
+  }
+
+  StoredMessage awaitState(String op, char state) {
+    Awaitility.await().atMost(WAIT).until(() -> store.findByOperationId(op).orElseThrow().state() == state);
+    return store.findByOperationId(op).orElseThrow();
+  }
+
+  List<AttemptOutcome> outcomes(StoredMessage m) {
+    return store.attempts(m.id()).stream().map(StoredAttempt::outcome).toList();
+  }
+
+  @Test
+  void deliversEveryJobOnceWithItsIdempotencyKey() throws Exception {
+    List<String> ops = new java.util.ArrayList<>();
+    for (int i = 0; i < 60; i++) {
+      ops.add(enqueue("billing", "{\"i\":" + i + "}"));
+    }
+    Awaitility.await().atMost(WAIT).until(() -> store.countByState().get('S') == 60L);
+    for (String op : ops) {
+      assertEquals(1, receiver.acceptedCount(op), op);
+      RecordingHttpReceiver.Request req = receiver.requestsFor(op).get(0);
+      StoredMessage m = store.findByOperationId(op).orElseThrow();
+      assertEquals(String.valueOf(m.id()), req.header("X-Outbox-Message-Id"));
+      assertEquals("1", req.header("X-Outbox-Attempt"));
+      assertEquals("t-" + op, req.header("X-Trace"));
+      assertEquals(1, m.attempts());
+      assertNotNull(m.sentAt());
+      assertEquals(null, m.claimToken());
+      assertEquals(List.of(AttemptOutcome.DELIVERED), outcomes(m));
+    }
+    assertEquals(60, receiver.requests().size(), "a healthy run delivers each job exactly once");
+  }
+
+  @Test
+  void transientFailuresRetryWithBackoffThenDeliver() throws Exception {
+    String op = "op-" + UUID.randomUUID();
+    receiver.script(op, Response.status(500), new Response(503, Map.of("Retry-After", "1"), "busy", 0));
+    try (Connection c = ds.getConnection()) {
+      outbox.enqueue(c, OutboxMessage.builder().operationId(op).destination("billing").payload("{}").build());
+    }
+    StoredMessage m = awaitState(op, 'S');
+    assertEquals(3, m.attempts());
+    assertEquals(List.of(AttemptOutcome.RETRY, AttemptOutcome.RETRY, AttemptOutcome.DELIVERED), outcomes(m));
+    List<RecordingHttpReceiver.Request> reqs = receiver.requestsFor(op);
+    assertEquals(List.of("1", "2", "3"), reqs.stream().map(r -> r.header("X-Outbox-Attempt")).toList());
+    long retryAfterGap = Duration.ofNanos(reqs.get(2).receivedNanos() - reqs.get(1).receivedNanos()).toMillis();
+    assertTrue(retryAfterGap >= 900, "Retry-After: 1 is honoured, gap was " + retryAfterGap + " ms");
+    StoredAttempt second = store.attempts(m.id()).get(1);
+    assertEquals("HTTP 503", second.errorClass());
+    assertTrue(second.responseSummary().contains("busy"), second.responseSummary());
+  }
+
+  @Test
+  void permanentFailureGoesDeadWithItsDiagnosis() throws Exception {
+    String op = "op-" + UUID.randomUUID();
+    receiver.script(op, new Response(422, Map.of(), "{\"error\":\"amount missing\"}", 0));
+    try (Connection c = ds.getConnection()) {
+      outbox.enqueue(c, OutboxMessage.builder().operationId(op).destination("billing").payload("{}").build());
+    }
+    StoredMessage m = awaitState(op, 'D');
+    assertEquals(1, m.attempts());
+    assertTrue(m.lastError().contains("422"), m.lastError());
+    assertEquals(List.of(AttemptOutcome.DEAD), outcomes(m));
+    assertTrue(store.attempts(m.id()).get(0).responseSummary().contains("amount missing"));
+  }
+
+  @Test
+  void transientFailureForeverGoesDeadAtMaxAttempts() throws Exception {
+    String op = "op-" + UUID.randomUUID();
+    receiver.script(op, Response.status(503), Response.status(503), Response.status(503), Response.status(503),
+        Response.status(503));
+    try (Connection c = ds.getConnection()) {
+      outbox.enqueue(c, OutboxMessage.builder().operationId(op).destination("billing").payload("{}").build());
+    }
+    StoredMessage m = awaitState(op, 'D');
+    assertEquals(4, m.attempts(), "test profile: max-attempts=4");
+    assertTrue(m.lastError().contains("gave up after 4 attempts"), m.lastError());
+    assertEquals(List.of(AttemptOutcome.RETRY, AttemptOutcome.RETRY, AttemptOutcome.RETRY, AttemptOutcome.DEAD),
+        outcomes(m));
+    assertEquals(4, receiver.requestsFor(op).size());
+  }
+
+  @Test
+  void unknownDestinationGoesDeadNamingTheKey() throws Exception {
+    String op = enqueue("nowhere", "{}");
+    StoredMessage m = awaitState(op, 'D');
+    assertTrue(m.lastError().contains("outbox.destinations.nowhere.type"), m.lastError());
+  }
+
+  @Test
+  void heartbeatKeepsALongSendOwnedAndItCompletesOnce() throws Exception {
+    String op = "op-" + UUID.randomUUID();
+    receiver.script(op, Response.slow(5_000)); // 2.5 x the 2s lease
+    try (Connection c = ds.getConnection()) {
+      outbox.enqueue(c, OutboxMessage.builder().operationId(op).destination("billing").payload("{}").build());
+    }
+    StoredMessage m = awaitState(op, 'S');
+    assertEquals(1, receiver.requestsFor(op).size(), "no other claim while the heartbeat ran");
+    assertEquals(1, m.attempts());
+    assertEquals(List.of(AttemptOutcome.DELIVERED), outcomes(m));
+  }
+
+  @Test
+  void ownershipLostMidSendIsCountedStaleAndChangesNothing() throws Exception {
+    String op = "op-" + UUID.randomUUID();
+    receiver.script(op, Response.slow(1_500));
+    double staleBefore = relay.metrics().staleCompletionCount();
+    try (Connection c = ds.getConnection()) {
+      outbox.enqueue(c, OutboxMessage.builder().operationId(op).destination("billing").payload("{}").build());
+    }
+    Awaitility.await().atMost(WAIT).until(() -> receiver.requestsFor(op).size() == 1);
+    // Another owner takes the job while the send runs (as after an expired lease and a re-claim).
+    UUID otherOwner = UUID.randomUUID();
+    try (Connection c = ds.getConnection(); PreparedStatement ps = c.prepareStatement(
+        "UPDATE outbox_message SET claim_token = ?, lease_until = now() + interval '1 hour'"
+            + " WHERE operation_id = ? AND state = 'W'")) {
+      ps.setObject(1, otherOwner);
+      ps.setString(2, op);
+      assertEquals(1, ps.executeUpdate());
+    }
+    Awaitility.await().atMost(WAIT).until(() -> relay.metrics().staleCompletionCount() > staleBefore);
+    StoredMessage m = store.findByOperationId(op).orElseThrow();
+    assertEquals('W', m.state(), "the stale owner's completion changed nothing");
+    assertEquals(otherOwner, m.claimToken());
+    assertEquals(0, m.attempts());
+    assertEquals(List.of(AttemptOutcome.STALE), outcomes(m));
+  }
+
+  @Test
+  void metricsAndHealthAreExposed() throws Exception {
+    String op = enqueue("billing", "{}");
+    awaitState(op, 'S');
+    Awaitility.await().atMost(WAIT).untilAsserted(() -> given().get("/q/metrics").then().statusCode(200)
+        .body(containsString("outbox_delivery_attempts_total{destination=\"billing\",outcome=\"delivered\"}"))
+        .body(containsString("outbox_messages{state=\"S\"} 1.0"))
+        .body(containsString("outbox_ready_oldest_age_seconds"))
+        .body(containsString("outbox_stale_completions_total"))
+        .body(containsString("outbox_expired_leases_total"))
+        .body(containsString("outbox_dead_total"))
+        .body(containsString("outbox_delivery_seconds_bucket"))
+        .body(containsString("outbox_end_to_end_seconds_count")));
+    given().get("/q/health/ready").then().statusCode(200).body("status", equalTo("UP"));
+    given().get("/q/health/live").then().statusCode(200).body("status", equalTo("UP"));
+  }
+}

@@ -1,0 +1,206 @@
+package dev.outboxrelay.relay.claim;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.outboxrelay.outbox.Outbox;
+import dev.outboxrelay.outbox.OutboxConfig;
+import dev.outboxrelay.outbox.OutboxMessage;
+import dev.outboxrelay.outbox.schema.OutboxSchema;
+import dev.outboxrelay.outbox.store.JdbcOutboxStore;
+import dev.outboxrelay.outbox.store.dialect.H2OutboxDialect;
+import dev.outboxrelay.relay.lease.LeaseRenewer;
+import dev.outboxrelay.relay.metrics.RelayMetrics;
+import dev.outboxrelay.relay.sink.HttpSink;
+import dev.outboxrelay.relay.sink.SinkRegistry;
+import dev.outboxrelay.relay.testing.RecordingHttpReceiver;
+import dev.outboxrelay.relay.testing.RecordingHttpReceiver.Response;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.io.PrintWriter;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.Map;
+import java.util.UUID;
+import java.util.logging.Logger;
+import javax.sql.DataSource;
+import org.awaitility.Awaitility;
+import org.h2.jdbcx.JdbcDataSource;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/** The claim loop as a service: claimOnce(), back-pressure, idle, errors and shutdown. H2 + real HTTP. */
+class ClaimLoopTest {
+  static final Duration LEASE = Duration.ofSeconds(5);
+
+  RecordingHttpReceiver receiver;
+  JdbcOutboxStore store;
+  Outbox outbox;
+  DataSource ds;
+  LeaseRenewer renewer;
+  ClaimLoop loop;
+
+  @BeforeEach
+  void setUp() throws Exception {
+    JdbcDataSource h2 = new JdbcDataSource();
+    h2.setURL("jdbc:h2:mem:claimloop-" + UUID.randomUUID() + ";DB_CLOSE_DELAY=-1");
+    ds = h2;
+    OutboxSchema.migrate(ds);
+    store = new JdbcOutboxStore(ds, new H2OutboxDialect());
+    outbox = new Outbox(OutboxConfig.builder().destinations("billing").build());
+    receiver = new RecordingHttpReceiver();
+  }
+
+  @AfterEach
+  void tearDown() {
+    if (loop != null) {
+      loop.stop(Duration.ofMillis(100));
+    }
+    if (renewer != null) {
+      renewer.close();
+    }
+    receiver.close();
+  }
+
+  ClaimLoop newLoop(JdbcOutboxStore s, int batch, int concurrency) {
+    SinkRegistry sinks = new SinkRegistry(Map.of("billing",
+        new HttpSink(receiver.url("/b"), Duration.ofSeconds(1), Duration.ofSeconds(30))));
+    renewer = new LeaseRenewer(s, LEASE);
+    Deliverer d = new Deliverer(s, sinks, renewer,
+        new Backoff(Duration.ofMillis(10), 2, Duration.ofMillis(100), 0, Math::random),
+        new RelayMetrics(new SimpleMeterRegistry()), 5, LEASE, () -> Duration.ZERO);
+    loop = new ClaimLoop(s, d, batch, concurrency, LEASE,
+        new IdleWait(Duration.ofMillis(10), Duration.ofMillis(200)));
+    return loop;
+  }
+
+  void enqueue(int n) throws SQLException {
+    try (Connection c = ds.getConnection()) {
+      for (int i = 0; i < n; i++) {
+        outbox.enqueue(c, OutboxMessage.builder().operationId("op-" + i).destination("billing")
+            .payload("{\"n\":" + i + "}").build());
+      }
+    }
+  }
+
+  @Test
+  void claimsNoMoreThanFreeWorkers() throws Exception {
+    enqueue(5);
+    receiver.defaultResponse(Response.slow(3_000));
+    ClaimLoop l = newLoop(store, 10, 2);
+    assertEquals(2, l.claimOnce(), "two workers: a batch of 10 is cut to 2");
+    assertEquals(0, l.claimOnce(), "no free worker: nothing is claimed, nothing queues");
+    assertEquals(2L, store.countByState().get('W'));
+    assertEquals(3L, store.countByState().get('R'));
+  }
+
+  @Test
+  void emptyClaimReturnsZero() {
+    assertEquals(0, newLoop(store, 10, 2).claimOnce());
+  }
+
+  @Test
+  void stopInterruptsSendsPastTheGraceAndReleasesThemWithoutCountingAnAttempt() throws Exception {
+    enqueue(3);
+    receiver.defaultResponse(Response.slow(10_000));
+    ClaimLoop l = newLoop(store, 10, 2);
+    assertEquals(2, l.claimOnce());
+    Awaitility.await().atMost(Duration.ofSeconds(5)).until(() -> receiver.requests().size() == 2);
+    l.stop(Duration.ofMillis(200));
+    Map<Character, Long> counts = store.countByState();
+    assertEquals(0L, counts.get('W'), "no job is left leased after shutdown");
+    assertEquals(3L, counts.get('R'));
+    assertEquals(0, store.findByOperationId("op-0").orElseThrow().attempts(), "release counts no attempt");
+  }
+
+  @Test
+  void stopLetsInFlightSendsFinishWithinTheGrace() throws Exception {
+    enqueue(2);
+    receiver.defaultResponse(Response.slow(300));
+    ClaimLoop l = newLoop(store, 10, 2);
+    assertEquals(2, l.claimOnce());
+    assertEquals(0, l.stop(Duration.ofSeconds(5)));
+    assertEquals(2L, store.countByState().get('S'));
+  }
+
+  @Test
+  void runningLoopDeliversEverythingOnce() throws Exception {
+    enqueue(40);
+    ClaimLoop l = newLoop(store, 8, 4);
+    l.start();
+    Awaitility.await().atMost(Duration.ofSeconds(20)).until(() -> store.countByState().get('S') == 40L);
+    for (int i = 0; i < 40; i++) {
+      assertEquals(1, receiver.acceptedCount("op-" + i));
+    }
+    assertEquals(40, receiver.requests().size(), "healthy run: no redelivery");
+  }
+
+  @Test
+  void idleLoopBacksOffInsteadOfSpinning() throws Exception {
+    ClaimLoop l = newLoop(store, 8, 4);
+    l.start();
+    Thread.sleep(1_000);
+    int claims = l.claimStatements();
+    // 10, 20, 40, 80, 160, then 200 ms waits: about 8 claims in a second, never hundreds.
+    assertTrue(claims >= 3 && claims <= 15, "claims in 1s of idling: " + claims);
+  }
+
+  @Test
+  void loopSurvivesADatabaseThatThrowsAndBacksOff() throws Exception {
+    DataSource broken = new BrokenDataSource();
+    ClaimLoop l = newLoop(new JdbcOutboxStore(broken, new H2OutboxDialect()), 8, 4);
+    l.start();
+    Thread.sleep(1_000);
+    assertTrue(l.running(), "the loop keeps running");
+    assertNotNull(l.lastError());
+    int claims = l.claimStatements();
+    // Pauses of 100, 200, 400 ms...: a handful of tries, not a hot loop.
+    assertTrue(claims >= 2 && claims <= 6, "claim attempts in 1s against a failing database: " + claims);
+  }
+
+  /** A DataSource whose every connection attempt fails, like a database that is down. */
+  static final class BrokenDataSource implements DataSource {
+    @Override
+    public Connection getConnection() throws SQLException {
+      throw new SQLException("Connection refused (test)", "08001");
+    }
+
+    @Override
+    public Connection getConnection(String u, String p) throws SQLException {
+      return getConnection();
+    }
+
+    @Override
+    public PrintWriter getLogWriter() {
+      return null;
+    }
+
+    @Override
+    public void setLogWriter(PrintWriter out) {}
+
+    @Override
+    public void setLoginTimeout(int seconds) {}
+
+    @Override
+    public int getLoginTimeout() {
+      return 0;
+    }
+
+    @Override
+    public Logger getParentLogger() {
+      return Logger.getGlobal();
+    }
+
+    @Override
+    public <T> T unwrap(Class<T> iface) throws SQLException {
+      throw new SQLException("not a wrapper");
+    }
+
+    @Override
+    public boolean isWrapperFor(Class<?> iface) {
+      return false;
+    }
+  }
+}

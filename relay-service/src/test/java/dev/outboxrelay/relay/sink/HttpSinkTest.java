@@ -1,0 +1,143 @@
+package dev.outboxrelay.relay.sink;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.outboxrelay.outbox.store.ClaimedMessage;
+import dev.outboxrelay.relay.testing.RecordingHttpReceiver;
+import dev.outboxrelay.relay.testing.RecordingHttpReceiver.Response;
+import java.io.IOException;
+import java.net.ServerSocket;
+import java.net.URI;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneOffset;
+import java.time.ZonedDateTime;
+import java.time.format.DateTimeFormatter;
+import java.util.Map;
+import java.util.Optional;
+import java.util.UUID;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/** The HTTP sink against a real HTTP server on loopback. */
+class HttpSinkTest {
+  static RecordingHttpReceiver receiver;
+  HttpSink sink;
+
+  @BeforeAll
+  static void startReceiver() throws IOException {
+    receiver = new RecordingHttpReceiver();
+  }
+
+  @AfterAll
+  static void stopReceiver() {
+    receiver.close();
+  }
+
+  @BeforeEach
+  void setUp() {
+    receiver.reset();
+    sink = new HttpSink(receiver.url("/hook"), Duration.ofSeconds(1), Duration.ofMillis(500));
+  }
+
+  static ClaimedMessage message(String operationId) {
+    return new ClaimedMessage(42, operationId, "billing", null, "{\"a\":1}", "application/json",
+        Map.of("X-Tenant", "t1", "Host", "evil.example"), 2, UUID.randomUUID(), Instant.now(),
+        Instant.now().plusSeconds(30));
+  }
+
+  @ParameterizedTest
+  @ValueSource(ints = {200, 201, 202, 204})
+  void twoHundredsAreDelivered(int status) throws Exception {
+    receiver.script("op-ok", Response.status(status));
+    SinkResult r = sink.deliver(message("op-ok"));
+    assertInstanceOf(SinkResult.Delivered.class, r);
+    assertTrue(r.summary().startsWith("HTTP " + status), r.summary());
+  }
+
+  @Test
+  void sendsIdempotencyKeyMessageIdAttemptContentTypeAndJobHeaders() throws Exception {
+    sink.deliver(message("order-7/billing"));
+    RecordingHttpReceiver.Request req = receiver.requests().get(0);
+    assertEquals("/hook", req.path());
+    assertEquals("order-7/billing", req.header("Idempotency-Key"));
+    assertEquals("42", req.header("X-Outbox-Message-Id"));
+    assertEquals("3", req.header("X-Outbox-Attempt"), "attempts=2 before this claim: this is attempt 3");
+    assertEquals("application/json", req.header("Content-Type"));
+    assertEquals("t1", req.header("X-Tenant"));
+    assertEquals("{\"a\":1}", req.body());
+    assertTrue(req.header("Host").startsWith("127.0.0.1"), "a job header must not override Host");
+  }
+
+  @ParameterizedTest
+  @ValueSource(ints = {408, 409, 425, 429, 500, 502, 503, 504})
+  void transientStatusesRetry(int status) throws Exception {
+    receiver.script("op-t", Response.status(status));
+    SinkResult r = sink.deliver(message("op-t"));
+    SinkResult.RetryLater retry = assertInstanceOf(SinkResult.RetryLater.class, r);
+    assertEquals("HTTP " + status, retry.errorClass());
+    assertEquals(Optional.empty(), retry.retryAfter());
+  }
+
+  @ParameterizedTest
+  @ValueSource(ints = {400, 401, 403, 404, 410, 422, 301, 302})
+  void otherStatusesArePermanent(int status) throws Exception {
+    receiver.script("op-p", new Response(status, status / 100 == 3 ? Map.of("Location", "/x") : Map.of(),
+        "{\"error\":\"nope\"}", 0));
+    SinkResult r = sink.deliver(message("op-p"));
+    SinkResult.PermanentFailure p = assertInstanceOf(SinkResult.PermanentFailure.class, r);
+    assertEquals("HTTP " + status, p.errorClass());
+    assertTrue(p.summary().contains("nope"), "the response body is kept for diagnosis: " + p.summary());
+  }
+
+  @Test
+  void retryAfterSecondsIsHonoured() throws Exception {
+    receiver.script("op-ra", new Response(503, Map.of("Retry-After", "7"), "", 0));
+    SinkResult.RetryLater r = assertInstanceOf(SinkResult.RetryLater.class, sink.deliver(message("op-ra")));
+    assertEquals(Optional.of(Duration.ofSeconds(7)), r.retryAfter());
+  }
+
+  @Test
+  void retryAfterHttpDateIsHonoured() {
+    Clock clock = Clock.fixed(Instant.parse("2026-01-01T00:00:00Z"), ZoneOffset.UTC);
+    String date = DateTimeFormatter.RFC_1123_DATE_TIME.format(
+        ZonedDateTime.parse("2026-01-01T00:02:00Z"));
+    assertEquals(Optional.of(Duration.ofMinutes(2)), HttpSink.parseRetryAfter(date, clock));
+    assertEquals(Optional.empty(), HttpSink.parseRetryAfter("soon", clock));
+    assertEquals(Optional.of(Duration.ZERO), HttpSink.parseRetryAfter("-5", clock));
+    assertEquals(Optional.of(HttpSink.MAX_RETRY_AFTER), HttpSink.parseRetryAfter("99999999", clock));
+  }
+
+  @Test
+  void timeoutRetries() throws Exception {
+    receiver.script("op-slow", Response.slow(2_000));
+    SinkResult.RetryLater r = assertInstanceOf(SinkResult.RetryLater.class, sink.deliver(message("op-slow")));
+    assertEquals("Timeout", r.errorClass());
+  }
+
+  @Test
+  void refusedConnectionRetries() throws Exception {
+    int port;
+    try (ServerSocket s = new ServerSocket(0)) {
+      port = s.getLocalPort();
+    }
+    HttpSink nowhere = new HttpSink(URI.create("http://127.0.0.1:" + port + "/"), Duration.ofMillis(500),
+        Duration.ofMillis(500));
+    SinkResult.RetryLater r = assertInstanceOf(SinkResult.RetryLater.class, nowhere.deliver(message("op-x")));
+    assertTrue(r.error().contains("failed"), r.error());
+  }
+
+  @Test
+  void invalidHeaderValueIsPermanent() throws Exception {
+    ClaimedMessage bad = new ClaimedMessage(1, "op-h", "billing", null, "{}", "application/json",
+        Map.of("X-Bad", "a\rb"), 0, UUID.randomUUID(), Instant.now(), Instant.now());
+    assertInstanceOf(SinkResult.PermanentFailure.class, sink.deliver(bad));
+  }
+}

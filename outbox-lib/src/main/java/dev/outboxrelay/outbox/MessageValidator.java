@@ -57,7 +57,11 @@ final class MessageValidator {
     }
     if (isJson(m.contentType())) {
       try {
-        JSON.readTree(m.payload());
+        if (JSON.readTree(m.payload()).isMissingNode()) {
+          // Jackson reads "" and white space as "no value" rather than an error.
+          throw new InvalidMessageException(
+              "payload", "is empty; content_type " + m.contentType() + " needs a JSON value");
+        }
       } catch (JsonProcessingException e) {
         throw new InvalidMessageException(
             "payload", "is not valid JSON for content_type " + m.contentType() + ": "

@@ -18,7 +18,9 @@ import org.eclipse.microprofile.config.inject.ConfigProperty;
 /**
  * CDI bean that enqueues in the current JTA transaction. It refuses to run without one
  * ({@link Transactional.TxType#MANDATORY}): an outbox write outside the business transaction
- * would break the promise that both commit together.
+ * would break the promise that both commit together. Any exception it throws (bad input, a
+ * reused operation ID, a database error) marks the transaction rollback-only: the business write
+ * must not commit without its job.
  *
  * <p>Configuration: {@code outbox.producer.destinations} (required, comma-separated) and
  * {@code outbox.producer.max-payload-bytes} (default 1048576).

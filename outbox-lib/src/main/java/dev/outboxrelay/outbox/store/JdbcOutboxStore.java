@@ -335,7 +335,7 @@ public class JdbcOutboxStore implements OutboxStore {
 
   @Override
   public Optional<StoredMessage> findMessage(long id) {
-    try (Connection c = autoCommitConnection()) {
+    try (Connection c = dataSource.getConnection()) {
       return queryOne(c, dialect.findMessageSql(), ps -> ps.setLong(1, id));
     } catch (SQLException e) {
       throw new OutboxStoreException("read of message " + id + " failed", e);
@@ -344,7 +344,7 @@ public class JdbcOutboxStore implements OutboxStore {
 
   @Override
   public Optional<StoredMessage> findByOperationId(String operationId) {
-    try (Connection c = autoCommitConnection()) {
+    try (Connection c = dataSource.getConnection()) {
       return queryOne(c, dialect.findByOperationIdSql(), ps -> ps.setString(1, operationId));
     } catch (SQLException e) {
       throw new OutboxStoreException("read of operation_id '" + operationId + "' failed", e);
@@ -383,8 +383,9 @@ public class JdbcOutboxStore implements OutboxStore {
     }
   }
 
+  /** Reads use the connection as it comes: inside a caller's JTA transaction too. */
   private <T> List<T> query(String what, String sql, Binder binder, OutboxDialect.RowMapper<T> mapper) {
-    try (Connection c = autoCommitConnection(); PreparedStatement ps = c.prepareStatement(sql)) {
+    try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(sql)) {
       binder.bind(ps);
       return readAll(ps, mapper);
     } catch (SQLException e) {

@@ -1,0 +1,66 @@
+package dev.outboxrelay.demo.report;
+
+import static dev.outboxrelay.demo.order.Order.BILLING_OPERATION_PREFIX;
+import static dev.outboxrelay.demo.order.Order.BILLING_OPERATION_SUFFIX;
+
+import dev.outboxrelay.demo.jdbc.Jdbc;
+import dev.outboxrelay.demo.order.Order;
+import dev.outboxrelay.demo.sink.LedgerSummary;
+import dev.outboxrelay.demo.sink.SinkLedger;
+import dev.outboxrelay.outbox.store.JdbcOutboxStore;
+import jakarta.annotation.PostConstruct;
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.inject.Inject;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import javax.sql.DataSource;
+
+/**
+ * Builds the {@link DemoReport}. Each figure is read on its own (no snapshot across them), so
+ * while the relay is running the figures may disagree by the deliveries in flight.
+ *
+ * <p>Not to be called inside a JTA transaction: {@link JdbcOutboxStore}'s inspection methods
+ * switch their connection to auto-commit, which Agroal refuses on an enlisted connection.
+ */
+@ApplicationScoped
+public class DemoReportService {
+  /** How many lost operation IDs the report lists. */
+  public static final int LOST_SAMPLE = 20;
+
+  private static final String COUNT_ORDERS = "SELECT COUNT(*) FROM orders";
+  // The operation ID is rebuilt from the order id; parameters: Order's prefix and suffix.
+  private static final String LOST_ORDERS =
+      " FROM orders o WHERE NOT EXISTS (SELECT 1 FROM demo_sink_ledger l"
+          + " WHERE l.operation_id = CONCAT(?, CAST(o.id AS VARCHAR(20)), ?))";
+  private static final String COUNT_LOST = "SELECT COUNT(*)" + LOST_ORDERS;
+  private static final String FIRST_LOST = "SELECT o.id" + LOST_ORDERS + " ORDER BY o.id LIMIT ?";
+
+  @Inject DataSource dataSource;
+  @Inject Jdbc jdbc;
+  @Inject SinkLedger ledger;
+
+  private JdbcOutboxStore outboxStore;
+
+  @PostConstruct
+  void init() {
+    outboxStore = JdbcOutboxStore.create(dataSource);
+  }
+
+  public DemoReport report() {
+    Map<String, Long> outbox = new LinkedHashMap<>();
+    outboxStore.countByState().forEach((state, count) -> outbox.put(String.valueOf(state), count));
+    LedgerSummary sink = ledger.summary();
+    List<String> lostSample = jdbc.query(
+        FIRST_LOST, rs -> Order.billingOperationId(rs.getLong(1)),
+        BILLING_OPERATION_PREFIX, BILLING_OPERATION_SUFFIX, LOST_SAMPLE);
+    return new DemoReport(
+        jdbc.queryLong(COUNT_ORDERS),
+        outbox,
+        sink.applied(),
+        sink.redeliveries(),
+        sink.duplicateEffects(),
+        jdbc.queryLong(COUNT_LOST, BILLING_OPERATION_PREFIX, BILLING_OPERATION_SUFFIX),
+        lostSample);
+  }
+}

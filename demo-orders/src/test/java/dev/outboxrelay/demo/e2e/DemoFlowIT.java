@@ -1,0 +1,115 @@
+package dev.outboxrelay.demo.e2e;
+
+import static io.restassured.RestAssured.given;
+import static org.hamcrest.Matchers.equalTo;
+import static org.hamcrest.Matchers.startsWith;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.restassured.path.json.JsonPath;
+import java.io.IOException;
+import java.net.ServerSocket;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.awaitility.Awaitility;
+import org.h2.tools.Server;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The demo flow through both packaged services as real processes sharing one H2 database in
+ * server mode, exactly as bin/demo runs them: orders in through demo-orders' REST API, jobs out
+ * through the relay to the demo sink, checked at the sink's ledger and the relay's metrics.
+ */
+class DemoFlowIT {
+  static final int ORDERS = 30;
+  static Server h2;
+  static ServiceProcess demo;
+  static ServiceProcess relay;
+
+  static int freePort() throws IOException {
+    try (ServerSocket s = new ServerSocket(0)) {
+      return s.getLocalPort();
+    }
+  }
+
+  @BeforeAll
+  static void startServices() throws Exception {
+    Path work = Path.of("target", "demo-flow-it").toAbsolutePath();
+    Files.createDirectories(work.resolve("db"));
+    int h2Port = freePort();
+    h2 = Server.createTcpServer("-tcp", "-tcpPort", String.valueOf(h2Port), "-ifNotExists",
+        "-baseDir", work.resolve("db").toString()).start();
+    String dbUrl = "jdbc:h2:tcp://localhost:" + h2Port + "/demo-flow-" + System.nanoTime();
+    int demoPort = freePort();
+    demo = ServiceProcess.start("demo-orders", ServiceProcess.moduleJar("demo-orders"), demoPort,
+        Map.of("quarkus.datasource.jdbc.url", dbUrl), work);
+    relay = ServiceProcess.start("relay-service", ServiceProcess.moduleJar("relay-service"), freePort(),
+        Map.of("quarkus.datasource.h2.jdbc.url", dbUrl,
+            "outbox.destinations.billing.type", "http",
+            "outbox.destinations.billing.url", demo.baseUri() + "/sink/billing"),
+        work);
+  }
+
+  @AfterAll
+  static void stopServices() throws Exception {
+    if (relay != null) {
+      relay.close();
+    }
+    if (demo != null) {
+      demo.close();
+    }
+    if (h2 != null) {
+      h2.stop();
+    }
+  }
+
+  @Test
+  void ordersReachTheSinkOnceAndTheRelayShutsDownCleanly() throws Exception {
+    Set<String> operationIds = new HashSet<>();
+    for (int i = 1; i <= ORDERS; i++) {
+      String op = given().baseUri(demo.baseUri().toString()).contentType("application/json")
+          .body("{\"customer\":\"c-" + i + "\",\"amountCents\":" + (100 + i) + "}")
+          .post("/orders").then().statusCode(201)
+          .body("operationId", startsWith("order-")).extract().path("operationId");
+      operationIds.add(op);
+    }
+    given().baseUri(demo.baseUri().toString()).contentType("application/json")
+        .body("{\"customer\":\"bad\",\"amountCents\":0}").post("/orders")
+        .then().statusCode(400).body("field", equalTo("amountCents"));
+
+    Awaitility.await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(200)).untilAsserted(() ->
+        given().baseUri(demo.baseUri().toString()).get("/demo/report").then().statusCode(200)
+            .body("outbox.S", equalTo(ORDERS)));
+
+    JsonPath report = given().baseUri(demo.baseUri().toString()).get("/demo/report").jsonPath();
+    assertEquals(ORDERS, report.getInt("orders"), "the rejected order committed nothing");
+    assertEquals(ORDERS, report.getInt("applied"));
+    assertEquals(0, report.getInt("lost"));
+    assertEquals(0, report.getInt("duplicates"));
+
+    List<Map<String, Object>> ledger = given().baseUri(demo.baseUri().toString())
+        .queryParam("limit", 1000).get("/ledger").jsonPath().getList("items");
+    Set<String> confirmed = new HashSet<>();
+    for (Map<String, Object> item : ledger) {
+      confirmed.add((String) item.get("operationId"));
+      assertEquals(1, ((Number) item.get("appliedCount")).intValue(), "effect applied once: " + item);
+    }
+    assertEquals(operationIds, confirmed, "every order's operation ID reached the sink");
+
+    String metrics = given().baseUri(relay.baseUri().toString()).get("/q/metrics").asString();
+    assertTrue(metrics.contains(
+        "outbox_delivery_attempts_total{destination=\"billing\",outcome=\"delivered\"} " + ORDERS + ".0"),
+        "relay counted one delivered attempt per order");
+
+    // A JVM that ran its shutdown hooks after SIGTERM exits 128 + 15.
+    assertEquals(143, relay.stop(Duration.ofSeconds(30)), "SIGTERM ends the relay through its shutdown hooks");
+    assertTrue(relay.logText().contains("stopped (0 job(s) released unfinished)"), relay.tail());
+  }
+}

@@ -1,0 +1,227 @@
+package dev.outboxrelay.outbox;
+
+import static dev.outboxrelay.outbox.testing.TestDatabases.HTTP_BILLING;
+import static dev.outboxrelay.outbox.testing.TestDatabases.KAFKA_ORDERS;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.outboxrelay.outbox.testing.TestDatabases;
+import java.sql.Connection;
+import java.time.Duration;
+import java.util.stream.Stream;
+import javax.sql.DataSource;
+import org.junit.jupiter.api.Nested;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * Bad input is rejected before anything is written, with an {@link InvalidMessageException}
+ * naming the column (DESIGN "Bad input"). Most cases need no database; the "nothing written"
+ * check runs each case through {@link Outbox#enqueue} on in-memory H2.
+ */
+class MessageValidationTest {
+  /** Small on purpose, so that the payload limit is easy to cross. */
+  private static final int MAX_PAYLOAD_BYTES = 64;
+  private static final OutboxConfig CONFIG = OutboxConfig.builder()
+      .destinations(HTTP_BILLING, KAFKA_ORDERS)
+      .maxPayloadBytes(MAX_PAYLOAD_BYTES)
+      .build();
+
+  private final MessageValidator validator = new MessageValidator(CONFIG);
+
+  /** One rejected message: the column {@code field()} must name and a fragment of the message. */
+  record BadInput(String name, OutboxMessage message, String field, String expected) {
+    @Override
+    public String toString() {
+      return name;
+    }
+  }
+
+  static Stream<BadInput> badInputs() {
+    return Stream.of(
+        new BadInput("missing operation id", valid().operationId(null).build(), "operation_id", "is required"),
+        new BadInput("blank operation id", valid().operationId("   ").build(), "operation_id", "is required"),
+        new BadInput("operation id of 201 characters", valid().operationId("o".repeat(201)).build(),
+            "operation_id", "is 201 characters long; the limit is 200"),
+        new BadInput("operation id with a NUL", valid().operationId("order-1\u0000").build(),
+            "operation_id", "control characters"),
+        new BadInput("operation id with a newline", valid().operationId("order-1\nx").build(),
+            "operation_id", "control characters"),
+        new BadInput("operation id with surrounding space", valid().operationId(" order-1").build(),
+            "operation_id", "white space"),
+        new BadInput("missing destination", valid().destination(null).build(), "destination", "is required"),
+        new BadInput("unknown destination", valid().destination("http:biling").build(), "destination",
+            "'http:biling' is not a configured destination; known: [http:billing, kafka:orders]"),
+        new BadInput("missing content type", valid().contentType(null).build(), "content_type", "is required"),
+        new BadInput("content type of 101 characters", valid().contentType("t/" + "x".repeat(99)).build(),
+            "content_type", "the limit is 100"),
+        new BadInput("missing payload", valid().payload(null).build(), "payload", "is required"),
+        new BadInput("payload over the limit", text("a".repeat(MAX_PAYLOAD_BYTES + 1)), "payload",
+            "is 65 bytes; the limit is 64 bytes"),
+        new BadInput("payload over the limit in UTF-8 bytes, not characters", text("é".repeat(33)), "payload",
+            "is 66 bytes; the limit is 64 bytes"),
+        new BadInput("invalid JSON for application/json", valid().payload("{\"order\":").build(), "payload",
+            "is not valid JSON for content_type application/json"),
+        new BadInput("invalid JSON for application/json with parameters",
+            valid().contentType("application/json; charset=utf-8").payload("{order: 1}").build(), "payload",
+            "is not valid JSON for content_type application/json; charset=utf-8"),
+        new BadInput("invalid JSON for application/problem+json",
+            valid().contentType("application/problem+json").payload("<problem/>").build(), "payload",
+            "is not valid JSON for content_type application/problem+json"),
+        new BadInput("trailing garbage after JSON", valid().payload("{\"order\":1} trailing").build(),
+            "payload", "is not valid JSON"),
+        new BadInput("two JSON documents", valid().payload("{\"a\":1}{\"b\":2}").build(), "payload",
+            "is not valid JSON"),
+        new BadInput("empty payload for application/json", valid().payload("").build(), "payload",
+            "JSON"),
+        new BadInput("ordering key of 201 characters", valid().orderingKey("k".repeat(201)).build(),
+            "ordering_key", "is 201 characters long; the limit is 200"),
+        new BadInput("blank ordering key", valid().orderingKey(" ").build(), "ordering_key", "is required"),
+        new BadInput("header name with a space", valid().header("X Tenant", "acme").build(), "headers",
+            "name 'X Tenant' is not a valid header name"),
+        new BadInput("header name with a colon", valid().header("X-Tenant:", "acme").build(), "headers",
+            "is not a valid header name"),
+        new BadInput("empty header name", valid().header("", "acme").build(), "headers",
+            "is not a valid header name"),
+        new BadInput("header value with a newline", valid().header("X-Tenant", "acme\r\nX-Evil: 1").build(),
+            "headers", "value of 'X-Tenant' is missing or contains control characters"),
+        new BadInput("missing header value", valid().header("X-Tenant", null).build(), "headers",
+            "value of 'X-Tenant' is missing"),
+        new BadInput("negative deliverAfter", valid().deliverAfter(Duration.ofSeconds(-1)).build(),
+            "deliver_after", "must not be negative"));
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("badInputs")
+  void rejectsBadInputNamingTheColumn(BadInput bad) {
+    InvalidMessageException e =
+        assertThrows(InvalidMessageException.class, () -> validator.validate(bad.message()));
+    assertEquals(bad.field(), e.field());
+    assertTrue(e.getMessage().startsWith(bad.field() + ": "), e.getMessage());
+    assertTrue(e.getMessage().contains(bad.expected()), "message: " + e.getMessage());
+  }
+
+  @Test
+  void rejectsAMissingMessage() {
+    InvalidMessageException e = assertThrows(InvalidMessageException.class, () -> validator.validate(null));
+    assertEquals("message", e.field());
+    assertEquals("message: is required", e.getMessage());
+  }
+
+  @Test
+  void acceptsNonJsonContentForNonJsonTypes() {
+    assertNull(validator.validate(valid().contentType("text/plain").payload("not { json").build()));
+    assertNull(validator.validate(valid().contentType("application/xml").payload("<order id='1'/>").build()));
+    assertNull(validator.validate(valid().contentType("text/plain").payload("").build()));
+  }
+
+  @Test
+  void acceptsValidJsonForEveryJsonType() {
+    assertNull(validator.validate(valid().payload("[1, 2, 3]").build()));
+    assertNull(validator.validate(valid().contentType("Application/JSON; charset=UTF-8")
+        .payload("{\"a\":\"b\"}").build()));
+    assertNull(validator.validate(valid().contentType("application/problem+json")
+        .payload("{\"type\":\"about:blank\",\"status\":400}").build()));
+  }
+
+  @Test
+  void acceptsValuesExactlyAtTheirLimits() {
+    assertNull(validator.validate(valid().operationId("o".repeat(200)).orderingKey("k".repeat(200))
+        .contentType("text/plain").payload("a".repeat(MAX_PAYLOAD_BYTES)).build()));
+    assertNull(validator.validate(valid().deliverAfter(Duration.ZERO).build()));
+  }
+
+  @Test
+  void returnsTheHeadersAsAJsonObject() {
+    String json = validator.validate(valid().header("X-Tenant", "acme").header("trace", "a\tb").build());
+    assertEquals("{\"X-Tenant\":\"acme\",\"trace\":\"a\\tb\"}", json, "a tab is allowed in a value");
+    assertNull(validator.validate(valid().build()), "no headers: null column");
+  }
+
+  @Test
+  void rejectsHeadersTooLargeForTheColumn() {
+    OutboxMessage.Builder m = valid();
+    for (int i = 0; i < 100; i++) {
+      m.header("X-Header-" + i, "v".repeat(80));
+    }
+    InvalidMessageException e = assertThrows(InvalidMessageException.class, () -> validator.validate(m.build()));
+    assertEquals("headers", e.field());
+    assertTrue(e.getMessage().contains("the limit is 8192"), e.getMessage());
+  }
+
+  /** Each rejected message leaves the table empty, whatever the connection does afterwards. */
+  @Nested
+  class NothingWritten {
+    private static final DataSource H2 = TestDatabases.h2();
+    private final Outbox outbox = new Outbox(CONFIG);
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("dev.outboxrelay.outbox.MessageValidationTest#badInputs")
+    void enqueueOfBadInputWritesNothing(BadInput bad) throws Exception {
+      try (Connection c = H2.getConnection()) {
+        c.setAutoCommit(false);
+        assertThrows(InvalidMessageException.class, () -> outbox.enqueue(c, bad.message()));
+        c.commit();
+      }
+      assertEquals(0, TestDatabases.countMessages(H2));
+    }
+  }
+
+  @Nested
+  class Config {
+    @Test
+    void rejectsNoDestinations() {
+      IllegalArgumentException e =
+          assertThrows(IllegalArgumentException.class, () -> OutboxConfig.builder().build());
+      assertEquals("destinations: at least one destination must be configured", e.getMessage());
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"http billing", "", "-leading-dash", "http/billing", "kafka:orders\n"})
+    void rejectsABadDestinationName(String name) {
+      IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+          () -> OutboxConfig.builder().destinations(HTTP_BILLING, name).build());
+      assertEquals("destinations: '" + name + "' is not a valid destination name (letters, digits, . _ : -)",
+          e.getMessage());
+    }
+
+    @Test
+    void rejectsADestinationNameOverTheColumnWidth() {
+      String name = "d".repeat(201);
+      assertThrows(IllegalArgumentException.class, () -> OutboxConfig.builder().destinations(name).build());
+      assertEquals(java.util.Set.of("d".repeat(200)),
+          OutboxConfig.builder().destinations("d".repeat(200)).build().destinations());
+    }
+
+    @Test
+    void rejectsANonPositivePayloadLimit() {
+      IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+          () -> OutboxConfig.builder().destinations(HTTP_BILLING).maxPayloadBytes(0).build());
+      assertEquals("maxPayloadBytes: must be positive, was 0", e.getMessage());
+    }
+
+    @Test
+    void hasVisibleDefaults() {
+      OutboxConfig config = OutboxConfig.builder().destinations("rabbitmq:emails", "a.b_c-d:1").build();
+      assertEquals(OutboxConfig.DEFAULT_MAX_PAYLOAD_BYTES, config.maxPayloadBytes());
+      assertEquals(1024 * 1024, config.maxPayloadBytes());
+      assertNull(config.dialect(), "detected from the connection");
+      assertEquals(java.util.Set.of("rabbitmq:emails", "a.b_c-d:1"), config.destinations());
+    }
+  }
+
+  // ---- helpers -------------------------------------------------------------------------------
+
+  /** A message every check accepts; each case breaks one field. */
+  private static OutboxMessage.Builder valid() {
+    return OutboxMessage.builder().operationId("order-1/billing").destination(HTTP_BILLING).payload("{}");
+  }
+
+  private static OutboxMessage text(String payload) {
+    return valid().contentType("text/plain; charset=utf-8").payload(payload).build();
+  }
+}

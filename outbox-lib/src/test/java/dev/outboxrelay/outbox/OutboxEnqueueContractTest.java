@@ -1,0 +1,276 @@
+package dev.outboxrelay.outbox;
+
+import static dev.outboxrelay.outbox.testing.TestDatabases.HTTP_BILLING;
+import static dev.outboxrelay.outbox.testing.TestDatabases.KAFKA_ORDERS;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.outboxrelay.outbox.store.JdbcOutboxStore;
+import dev.outboxrelay.outbox.store.StoredMessage;
+import dev.outboxrelay.outbox.testing.TestDatabases;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Proxy;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+import javax.sql.DataSource;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * {@link Outbox#enqueue} joins the caller's transaction on the caller's connection: the job and
+ * the business row commit together or not at all. Run per database by a {@code *IT} subclass.
+ */
+public abstract class OutboxEnqueueContractTest {
+  /** A business table written in the same transaction as the job. */
+  private static final String ORDERS = "outbox_it_order";
+
+  protected DataSource ds;
+  private JdbcOutboxStore store;
+  private Outbox outbox;
+
+  protected abstract DataSource dataSource();
+
+  @BeforeEach
+  void setUp() {
+    ds = dataSource();
+    TestDatabases.execute(ds, "CREATE TABLE IF NOT EXISTS " + ORDERS
+        + " (id BIGINT PRIMARY KEY, note VARCHAR(100) NOT NULL)");
+    resetAll();
+    store = JdbcOutboxStore.create(ds);
+    outbox = new Outbox(OutboxConfig.builder().destinations(HTTP_BILLING, KAFKA_ORDERS).build());
+  }
+
+  @AfterEach
+  void resetAll() {
+    TestDatabases.execute(ds, "DELETE FROM " + ORDERS);
+    TestDatabases.reset(ds);
+  }
+
+  @Test
+  void theJobBecomesVisibleWhenTheCallersTransactionCommits() throws Exception {
+    try (Connection c = transaction()) {
+      insertOrder(c, 1);
+      EnqueueResult result = outbox.enqueue(c, job("order-1/billing", "{\"order\":1}"));
+      assertTrue(result.created());
+
+      assertEquals(Optional.empty(), store.findByOperationId("order-1/billing"),
+          "other connections must not see an uncommitted job");
+      assertEquals(0, orders());
+
+      c.commit();
+      StoredMessage m = store.findByOperationId("order-1/billing").orElseThrow();
+      assertEquals(result.messageId(), m.id());
+      assertEquals('R', m.state());
+      assertEquals("{\"order\":1}", m.payload());
+      assertEquals(1, orders());
+    }
+  }
+
+  @Test
+  void rollbackOfTheCallersTransactionLeavesNeitherJobNorBusinessRow() throws Exception {
+    try (Connection c = transaction()) {
+      insertOrder(c, 2);
+      outbox.enqueue(c, job("order-2/billing", "{\"order\":2}"));
+      outbox.enqueue(c, job("order-2/kafka", "{\"order\":2}", KAFKA_ORDERS));
+      c.rollback();
+    }
+    assertEquals(0, TestDatabases.countMessages(ds));
+    assertEquals(0, orders());
+  }
+
+  @Test
+  void enqueueNeverCommitsRollsBackOrChangesAutoCommit() throws Exception {
+    try (Connection real = transaction()) {
+      List<String> calls = Collections.synchronizedList(new ArrayList<>());
+      Connection watched = recordingTransactionCalls(real, calls);
+
+      outbox.enqueue(watched, job("order-3/billing", "{}"));
+      outbox.enqueue(watched, job("order-3/billing", "{}"));
+      assertThrows(DuplicateOperationException.class,
+          () -> outbox.enqueue(watched, job("order-3/billing", "{\"changed\":true}")));
+      assertThrows(InvalidMessageException.class,
+          () -> outbox.enqueue(watched, job("order-3/billing", "not json")));
+
+      assertEquals(List.of(), calls, "transaction control belongs to the caller");
+      assertFalse(real.getAutoCommit());
+      assertEquals(0, TestDatabases.countMessages(ds), "nothing is visible before the caller commits");
+      real.rollback();
+    }
+    assertEquals(0, TestDatabases.countMessages(ds));
+  }
+
+  @Test
+  void reEnqueueOfTheSameJobInTheSameTransactionIsANoOp() throws Exception {
+    try (Connection c = transaction()) {
+      EnqueueResult first = outbox.enqueue(c, job("order-4/billing", "{\"order\":4}"));
+      EnqueueResult again = outbox.enqueue(c, job("order-4/billing", "{\"order\":4}"));
+
+      assertTrue(first.created());
+      assertEquals(new EnqueueResult(first.messageId(), false), again);
+
+      // The transaction is still usable (on PostgreSQL a failed statement would abort it).
+      insertOrder(c, 4);
+      c.commit();
+    }
+    assertEquals(1, TestDatabases.countMessages(ds));
+    assertEquals(1, orders());
+  }
+
+  @Test
+  void reEnqueueOfACommittedJobIsANoOp() throws Exception {
+    long id;
+    try (Connection c = transaction()) {
+      id = outbox.enqueue(c, job("order-5/billing", "{\"order\":5}")).messageId();
+      c.commit();
+    }
+    StoredMessage before = store.findMessage(id).orElseThrow();
+    try (Connection c = transaction()) {
+      assertEquals(new EnqueueResult(id, false), outbox.enqueue(c, job("order-5/billing", "{\"order\":5}")));
+      insertOrder(c, 5);
+      c.commit();
+    }
+    assertEquals(1, TestDatabases.countMessages(ds));
+    assertEquals(before, store.findMessage(id).orElseThrow(), "the existing job is untouched");
+    assertEquals(1, orders());
+  }
+
+  @Test
+  void reusedOperationIdWithADifferentPayloadIsRejectedAndTheTransactionGoesOn() throws Exception {
+    try (Connection c = transaction()) {
+      long id = outbox.enqueue(c, job("order-6/billing", "{\"order\":6}")).messageId();
+
+      DuplicateOperationException e = assertThrows(DuplicateOperationException.class,
+          () -> outbox.enqueue(c, job("order-6/billing", "{\"order\":7}")));
+      assertEquals("operation_id", e.field());
+      assertEquals("order-6/billing", e.operationId());
+      assertEquals(id, e.existingMessageId());
+      assertTrue(e.getMessage().contains("payload"), e.getMessage());
+
+      insertOrder(c, 6);
+      c.commit();
+    }
+    StoredMessage m = store.findByOperationId("order-6/billing").orElseThrow();
+    assertEquals("{\"order\":6}", m.payload(), "nothing of the rejected job was written");
+    assertEquals(1, TestDatabases.countMessages(ds));
+    assertEquals(1, orders());
+  }
+
+  @Test
+  void reusedOperationIdWithADifferentDestinationIsRejected() throws Exception {
+    try (Connection c = transaction()) {
+      outbox.enqueue(c, job("order-8/billing", "{}"));
+      c.commit();
+    }
+    try (Connection c = transaction()) {
+      DuplicateOperationException e = assertThrows(DuplicateOperationException.class,
+          () -> outbox.enqueue(c, job("order-8/billing", "{}", KAFKA_ORDERS)));
+      assertEquals("operation_id", e.field());
+      assertTrue(e.getMessage().contains("destination ('" + HTTP_BILLING + "')"), e.getMessage());
+
+      insertOrder(c, 8);
+      c.commit();
+    }
+    assertEquals(HTTP_BILLING, store.findByOperationId("order-8/billing").orElseThrow().destination());
+    assertEquals(1, TestDatabases.countMessages(ds));
+    assertEquals(1, orders());
+  }
+
+  @Test
+  void reusedOperationIdWithADifferentOrderingKeyOrContentTypeIsRejected() throws Exception {
+    try (Connection c = transaction()) {
+      outbox.enqueue(c, OutboxMessage.builder().operationId("order-9/billing").destination(HTTP_BILLING)
+          .payload("{}").orderingKey("customer-1").build());
+
+      DuplicateOperationException key = assertThrows(DuplicateOperationException.class,
+          () -> outbox.enqueue(c, OutboxMessage.builder().operationId("order-9/billing")
+              .destination(HTTP_BILLING).payload("{}").orderingKey("customer-2").build()));
+      assertTrue(key.getMessage().contains("ordering_key"), key.getMessage());
+
+      DuplicateOperationException type = assertThrows(DuplicateOperationException.class,
+          () -> outbox.enqueue(c, OutboxMessage.builder().operationId("order-9/billing")
+              .destination(HTTP_BILLING).payload("{}").contentType("text/plain")
+              .orderingKey("customer-1").build()));
+      assertTrue(type.getMessage().contains("content_type"), type.getMessage());
+      c.commit();
+    }
+    assertEquals(1, TestDatabases.countMessages(ds));
+  }
+
+  @Test
+  void invalidMessageWritesNothingAndLeavesTheTransactionUsable() throws Exception {
+    try (Connection c = transaction()) {
+      InvalidMessageException e = assertThrows(InvalidMessageException.class,
+          () -> outbox.enqueue(c, job("order-10/billing", "{\"unterminated\":")));
+      assertEquals("payload", e.field());
+      insertOrder(c, 10);
+      c.commit();
+    }
+    assertEquals(0, TestDatabases.countMessages(ds));
+    assertEquals(1, orders());
+  }
+
+  @Test
+  void aConfiguredDialectSkipsDetection() throws Exception {
+    Outbox preset = new Outbox(OutboxConfig.builder().destinations(HTTP_BILLING)
+        .dialect(store.dialect()).build());
+    try (Connection c = transaction()) {
+      assertTrue(preset.enqueue(c, job("order-11/billing", "{}")).created());
+      c.commit();
+    }
+    assertEquals(1, TestDatabases.countMessages(ds));
+  }
+
+  // ---- helpers -------------------------------------------------------------------------------
+
+  private Connection transaction() throws SQLException {
+    Connection c = ds.getConnection();
+    c.setAutoCommit(false);
+    return c;
+  }
+
+  private static OutboxMessage job(String operationId, String payload) {
+    return job(operationId, payload, HTTP_BILLING);
+  }
+
+  private static OutboxMessage job(String operationId, String payload, String destination) {
+    return OutboxMessage.builder().operationId(operationId).destination(destination).payload(payload).build();
+  }
+
+  private static void insertOrder(Connection c, long id) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement("INSERT INTO " + ORDERS + " (id, note) VALUES (?, ?)")) {
+      ps.setLong(1, id);
+      ps.setString(2, "order " + id);
+      ps.executeUpdate();
+    }
+  }
+
+  private long orders() {
+    return TestDatabases.queryLong(ds, "SELECT COUNT(*) FROM " + ORDERS);
+  }
+
+  /** A connection that records every call that would end or reshape the caller's transaction. */
+  private static Connection recordingTransactionCalls(Connection real, List<String> calls) {
+    Set<String> watched = Set.of("commit", "rollback", "setAutoCommit", "setSavepoint",
+        "releaseSavepoint", "setTransactionIsolation", "close", "abort");
+    return (Connection) Proxy.newProxyInstance(Connection.class.getClassLoader(),
+        new Class<?>[] {Connection.class}, (proxy, method, args) -> {
+          if (watched.contains(method.getName())) {
+            calls.add(method.getName());
+          }
+          try {
+            return method.invoke(real, args);
+          } catch (InvocationTargetException e) {
+            throw e.getCause();
+          }
+        });
+  }
+}

@@ -1,0 +1,123 @@
+package dev.outboxrelay.outbox.schema;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.outboxrelay.outbox.store.dialect.OutboxDialect;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The migration scripts of every database describe the same tables, and hold every column the
+ * dialects' SQL names. Parses {@code CREATE TABLE} text simply: one column per top-level comma.
+ */
+class MigrationScriptsTest {
+  private static final List<String> DATABASES = List.of("postgresql", "h2");
+  private static final String SCRIPT = "V1__outbox_tables.sql";
+  private static final Set<String> TABLE_CONSTRAINT_WORDS =
+      Set.of("constraint", "primary", "unique", "check", "foreign", "exclude");
+
+  @Test
+  void everyDatabaseCreatesTheSameMessageColumns() throws IOException {
+    Set<String> postgres = columns("postgresql", "outbox_message");
+    for (String db : DATABASES) {
+      assertEquals(new TreeSet<>(postgres), new TreeSet<>(columns(db, "outbox_message")), db);
+    }
+    assertEquals(17, postgres.size(), "columns: " + postgres);
+  }
+
+  @Test
+  void everyDatabaseCreatesTheSameAttemptColumns() throws IOException {
+    Set<String> postgres = columns("postgresql", "outbox_attempt");
+    for (String db : DATABASES) {
+      assertEquals(new TreeSet<>(postgres), new TreeSet<>(columns(db, "outbox_attempt")), db);
+    }
+    assertEquals(Set.of("id", "message_id", "attempt_no", "claim_token", "started_at", "finished_at",
+        "outcome", "error_class", "error_message", "response_summary"), postgres);
+  }
+
+  @Test
+  void theScriptsHoldEveryColumnTheDialectsName() throws IOException {
+    for (String db : DATABASES) {
+      Set<String> columns = columns(db, "outbox_message");
+      for (String listed : List.of(OutboxDialect.MESSAGE_COLUMNS, OutboxDialect.CLAIM_COLUMNS)) {
+        for (String column : split(listed)) {
+          assertTrue(columns.contains(column), db + " has no outbox_message column '" + column + "'");
+        }
+      }
+    }
+  }
+
+  @Test
+  void messageColumnsListEveryColumnOfTheTable() throws IOException {
+    assertEquals(new TreeSet<>(columns("postgresql", "outbox_message")),
+        new TreeSet<>(split(OutboxDialect.MESSAGE_COLUMNS)),
+        "MESSAGE_COLUMNS is documented as every column of outbox_message");
+  }
+
+  @Test
+  void theParserReadsNestedParenthesesAndConstraints() {
+    String sql = "-- comment, with a comma\nCREATE TABLE t (\n  a VARCHAR(10) NOT NULL,\n"
+        + "  b NUMERIC(10, 2),\n  CONSTRAINT ck CHECK (a IN ('x', 'y')),\n  PRIMARY KEY (a)\n);";
+    assertEquals(Set.of("a", "b"), columnsOf(sql, "t"));
+  }
+
+  // ---- parsing -------------------------------------------------------------------------------
+
+  private static Set<String> columns(String db, String table) throws IOException {
+    String path = "db/outbox/" + db + "/" + SCRIPT;
+    try (InputStream in = MigrationScriptsTest.class.getClassLoader().getResourceAsStream(path)) {
+      assertNotNull(in, "missing migration " + path);
+      return columnsOf(new String(in.readAllBytes(), StandardCharsets.UTF_8), table);
+    }
+  }
+
+  /** Column names of {@code CREATE TABLE table (...)} in {@code sql}, lower case, in order. */
+  static Set<String> columnsOf(String sql, String table) {
+    String text = sql.replaceAll("--[^\n]*", "");
+    Matcher m = Pattern.compile("(?i)CREATE\\s+TABLE\\s+(IF\\s+NOT\\s+EXISTS\\s+)?" + Pattern.quote(table) + "\\s*\\(")
+        .matcher(text);
+    assertTrue(m.find(), "no CREATE TABLE " + table);
+    List<String> items = new ArrayList<>();
+    int depth = 1;
+    StringBuilder item = new StringBuilder();
+    for (int i = m.end(); depth > 0; i++) {
+      char ch = text.charAt(i);
+      if (ch == '(') {
+        depth++;
+      } else if (ch == ')') {
+        depth--;
+      }
+      if ((ch == ',' && depth == 1) || depth == 0) {
+        items.add(item.toString().strip());
+        item.setLength(0);
+      } else {
+        item.append(ch);
+      }
+    }
+    Set<String> columns = new LinkedHashSet<>();
+    for (String definition : items) {
+      String first = definition.split("\\s+", 2)[0].toLowerCase(Locale.ROOT).replace("\"", "");
+      if (!first.isEmpty() && !TABLE_CONSTRAINT_WORDS.contains(first)) {
+        columns.add(first);
+      }
+    }
+    return columns;
+  }
+
+  private static List<String> split(String columnList) {
+    return Arrays.stream(columnList.split(",")).map(String::strip).toList();
+  }
+}

@@ -1,0 +1,756 @@
+package dev.outboxrelay.outbox.store;
+
+import static dev.outboxrelay.outbox.testing.TestDatabases.HTTP_BILLING;
+import static dev.outboxrelay.outbox.testing.TestDatabases.KAFKA_ORDERS;
+import static org.junit.jupiter.api.Assertions.assertAll;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+import com.fasterxml.jackson.core.type.TypeReference;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.outboxrelay.outbox.Outbox;
+import dev.outboxrelay.outbox.OutboxConfig;
+import dev.outboxrelay.outbox.OutboxMessage;
+import dev.outboxrelay.outbox.store.dialect.OutboxDialect;
+import dev.outboxrelay.outbox.testing.TestDatabases;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Queue;
+import java.util.Random;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import javax.sql.DataSource;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The claim/complete contract of DESIGN.md, run against every database by a small {@code *IT}
+ * subclass. All times are compared with the database clock ({@link OutboxStore#databaseNow()}).
+ */
+public abstract class OutboxStoreContractTest {
+  protected static final Duration LEASE = Duration.ofSeconds(30);
+  protected static final Duration SHORT_LEASE = Duration.ofMillis(200);
+  /** Slack for comparing two database timestamps taken by different statements. */
+  private static final Duration CLOCK_SLACK = Duration.ofMillis(10);
+  private static final ObjectMapper JSON = new ObjectMapper();
+
+  protected DataSource ds;
+  protected JdbcOutboxStore store;
+  protected Outbox outbox;
+
+  /** The migrated database under test; shared by all tests of the subclass. */
+  protected abstract DataSource dataSource();
+
+  /** The dialect {@link JdbcOutboxStore#create} must detect for {@link #dataSource()}. */
+  protected abstract Class<? extends OutboxDialect> expectedDialect();
+
+  @BeforeEach
+  void setUpStore() {
+    ds = dataSource();
+    TestDatabases.reset(ds);
+    store = JdbcOutboxStore.create(ds);
+    outbox = new Outbox(OutboxConfig.builder().destinations(HTTP_BILLING, KAFKA_ORDERS).build());
+  }
+
+  @AfterEach
+  void resetDatabase() {
+    TestDatabases.reset(ds);
+  }
+
+  @Test
+  void detectsTheDialectOfTheDatabase() {
+    assertInstanceOf(expectedDialect(), store.dialect());
+  }
+
+  // ---- enqueue and read back -----------------------------------------------------------------
+
+  @Test
+  void enqueuedJobReadsBackWithEveryColumn() throws Exception {
+    Instant before = store.databaseNow();
+    long id = enqueue(OutboxMessage.builder()
+        .operationId("order-42/billing")
+        .destination(HTTP_BILLING)
+        .payload("{\"order\":42,\"total\":\"9.90\"}")
+        .orderingKey("customer-7")
+        .header("X-Tenant", "acme")
+        .header("traceparent", "00-4bf92f3577b34da6-01")
+        .build());
+    Instant after = store.databaseNow();
+
+    StoredMessage m = row(id);
+    assertAll(
+        () -> assertEquals(id, m.id()),
+        () -> assertEquals("order-42/billing", m.operationId()),
+        () -> assertEquals(HTTP_BILLING, m.destination()),
+        () -> assertEquals("customer-7", m.orderingKey()),
+        () -> assertEquals("{\"order\":42,\"total\":\"9.90\"}", m.payload()),
+        () -> assertEquals("application/json", m.contentType()),
+        () -> assertEquals(
+            Map.of("X-Tenant", "acme", "traceparent", "00-4bf92f3577b34da6-01"), headers(m.headersJson())),
+        () -> assertEquals('R', m.state()),
+        () -> assertNull(m.claimToken()),
+        () -> assertNull(m.leaseUntil()),
+        () -> assertEquals(0, m.attempts()),
+        () -> assertNull(m.lastError()),
+        () -> assertBetween(before, after, m.createdAt(), "created_at"),
+        () -> assertEquals(m.createdAt(), m.deliverAfter(), "deliver_after defaults to the commit time"),
+        () -> assertNull(m.claimedAt()),
+        () -> assertNull(m.sentAt()),
+        () -> assertNull(m.confirmedAt()));
+    assertEquals(Optional.of(m), store.findByOperationId("order-42/billing"));
+    assertEquals(Optional.empty(), store.findByOperationId("order-43/billing"));
+    assertEquals(Optional.empty(), store.findMessage(id + 1000));
+
+    ClaimedMessage c = claimExactlyOne(LEASE);
+    assertAll(
+        () -> assertEquals(id, c.id()),
+        () -> assertEquals("order-42/billing", c.operationId()),
+        () -> assertEquals(HTTP_BILLING, c.destination()),
+        () -> assertEquals("customer-7", c.orderingKey()),
+        () -> assertEquals("{\"order\":42,\"total\":\"9.90\"}", c.payload()),
+        () -> assertEquals("application/json", c.contentType()),
+        () -> assertEquals(Map.of("X-Tenant", "acme", "traceparent", "00-4bf92f3577b34da6-01"), c.headers()),
+        () -> assertEquals(0, c.attempts()),
+        () -> assertEquals(1, c.attemptNo()),
+        () -> assertEquals(m.createdAt(), c.createdAt()));
+  }
+
+  @Test
+  void jobWithoutHeadersOrKeyStoresNullsAndKeepsNonAsciiText() {
+    long id = enqueue(OutboxMessage.builder()
+        .operationId("mail-1")
+        .destination(KAFKA_ORDERS)
+        .payload("Grüße ✓ — 注文")
+        .contentType("text/plain; charset=utf-8")
+        .build());
+
+    StoredMessage m = row(id);
+    assertNull(m.headersJson());
+    assertNull(m.orderingKey());
+    assertEquals("Grüße ✓ — 注文", m.payload());
+    assertEquals("text/plain; charset=utf-8", m.contentType());
+
+    ClaimedMessage c = claimExactlyOne(LEASE);
+    assertEquals(Map.of(), c.headers());
+    assertNull(c.orderingKey());
+    assertEquals("Grüße ✓ — 注文", c.payload());
+  }
+
+  @Test
+  void delayedJobIsClaimableOnlyOnceItsDeliverAfterHasPassed() {
+    Instant before = store.databaseNow();
+    long id = enqueue(message("delayed-1").deliverAfter(Duration.ofHours(1)).build());
+    Instant after = store.databaseNow();
+
+    StoredMessage m = row(id);
+    assertBetween(before.plus(Duration.ofHours(1)), after.plus(Duration.ofHours(1)), m.deliverAfter(),
+        "deliver_after = commit time + delay");
+    assertEquals(List.of(), claim(10, LEASE), "not claimable before deliver_after");
+    assertEquals('R', row(id).state());
+
+    TestDatabases.makeDue(ds, id, 1);
+    assertEquals(List.of(id), ids(claim(10, LEASE)));
+  }
+
+  // ---- claim ---------------------------------------------------------------------------------
+
+  @Test
+  void claimTakesAtMostTheLimitInIdOrderAndLeasesThem() {
+    List<Long> ready = TestDatabases.insertReady(ds, 10);
+    ClaimRequest request = ClaimRequest.of(3, LEASE);
+
+    Instant before = store.databaseNow();
+    List<ClaimedMessage> claimed = store.claimBatch(request);
+    Instant after = store.databaseNow();
+
+    assertEquals(ready.subList(0, 3), ids(claimed), "the three lowest ids, ascending");
+    for (ClaimedMessage c : claimed) {
+      StoredMessage m = row(c.id());
+      assertAll("message " + c.id(),
+          () -> assertEquals('W', m.state()),
+          () -> assertEquals(request.token(), m.claimToken()),
+          () -> assertEquals(request.token(), c.claimToken()),
+          () -> assertBetween(before.plus(LEASE), after.plus(LEASE), m.leaseUntil(), "lease_until"),
+          () -> assertEquals(m.leaseUntil(), c.leaseUntil()),
+          () -> assertBetween(before, after, m.claimedAt(), "claimed_at"),
+          () -> assertEquals(0, m.attempts()),
+          () -> assertEquals(0, c.attempts()));
+    }
+    assertEquals(counts(7, 3, 0, 0, 0), store.countByState());
+    for (long id : ready.subList(3, 10)) {
+      StoredMessage m = row(id);
+      assertEquals('R', m.state());
+      assertNull(m.claimToken());
+      assertNull(m.claimedAt());
+    }
+  }
+
+  @Test
+  void claimReturnsExactlyTheRowsItChanged() {
+    List<Long> ready = TestDatabases.insertReady(ds, 5);
+    ClaimRequest first = ClaimRequest.of(3, LEASE);
+    ClaimRequest second = ClaimRequest.of(10, LEASE);
+
+    List<ClaimedMessage> a = store.claimBatch(first);
+    List<ClaimedMessage> b = store.claimBatch(second);
+
+    assertEquals(ready.subList(0, 3), ids(a));
+    assertEquals(ready.subList(3, 5), ids(b), "only the two rows still ready");
+    assertTrue(b.stream().allMatch(c -> c.claimToken().equals(second.token())));
+    for (ClaimedMessage c : a) {
+      assertEquals(first.token(), row(c.id()).claimToken(), "a later claim must not re-stamp a W row");
+    }
+    assertEquals(List.of(), claim(10, LEASE));
+  }
+
+  @Test
+  void claimOnAnEmptyTableReturnsNothing() {
+    assertEquals(List.of(), claim(10, LEASE));
+    assertEquals(counts(0, 0, 0, 0, 0), store.countByState());
+  }
+
+  @Test
+  void claimSkipsJobsThatAreNotDueOrNotReady() {
+    List<Long> ready = TestDatabases.insertReady(ds, 3);
+    long future = enqueue(message("future-1").deliverAfter(Duration.ofMinutes(5)).build());
+    long sent = TestDatabases.insertReady(ds, 1).get(0);
+    long dead = TestDatabases.insertReady(ds, 1).get(0);
+    TestDatabases.update(ds, "UPDATE outbox_message SET state = 'S' WHERE id = ?", sent);
+    TestDatabases.update(ds, "UPDATE outbox_message SET state = 'D' WHERE id = ?", dead);
+
+    assertEquals(ready, ids(claim(10, LEASE)));
+    assertEquals('R', row(future).state());
+    assertEquals('S', row(sent).state());
+    assertEquals('D', row(dead).state());
+  }
+
+  @Test
+  void claimSkipsRowsLockedByAnotherTransaction() throws Exception {
+    List<Long> ready = TestDatabases.insertReady(ds, 6);
+    List<Long> locked = ready.subList(0, 3);
+
+    try (Connection other = ds.getConnection()) {
+      other.setAutoCommit(false);
+      try (PreparedStatement ps = other.prepareStatement(
+          "SELECT id FROM outbox_message WHERE id IN (?, ?, ?) FOR UPDATE")) {
+        for (int i = 0; i < 3; i++) {
+          ps.setLong(i + 1, locked.get(i));
+        }
+        try (ResultSet rs = ps.executeQuery()) {
+          int n = 0;
+          while (rs.next()) {
+            n++;
+          }
+          assertEquals(3, n, "the other transaction holds three row locks");
+        }
+      }
+
+      List<ClaimedMessage> claimed =
+          assertTimeoutPreemptively(Duration.ofSeconds(10), () -> claim(10, LEASE), "claim must not wait");
+      assertEquals(ready.subList(3, 6), ids(claimed), "only the rows nobody else holds");
+      for (long id : locked) {
+        assertEquals('R', row(id).state());
+      }
+      other.rollback();
+    }
+    assertEquals(locked, ids(claim(10, LEASE)), "claimable once the other transaction ends");
+  }
+
+  @Test
+  void concurrentClaimersClaimEveryJobExactlyOnce() throws Exception {
+    int jobs = 5_000;
+    int claimers = 8;
+    Set<Long> ready = new HashSet<>(TestDatabases.insertReady(ds, jobs));
+    Queue<Long> claimedIds = new ConcurrentLinkedQueue<>();
+    Map<Long, UUID> tokenById = new ConcurrentHashMap<>();
+    CountDownLatch start = new CountDownLatch(1);
+    ExecutorService pool = Executors.newFixedThreadPool(claimers);
+    try {
+      List<Future<Integer>> workers = new ArrayList<>();
+      for (int w = 0; w < claimers; w++) {
+        // One store per claimer, like separate relays; every call takes its own connection.
+        JdbcOutboxStore own = new JdbcOutboxStore(ds, store.dialect());
+        Random random = new Random(w);
+        workers.add(pool.submit(() -> {
+          start.await();
+          int batches = 0;
+          while (true) {
+            int limit = 10 + random.nextInt(41);
+            List<ClaimedMessage> batch = own.claimBatch(ClaimRequest.of(limit, LEASE));
+            if (batch.isEmpty()) {
+              return batches;
+            }
+            assertTrue(batch.size() <= limit, "claimed " + batch.size() + " with limit " + limit);
+            for (ClaimedMessage c : batch) {
+              claimedIds.add(c.id());
+              tokenById.put(c.id(), c.claimToken());
+            }
+            batches++;
+          }
+        }));
+      }
+      start.countDown();
+      for (Future<Integer> worker : workers) {
+        worker.get(120, TimeUnit.SECONDS);
+      }
+    } finally {
+      pool.shutdownNow();
+    }
+
+    List<Long> all = new ArrayList<>(claimedIds);
+    Set<Long> distinct = new HashSet<>(all);
+    assertEquals(jobs, all.size(), "claims returned " + all.size() + " rows for " + jobs + " jobs"
+        + " (duplicates: " + (all.size() - distinct.size()) + ")");
+    assertEquals(ready, distinct, "every job claimed, none lost");
+    assertEquals(counts(0, jobs, 0, 0, 0), store.countByState());
+    assertEquals(tokenById, storedTokens(), "each row carries the token of the claim that returned it");
+  }
+
+  // ---- token-checked transitions -------------------------------------------------------------
+
+  @Test
+  void deliveryCompletesTheJobAndRecordsTheAttempt() {
+    long id = TestDatabases.insertReady(ds, 1).get(0);
+    ClaimedMessage c = claimExactlyOne(LEASE);
+
+    Instant before = store.databaseNow();
+    assertTrue(store.markDelivered(c, AttemptRecord.success(Duration.ofMillis(150), "202 Accepted")));
+    Instant after = store.databaseNow();
+
+    StoredMessage m = row(id);
+    assertAll(
+        () -> assertEquals('S', m.state()),
+        () -> assertBetween(before, after, m.sentAt(), "sent_at"),
+        () -> assertEquals(1, m.attempts()),
+        () -> assertNull(m.claimToken()),
+        () -> assertNull(m.leaseUntil()),
+        () -> assertNull(m.lastError()),
+        () -> assertNotNull(m.claimedAt()));
+    StoredAttempt a = onlyAttempt(id);
+    assertAll(
+        () -> assertEquals(id, a.messageId()),
+        () -> assertEquals(1, a.attemptNo()),
+        () -> assertEquals(AttemptOutcome.DELIVERED, a.outcome()),
+        () -> assertEquals(c.claimToken(), a.claimToken()),
+        () -> assertEquals("202 Accepted", a.responseSummary()),
+        () -> assertNull(a.errorClass()),
+        () -> assertNull(a.errorMessage()),
+        () -> assertBetween(before, after, a.finishedAt(), "finished_at"),
+        () -> assertEquals(Duration.ofMillis(150), Duration.between(a.startedAt(), a.finishedAt()),
+            "started_at = finished_at - elapsed"));
+
+    assertFalse(store.markDelivered(c, AttemptRecord.success(Duration.ofMillis(1), "202")),
+        "a second completion of the same claim changes nothing");
+    assertEquals(m, row(id));
+    assertEquals(List.of(AttemptOutcome.DELIVERED, AttemptOutcome.STALE), outcomes(id));
+  }
+
+  @Test
+  void retryReturnsTheJobToReadyAfterTheBackoff() {
+    long id = TestDatabases.insertReady(ds, 1).get(0);
+    ClaimedMessage c = claimExactlyOne(LEASE);
+    AttemptRecord timeout =
+        new AttemptRecord(Duration.ofMillis(20), "java.net.SocketTimeoutException", "read timed out", null);
+
+    Instant before = store.databaseNow();
+    assertTrue(store.markForRetry(c, Duration.ofSeconds(10), timeout));
+    Instant after = store.databaseNow();
+
+    StoredMessage m = row(id);
+    assertAll(
+        () -> assertEquals('R', m.state()),
+        () -> assertBetween(before.plusSeconds(10), after.plusSeconds(10), m.deliverAfter(), "deliver_after"),
+        () -> assertEquals(1, m.attempts()),
+        () -> assertEquals("java.net.SocketTimeoutException: read timed out", m.lastError()),
+        () -> assertNull(m.claimToken()),
+        () -> assertNull(m.leaseUntil()),
+        () -> assertNull(m.sentAt()));
+    StoredAttempt a = onlyAttempt(id);
+    assertAll(
+        () -> assertEquals(AttemptOutcome.RETRY, a.outcome()),
+        () -> assertEquals(1, a.attemptNo()),
+        () -> assertEquals("java.net.SocketTimeoutException", a.errorClass()),
+        () -> assertEquals("read timed out", a.errorMessage()));
+
+    assertEquals(List.of(), claim(10, LEASE), "not claimable during the backoff");
+    TestDatabases.makeDue(ds, id, 1);
+    ClaimedMessage again = claimExactlyOne(LEASE);
+    assertEquals(1, again.attempts());
+    assertEquals(2, again.attemptNo());
+    assertNotEquals(c.claimToken(), again.claimToken());
+  }
+
+  @Test
+  void deadJobKeepsItsDiagnosisAndIsNeverClaimedAgain() {
+    long id = TestDatabases.insertReady(ds, 1).get(0);
+    ClaimedMessage c = claimExactlyOne(LEASE);
+
+    assertTrue(store.markDead(c, new AttemptRecord(Duration.ofMillis(5), "HTTP 400", "bad request", "400 {}")));
+
+    StoredMessage m = row(id);
+    assertAll(
+        () -> assertEquals('D', m.state()),
+        () -> assertEquals("HTTP 400: bad request", m.lastError()),
+        () -> assertEquals(1, m.attempts()),
+        () -> assertNull(m.claimToken()),
+        () -> assertNull(m.leaseUntil()));
+    StoredAttempt a = onlyAttempt(id);
+    assertEquals(AttemptOutcome.DEAD, a.outcome());
+    assertEquals("400 {}", a.responseSummary());
+    assertEquals(List.of(), claim(10, LEASE));
+  }
+
+  @Test
+  void aStaleTokenChangesNothing() {
+    long id = TestDatabases.insertReady(ds, 1).get(0);
+    ClaimedMessage real = claimExactlyOne(LEASE);
+    UUID wrong = UUID.randomUUID();
+    ClaimedMessage stale = withToken(real, wrong);
+    StoredMessage before = row(id);
+    AttemptRecord failure = new AttemptRecord(Duration.ofMillis(3), "IOException", "reset", null);
+
+    assertAll(
+        () -> assertFalse(store.markDelivered(stale, AttemptRecord.success(Duration.ofMillis(3), "200")),
+            "markDelivered"),
+        () -> assertFalse(store.renewLease(id, wrong, LEASE), "renewLease"),
+        () -> assertFalse(store.markForRetry(stale, Duration.ofSeconds(1), failure), "markForRetry"),
+        () -> assertFalse(store.markDead(stale, failure), "markDead"),
+        () -> assertFalse(store.release(id, wrong), "release"));
+
+    assertEquals(before, row(id), "row unchanged");
+    List<StoredAttempt> attempts = store.attempts(id);
+    assertEquals(List.of(AttemptOutcome.STALE, AttemptOutcome.STALE, AttemptOutcome.STALE), outcomes(id),
+        "each lost completion is recorded as STALE, never as its outcome");
+    StoredAttempt staleDelivery = attempts.get(0);
+    assertEquals(wrong, staleDelivery.claimToken());
+    assertEquals(1, staleDelivery.attemptNo());
+    assertEquals("200", staleDelivery.responseSummary());
+
+    assertTrue(store.markDelivered(real, AttemptRecord.success(Duration.ofMillis(3), "200")),
+        "the real owner still completes");
+    assertEquals('S', row(id).state());
+  }
+
+  @Test
+  void aTokenOnlyActsOnTheRowsItClaimed() {
+    TestDatabases.insertReady(ds, 2);
+    ClaimedMessage a = claim(1, LEASE).get(0);
+    ClaimedMessage b = claim(1, LEASE).get(0);
+    ClaimedMessage bWithTokenOfA = withToken(b, a.claimToken());
+    StoredMessage before = row(b.id());
+
+    assertFalse(store.release(b.id(), a.claimToken()));
+    assertFalse(store.renewLease(b.id(), a.claimToken(), Duration.ofHours(1)));
+    assertFalse(store.markDelivered(bWithTokenOfA, AttemptRecord.success(Duration.ofMillis(1), "200")));
+
+    assertEquals(before, row(b.id()));
+    assertEquals('W', row(a.id()).state(), "the other row is untouched as well");
+    assertEquals(a.claimToken(), row(a.id()).claimToken());
+  }
+
+  @Test
+  void renewLeaseExtendsTheLeaseFromTheDatabaseClock() {
+    long id = TestDatabases.insertReady(ds, 1).get(0);
+    ClaimedMessage c = claimExactlyOne(SHORT_LEASE);
+
+    Instant before = store.databaseNow();
+    assertTrue(store.renewLease(id, c.claimToken(), Duration.ofMinutes(2)));
+    Instant after = store.databaseNow();
+
+    StoredMessage m = row(id);
+    assertBetween(before.plus(Duration.ofMinutes(2)), after.plus(Duration.ofMinutes(2)), m.leaseUntil(),
+        "lease_until");
+    assertEquals('W', m.state());
+    assertEquals(c.claimToken(), m.claimToken());
+    assertEquals(0, m.attempts());
+  }
+
+  @Test
+  void releaseReturnsTheJobWithoutCountingAnAttempt() {
+    long id = TestDatabases.insertReady(ds, 1).get(0);
+    ClaimedMessage c = claimExactlyOne(LEASE);
+
+    assertTrue(store.release(id, c.claimToken()));
+
+    StoredMessage m = row(id);
+    assertAll(
+        () -> assertEquals('R', m.state()),
+        () -> assertEquals(0, m.attempts()),
+        () -> assertNull(m.claimToken()),
+        () -> assertNull(m.leaseUntil()),
+        () -> assertNull(m.lastError()));
+    assertEquals(List.of(), store.attempts(id), "a release is not an attempt");
+    assertFalse(store.release(id, c.claimToken()), "the token died with the release");
+
+    ClaimedMessage again = claimExactlyOne(LEASE);
+    assertEquals(id, again.id());
+    assertEquals(0, again.attempts());
+    assertNotEquals(c.claimToken(), again.claimToken());
+  }
+
+  // ---- reaper --------------------------------------------------------------------------------
+
+  @Test
+  void reaperReturnsExpiredLeasesAndInvalidatesTheirTokens() {
+    List<Long> ready = TestDatabases.insertReady(ds, 2);
+    List<ClaimedMessage> expiring = claim(2, SHORT_LEASE);
+    assertEquals(ready, ids(expiring));
+    Map<Long, Instant> claimedAt = new HashMap<>();
+    for (ClaimedMessage c : expiring) {
+      claimedAt.put(c.id(), row(c.id()).claimedAt());
+    }
+    awaitDatabaseClockPast(latestLease(expiring));
+
+    assertEquals(new ReapResult(2, 0), store.releaseExpiredLeases(5, 100));
+
+    for (ClaimedMessage c : expiring) {
+      StoredMessage m = row(c.id());
+      assertAll("message " + c.id(),
+          () -> assertEquals('R', m.state()),
+          () -> assertEquals(1, m.attempts()),
+          () -> assertNull(m.claimToken()),
+          () -> assertNull(m.leaseUntil()),
+          () -> assertTrue(m.lastError().contains("lease expired")
+              && m.lastError().contains(c.claimToken().toString()), m.lastError()));
+      StoredAttempt a = onlyAttempt(c.id());
+      assertAll("attempt of " + c.id(),
+          () -> assertEquals(AttemptOutcome.LEASE_EXPIRED, a.outcome()),
+          () -> assertEquals(1, a.attemptNo()),
+          () -> assertEquals(c.claimToken(), a.claimToken()),
+          () -> assertEquals("LeaseExpired", a.errorClass()),
+          () -> assertEquals(claimedAt.get(c.id()), a.startedAt(), "started_at is the claim time"));
+    }
+
+    ClaimedMessage old = expiring.get(0);
+    AttemptRecord late = AttemptRecord.success(Duration.ofMillis(500), "200");
+    assertAll("the old owner has lost the job",
+        () -> assertFalse(store.markDelivered(old, late), "markDelivered"),
+        () -> assertFalse(store.renewLease(old.id(), old.claimToken(), LEASE), "renewLease"),
+        () -> assertFalse(store.markForRetry(old, Duration.ZERO, late), "markForRetry"),
+        () -> assertFalse(store.markDead(old, late), "markDead"),
+        () -> assertFalse(store.release(old.id(), old.claimToken()), "release"));
+    assertEquals('R', row(old.id()).state());
+
+    List<ClaimedMessage> reclaimed = claim(10, LEASE);
+    assertEquals(ready, ids(reclaimed));
+    for (ClaimedMessage c : reclaimed) {
+      assertTrue(expiring.stream().noneMatch(e -> e.claimToken().equals(c.claimToken())), "a new token");
+      assertEquals(1, c.attempts());
+      assertEquals(2, c.attemptNo());
+    }
+    assertEquals(new ReapResult(0, 0), store.releaseExpiredLeases(5, 100), "nothing left to reap");
+  }
+
+  @Test
+  void reaperKillsAJobWhoseLastAttemptExpired() {
+    long id = TestDatabases.insertReady(ds, 1).get(0);
+    ClaimedMessage c = claimExactlyOne(SHORT_LEASE);
+    awaitDatabaseClockPast(c.leaseUntil());
+
+    assertEquals(new ReapResult(0, 1), store.releaseExpiredLeases(1, 100));
+
+    StoredMessage m = row(id);
+    assertEquals('D', m.state());
+    assertEquals(1, m.attempts());
+    assertNull(m.claimToken());
+    assertTrue(m.lastError().contains("max attempts (1) reached"), m.lastError());
+    assertEquals(List.of(AttemptOutcome.LEASE_EXPIRED), outcomes(id));
+    assertEquals(List.of(), claim(10, LEASE));
+  }
+
+  @Test
+  void reaperLeavesLiveAndRenewedLeasesAlone() {
+    List<Long> ready = TestDatabases.insertReady(ds, 3);
+    ClaimedMessage expiring = claim(1, SHORT_LEASE).get(0);
+    ClaimedMessage renewed = claim(1, SHORT_LEASE).get(0);
+    ClaimedMessage live = claim(1, LEASE).get(0);
+    assertEquals(ready, List.of(expiring.id(), renewed.id(), live.id()));
+    assertTrue(store.renewLease(renewed.id(), renewed.claimToken(), LEASE));
+    awaitDatabaseClockPast(latestLease(List.of(expiring, renewed)));
+
+    assertEquals(new ReapResult(1, 0), store.releaseExpiredLeases(5, 100));
+
+    assertEquals('R', row(expiring.id()).state());
+    for (ClaimedMessage c : List.of(renewed, live)) {
+      StoredMessage m = row(c.id());
+      assertEquals('W', m.state(), "message " + c.id());
+      assertEquals(c.claimToken(), m.claimToken());
+      assertEquals(0, m.attempts());
+      assertEquals(List.of(), store.attempts(c.id()));
+    }
+    assertTrue(store.markDelivered(renewed, AttemptRecord.success(Duration.ofMillis(1), "200")));
+  }
+
+  @Test
+  void reaperHonoursItsLimit() {
+    TestDatabases.insertReady(ds, 3);
+    List<ClaimedMessage> expiring = claim(3, SHORT_LEASE);
+    awaitDatabaseClockPast(latestLease(expiring));
+
+    assertEquals(new ReapResult(2, 0), store.releaseExpiredLeases(5, 2));
+    assertEquals(new ReapResult(1, 0), store.releaseExpiredLeases(5, 2));
+    assertEquals(counts(3, 0, 0, 0, 0), store.countByState());
+  }
+
+  // ---- inspection ----------------------------------------------------------------------------
+
+  @Test
+  void countByStateCountsEveryState() {
+    assertEquals(counts(0, 0, 0, 0, 0), store.countByState(), "absent states count 0");
+    TestDatabases.insertReady(ds, 6);
+    List<ClaimedMessage> claimed = claim(3, LEASE);
+    store.markDelivered(claimed.get(0), AttemptRecord.success(Duration.ofMillis(1), "200"));
+    store.markDead(claimed.get(1), new AttemptRecord(Duration.ofMillis(1), "HTTP 422", "no", null));
+
+    assertEquals(counts(3, 1, 1, 0, 1), store.countByState());
+    TestDatabases.update(ds, "UPDATE outbox_message SET state = 'C' WHERE id = ?", claimed.get(0).id());
+    assertEquals(counts(3, 1, 0, 1, 1), store.countByState());
+  }
+
+  @Test
+  void oldestReadyAgeMeasuresTheOldestDueJob() {
+    assertEquals(Optional.empty(), store.oldestReadyAge(), "no jobs");
+    enqueue(message("later-1").deliverAfter(Duration.ofHours(1)).build());
+    assertEquals(Optional.empty(), store.oldestReadyAge(), "a job that is not due yet has no age");
+
+    List<Long> ready = TestDatabases.insertReady(ds, 2);
+    TestDatabases.makeDue(ds, ready.get(1), 30);
+    Duration age = store.oldestReadyAge().orElseThrow();
+    assertTrue(age.compareTo(Duration.ofSeconds(30)) >= 0 && age.compareTo(Duration.ofSeconds(35)) < 0,
+        "age " + age);
+
+    claim(2, LEASE);
+    assertEquals(Optional.empty(), store.oldestReadyAge(), "claimed jobs are not waiting");
+  }
+
+  @Test
+  void databaseNowFollowsTheRealClock() {
+    Instant first = store.databaseNow();
+    Instant second = store.databaseNow();
+    assertBetween(Instant.now().minusSeconds(5), Instant.now().plusSeconds(5), first, "database now");
+    assertFalse(second.isBefore(first), first + " then " + second);
+  }
+
+  // ---- helpers -------------------------------------------------------------------------------
+
+  protected static OutboxMessage.Builder message(String operationId) {
+    return OutboxMessage.builder().operationId(operationId).destination(HTTP_BILLING).payload("{}");
+  }
+
+  /** Enqueues in a committed transaction of its own; returns the job id. */
+  protected long enqueue(OutboxMessage message) {
+    try (Connection c = ds.getConnection()) {
+      c.setAutoCommit(false);
+      long id = outbox.enqueue(c, message).messageId();
+      c.commit();
+      return id;
+    } catch (SQLException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  protected StoredMessage row(long id) {
+    return store.findMessage(id).orElseThrow(() -> new AssertionError("no message " + id));
+  }
+
+  protected List<ClaimedMessage> claim(int limit, Duration lease) {
+    return store.claimBatch(ClaimRequest.of(limit, lease));
+  }
+
+  protected ClaimedMessage claimExactlyOne(Duration lease) {
+    List<ClaimedMessage> claimed = claim(10, lease);
+    assertEquals(1, claimed.size(), "claimed " + ids(claimed));
+    return claimed.get(0);
+  }
+
+  protected static List<Long> ids(List<ClaimedMessage> claimed) {
+    return claimed.stream().map(ClaimedMessage::id).toList();
+  }
+
+  private StoredAttempt onlyAttempt(long id) {
+    List<StoredAttempt> attempts = store.attempts(id);
+    assertEquals(1, attempts.size(), "attempts of " + id + ": " + attempts);
+    return attempts.get(0);
+  }
+
+  private List<AttemptOutcome> outcomes(long id) {
+    return store.attempts(id).stream().map(StoredAttempt::outcome).toList();
+  }
+
+  private static ClaimedMessage withToken(ClaimedMessage m, UUID token) {
+    return new ClaimedMessage(m.id(), m.operationId(), m.destination(), m.orderingKey(), m.payload(),
+        m.contentType(), m.headers(), m.attempts(), token, m.createdAt(), m.leaseUntil());
+  }
+
+  protected static Map<Character, Long> counts(long r, long w, long s, long c, long d) {
+    return Map.of('R', r, 'W', w, 'S', s, 'C', c, 'D', d);
+  }
+
+  private static Instant latestLease(List<ClaimedMessage> claimed) {
+    return Collections.max(claimed.stream().map(ClaimedMessage::leaseUntil).toList());
+  }
+
+  /** Waits (at most 5 s) until the database clock is past {@code instant}: leases expire by it. */
+  private void awaitDatabaseClockPast(Instant instant) {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+    while (!store.databaseNow().isAfter(instant)) {
+      if (System.nanoTime() > deadline) {
+        fail("database clock did not pass " + instant + " within 5 s");
+      }
+      try {
+        Thread.sleep(20);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new AssertionError(e);
+      }
+    }
+  }
+
+  private Map<Long, UUID> storedTokens() throws SQLException {
+    Map<Long, UUID> tokens = new HashMap<>();
+    try (Connection c = ds.getConnection();
+        PreparedStatement ps = c.prepareStatement("SELECT id, claim_token FROM outbox_message");
+        ResultSet rs = ps.executeQuery()) {
+      while (rs.next()) {
+        tokens.put(rs.getLong(1), rs.getObject(2, UUID.class));
+      }
+    }
+    return tokens;
+  }
+
+  private static Map<String, String> headers(String json) throws Exception {
+    return JSON.readValue(json, new TypeReference<Map<String, String>>() {});
+  }
+
+  protected static void assertBetween(Instant from, Instant to, Instant actual, String what) {
+    assertNotNull(actual, what);
+    assertTrue(!actual.isBefore(from.minus(CLOCK_SLACK)) && !actual.isAfter(to.plus(CLOCK_SLACK)),
+        what + " " + actual + " not within [" + from + ", " + to + "]");
+  }
+}

@@ -1,0 +1,45 @@
+package dev.outboxrelay.outbox.store;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import dev.outboxrelay.outbox.store.dialect.OutboxDialect;
+import dev.outboxrelay.outbox.store.dialect.PostgresOutboxDialect;
+import dev.outboxrelay.outbox.testing.TestDatabases;
+import java.util.List;
+import javax.sql.DataSource;
+import org.junit.jupiter.api.Test;
+
+/** The store contract on the local PostgreSQL, schema {@value TestDatabases#OUTBOX_LIB_SCHEMA}. */
+class PostgresOutboxStoreIT extends OutboxStoreContractTest {
+  /** Leaves the planner only nested loops without materialisation: the sub-select is re-run per row. */
+  private static final String NESTED_LOOPS_ONLY = "-c enable_hashagg=off -c enable_hashjoin=off"
+      + " -c enable_mergejoin=off -c enable_memoize=off -c enable_material=off -c enable_sort=off";
+
+  @Override
+  protected DataSource dataSource() {
+    return TestDatabases.postgres();
+  }
+
+  @Override
+  protected Class<? extends OutboxDialect> expectedDialect() {
+    return PostgresOutboxDialect.class;
+  }
+
+  /**
+   * Regression: {@code UPDATE ... WHERE id IN (SELECT ... LIMIT n FOR UPDATE SKIP LOCKED)} planned
+   * as a nested-loop semi join re-runs the locking sub-select for every outer row, and each re-run
+   * skips the rows already updated, so the claim took every ready row instead of {@code n}. The
+   * planner picks that plan by itself on a freshly created, never analysed table.
+   */
+  @Test
+  void claimHonoursItsLimitWhateverJoinPlanThePlannerPicks() {
+    List<Long> ready = TestDatabases.insertReady(ds, 20);
+    DataSource nestedLoops = TestDatabases.postgres(TestDatabases.OUTBOX_LIB_SCHEMA, NESTED_LOOPS_ONLY);
+    JdbcOutboxStore claimer = new JdbcOutboxStore(nestedLoops, store.dialect());
+
+    List<ClaimedMessage> claimed = claimer.claimBatch(ClaimRequest.of(3, LEASE));
+
+    assertEquals(ready.subList(0, 3), ids(claimed));
+    assertEquals(counts(17, 3, 0, 0, 0), store.countByState());
+  }
+}

@@ -7,6 +7,7 @@ import dev.outboxrelay.outbox.EnqueueResult;
 import dev.outboxrelay.outbox.OutboxMessage;
 import dev.outboxrelay.outbox.OutboxStoreException;
 import dev.outboxrelay.outbox.store.dialect.DialectDetector;
+import dev.outboxrelay.outbox.store.dialect.JdbcTransactions;
 import dev.outboxrelay.outbox.store.dialect.OutboxDialect;
 import java.io.IOException;
 import java.sql.Connection;
@@ -203,23 +204,15 @@ public class JdbcOutboxStore implements OutboxStore {
       ClaimedMessage m, AttemptOutcome outcome, AttemptRecord attempt, String sql, Binder binder) {
     String what = outcome + " of message " + m.id() + " (attempt " + m.attemptNo() + ")";
     try (Connection c = dataSource.getConnection()) {
-      boolean autoCommit = c.getAutoCommit();
-      c.setAutoCommit(false);
-      try {
+      return JdbcTransactions.inTransaction(c, tx -> {
         int changed;
-        try (PreparedStatement ps = c.prepareStatement(sql)) {
+        try (PreparedStatement ps = tx.prepareStatement(sql)) {
           binder.bind(ps);
           changed = ps.executeUpdate();
         }
-        insertAttempt(c, m, changed == 1 ? outcome : AttemptOutcome.STALE, attempt);
-        c.commit();
+        insertAttempt(tx, m, changed == 1 ? outcome : AttemptOutcome.STALE, attempt);
         return changed == 1;
-      } catch (SQLException | RuntimeException e) {
-        c.rollback();
-        throw e;
-      } finally {
-        c.setAutoCommit(autoCommit);
-      }
+      });
     } catch (SQLException e) {
       throw new OutboxStoreException(what + " failed", e);
     }
@@ -249,11 +242,9 @@ public class JdbcOutboxStore implements OutboxStore {
 
   @Override
   public ReapResult releaseExpiredLeases(int maxAttempts, int limit) {
-    try (Connection c = dataSource.getConnection()) {
-      boolean autoCommit = c.getAutoCommit();
-      c.setAutoCommit(false);
-      try {
-        record Expired(long id, UUID token, int attempts, OffsetDateTime claimedAt) {}
+    record Expired(long id, UUID token, int attempts, OffsetDateTime claimedAt) {}
+    try (Connection conn = dataSource.getConnection()) {
+      return JdbcTransactions.inTransaction(conn, c -> {
         List<Expired> expired;
         try (PreparedStatement ps = c.prepareStatement(dialect.lockExpiredLeasesSql())) {
           ps.setInt(1, limit);
@@ -290,14 +281,8 @@ public class JdbcOutboxStore implements OutboxStore {
             }
           }
         }
-        c.commit();
         return new ReapResult(ready, dead);
-      } catch (SQLException | RuntimeException e) {
-        c.rollback();
-        throw e;
-      } finally {
-        c.setAutoCommit(autoCommit);
-      }
+      });
     } catch (SQLException e) {
       throw new OutboxStoreException("release of expired leases failed", e);
     }
@@ -335,20 +320,14 @@ public class JdbcOutboxStore implements OutboxStore {
 
   @Override
   public Optional<StoredMessage> findMessage(long id) {
-    try (Connection c = dataSource.getConnection()) {
-      return queryOne(c, dialect.findMessageSql(), ps -> ps.setLong(1, id));
-    } catch (SQLException e) {
-      throw new OutboxStoreException("read of message " + id + " failed", e);
-    }
+    return query("read of message " + id, dialect.findMessageSql(), ps -> ps.setLong(1, id),
+        JdbcOutboxStore::stored).stream().findFirst();
   }
 
   @Override
   public Optional<StoredMessage> findByOperationId(String operationId) {
-    try (Connection c = dataSource.getConnection()) {
-      return queryOne(c, dialect.findByOperationIdSql(), ps -> ps.setString(1, operationId));
-    } catch (SQLException e) {
-      throw new OutboxStoreException("read of operation_id '" + operationId + "' failed", e);
-    }
+    return query("read of operation_id '" + operationId + "'", dialect.findByOperationIdSql(),
+        ps -> ps.setString(1, operationId), JdbcOutboxStore::stored).stream().findFirst();
   }
 
   @Override

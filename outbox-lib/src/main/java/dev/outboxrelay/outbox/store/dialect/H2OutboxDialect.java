@@ -48,30 +48,21 @@ public class H2OutboxDialect extends OutboxDialect {
   @Override
   public <T> List<T> claim(Connection c, UUID token, long leaseMillis, int limit, RowMapper<T> mapper)
       throws SQLException {
-    boolean autoCommit = c.getAutoCommit();
-    c.setAutoCommit(false);
-    try {
+    return JdbcTransactions.inTransaction(c, tx -> {
       List<Long> ids;
-      try (PreparedStatement ps = c.prepareStatement(LOCK_READY_SQL)) {
+      try (PreparedStatement ps = tx.prepareStatement(LOCK_READY_SQL)) {
         ps.setInt(1, limit);
         ids = readAll(ps, rs -> rs.getLong(1));
       }
-      List<T> claimed = List.of();
-      if (!ids.isEmpty()) {
-        try (PreparedStatement ps = c.prepareStatement(CLAIM_LOCKED_SQL)) {
-          ps.setObject(1, token);
-          ps.setLong(2, leaseMillis);
-          ps.setObject(3, ids.toArray(new Long[0]));
-          claimed = readAll(ps, mapper);
-        }
+      if (ids.isEmpty()) {
+        return List.<T>of();
       }
-      c.commit();
-      return claimed;
-    } catch (SQLException | RuntimeException e) {
-      c.rollback();
-      throw e;
-    } finally {
-      c.setAutoCommit(autoCommit);
-    }
+      try (PreparedStatement ps = tx.prepareStatement(CLAIM_LOCKED_SQL)) {
+        ps.setObject(1, token);
+        ps.setLong(2, leaseMillis);
+        ps.setObject(3, ids.toArray(new Long[0]));
+        return readAll(ps, mapper);
+      }
+    });
   }
 }

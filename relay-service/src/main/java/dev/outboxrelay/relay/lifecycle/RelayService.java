@@ -60,6 +60,8 @@ public class RelayService {
     }
     String dsName = chooseDataSource(relay);
     AgroalDataSource dataSource = AgroalDataSourceUtil.dataSourceIfActive(dsName).orElseThrow();
+    checkPoolSize(relay.concurrency(),
+        dataSource.getConfiguration().connectionPoolConfiguration().maxSize(), dsName);
     if (relay.migrateAtStart()) {
       int applied = OutboxSchema.migrate(dataSource);
       LOG.infof("outbox schema on datasource '%s' is current (%d migration(s) applied)", dsName, applied);
@@ -88,6 +90,21 @@ public class RelayService {
             + " max attempts %d", relay.enabled() ? "started" : "started with delivery disabled",
         dsName, ((JdbcOutboxStore) store).dialect().name(), sinks.destinations(), relay.batchSize(),
         relay.concurrency(), relay.leaseDuration(), relay.maxAttempts());
+  }
+
+  /** Connections besides the workers': claim loop, heartbeats, reaper and gauges. */
+  static final int POOL_HEADROOM = 4;
+
+  /**
+   * Every worker records its outcome on a connection while heartbeats, the claim loop and the
+   * reaper need theirs: a pool smaller than that starves deliveries into acquisition timeouts.
+   */
+  static void checkPoolSize(int concurrency, int poolMaxSize, String dsName) {
+    if (concurrency + POOL_HEADROOM > poolMaxSize) {
+      throw new IllegalArgumentException("outbox.relay.concurrency=" + concurrency + " needs at least "
+          + (concurrency + POOL_HEADROOM) + " connections, but quarkus.datasource." + dsName
+          + ".jdbc.max-size is " + poolMaxSize + ": raise the pool or lower the concurrency");
+    }
   }
 
   private static String chooseDataSource(RelayConfig.Relay relay) {

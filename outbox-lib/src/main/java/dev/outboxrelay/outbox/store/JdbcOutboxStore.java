@@ -1,5 +1,7 @@
 package dev.outboxrelay.outbox.store;
 
+import static dev.outboxrelay.outbox.store.dialect.OutboxDialect.readAll;
+
 import com.fasterxml.jackson.core.type.TypeReference;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.outboxrelay.outbox.DuplicateOperationException;
@@ -377,17 +379,6 @@ public class JdbcOutboxStore implements OutboxStore {
       binder.bind(ps);
       return readAll(ps, JdbcOutboxStore::stored).stream().findFirst();
     }
-  }
-
-  private static <T> List<T> readAll(PreparedStatement ps, OutboxDialect.RowMapper<T> mapper)
-      throws SQLException {
-    List<T> rows = new java.util.ArrayList<>();
-    try (ResultSet rs = ps.executeQuery()) {
-      while (rs.next()) {
-        rows.add(mapper.map(rs));
-      }
-    }
-    return rows;
   }
 
   private static ClaimedMessage claimed(ResultSet rs) throws SQLException {

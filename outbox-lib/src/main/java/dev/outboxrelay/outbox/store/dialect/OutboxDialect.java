@@ -179,7 +179,7 @@ public abstract class OutboxDialect {
   }
 
   /** Runs a query and maps every row. */
-  protected static <T> List<T> readAll(PreparedStatement ps, RowMapper<T> mapper) throws SQLException {
+  public static <T> List<T> readAll(PreparedStatement ps, RowMapper<T> mapper) throws SQLException {
     List<T> rows = new ArrayList<>();
     try (ResultSet rs = ps.executeQuery()) {
       while (rs.next()) {

@@ -1,5 +1,6 @@
 package dev.outboxrelay.demo.e2e;
 
+import dev.outboxrelay.outbox.testing.ServiceProcess;
 import static io.restassured.RestAssured.given;
 import static org.hamcrest.Matchers.equalTo;
 import static org.hamcrest.Matchers.startsWith;
@@ -7,8 +8,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.restassured.path.json.JsonPath;
-import java.io.IOException;
-import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -33,24 +32,18 @@ class DemoFlowIT {
   static ServiceProcess demo;
   static ServiceProcess relay;
 
-  static int freePort() throws IOException {
-    try (ServerSocket s = new ServerSocket(0)) {
-      return s.getLocalPort();
-    }
-  }
-
   @BeforeAll
   static void startServices() throws Exception {
     Path work = Path.of("target", "demo-flow-it").toAbsolutePath();
     Files.createDirectories(work.resolve("db"));
-    int h2Port = freePort();
+    int h2Port = ServiceProcess.freePort();
     h2 = Server.createTcpServer("-tcp", "-tcpPort", String.valueOf(h2Port), "-ifNotExists",
         "-baseDir", work.resolve("db").toString()).start();
     String dbUrl = "jdbc:h2:tcp://localhost:" + h2Port + "/demo-flow-" + System.nanoTime();
-    int demoPort = freePort();
+    int demoPort = ServiceProcess.freePort();
     demo = ServiceProcess.start("demo-orders", ServiceProcess.moduleJar("demo-orders"), demoPort,
         Map.of("quarkus.datasource.jdbc.url", dbUrl), work);
-    relay = ServiceProcess.start("relay-service", ServiceProcess.moduleJar("relay-service"), freePort(),
+    relay = ServiceProcess.start("relay-service", ServiceProcess.moduleJar("relay-service"), ServiceProcess.freePort(),
         Map.of("quarkus.datasource.h2.jdbc.url", dbUrl,
             "outbox.destinations.billing.type", "http",
             "outbox.destinations.billing.url", demo.baseUri() + "/sink/billing"),

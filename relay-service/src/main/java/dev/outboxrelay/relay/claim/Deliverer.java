@@ -105,11 +105,11 @@ public class Deliverer {
       if (applied) {
         metrics.dead(1);
       }
-      LOG.errorf("message_id=%d operation_id=%s destination=%s attempt=%d outcome=dead error=%s",
-          m.id(), m.operationId(), m.destination(), m.attemptNo(), a.errorMessage());
+      LOG.errorf("message_id=%d operation_id=%s token=%s destination=%s attempt=%d outcome=dead error=%s",
+          m.id(), m.operationId(), m.claimToken(), m.destination(), m.attemptNo(), a.errorMessage());
     }
     if (!applied) {
-      metrics.staleCompletion();
+      metrics.staleCompletion(outcome);
       LOG.warnf("message_id=%d operation_id=%s token=%s attempt=%d: %s not recorded, the claim was"
               + " lost (lease expired and the job was re-offered); this result changed nothing",
           m.id(), m.operationId(), m.claimToken(), m.attemptNo(), outcome);
@@ -128,8 +128,8 @@ public class Deliverer {
   }
 
   private static void log(ClaimedMessage m, String outcome, String detail) {
-    LOG.infof("message_id=%d operation_id=%s destination=%s attempt=%d outcome=%s %s",
-        m.id(), m.operationId(), m.destination(), m.attemptNo(), outcome, detail);
+    LOG.infof("message_id=%d operation_id=%s token=%s destination=%s attempt=%d outcome=%s %s",
+        m.id(), m.operationId(), m.claimToken(), m.destination(), m.attemptNo(), outcome, detail);
   }
 
   /**
@@ -167,7 +167,7 @@ public class Deliverer {
       if (store.release(m.id(), m.claimToken())) {
         LOG.infof("message_id=%d operation_id=%s released to ready on shutdown", m.id(), m.operationId());
       } else {
-        metrics.staleCompletion();
+        metrics.staleCompletion("release");
       }
     } catch (RuntimeException e) {
       LOG.warnf("message_id=%d: release failed (%s); the reaper will return it when the lease expires",

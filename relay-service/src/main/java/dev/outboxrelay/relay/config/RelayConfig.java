@@ -73,6 +73,13 @@ public interface RelayConfig {
     /** How often the state gauges (outbox_messages, oldest ready age) are read from the database. */
     @WithDefault("5s")
     Duration metricsRefreshInterval();
+
+    /**
+     * Readiness turns DOWN while the oldest ready, due job is older than this (the backlog is not
+     * being drained: sink down, relays stuck or too few); UP again when it drains.
+     */
+    @WithDefault("5m")
+    Duration readyMaxBacklogAge();
   }
 
   /** Retry delays after a transient failure: exponential with jitter, capped. */

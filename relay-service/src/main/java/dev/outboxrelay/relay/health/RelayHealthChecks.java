@@ -40,6 +40,14 @@ public class RelayHealthChecks {
       if (maintenanceError != null) {
         return b.down().withData("reason", maintenanceError).build();
       }
+      java.time.Duration age = relay.metrics() == null ? java.time.Duration.ZERO : relay.oldestReadyAge();
+      java.time.Duration limit = config.relay().readyMaxBacklogAge();
+      b.withData("oldest_ready_age_seconds", age.toSeconds());
+      if (age.compareTo(limit) > 0) {
+        return b.down().withData("reason", "the oldest ready job is " + age.toSeconds() + "s old,"
+            + " over outbox.relay.ready-max-backlog-age=" + limit.toSeconds() + "s: the backlog"
+            + " is not draining (sink down, relays stuck or too few)").build();
+      }
       return b.up().build();
     };
   }

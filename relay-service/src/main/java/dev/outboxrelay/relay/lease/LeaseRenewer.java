@@ -17,10 +17,13 @@ public class LeaseRenewer implements AutoCloseable {
   private final OutboxStore store;
   private final Duration lease;
   private final ScheduledExecutorService timer;
+  private final Runnable onLost;
 
-  public LeaseRenewer(OutboxStore store, Duration lease) {
+  /** @param onLost called once per heartbeat whose renewal found the job owned by someone else */
+  public LeaseRenewer(OutboxStore store, Duration lease, Runnable onLost) {
     this.store = store;
     this.lease = lease;
+    this.onLost = onLost;
     this.timer = Executors.newScheduledThreadPool(1, r -> {
       Thread t = new Thread(r, "outbox-lease-renewer");
       t.setDaemon(true);
@@ -55,14 +58,16 @@ public class LeaseRenewer implements AutoCloseable {
       try {
         if (!store.renewLease(message.id(), message.claimToken(), lease)) {
           lost.set(true);
-          LOG.warnf("lease of message %d (operation %s, token %s) was lost during attempt %d;"
-              + " another relay may own it", message.id(), message.operationId(),
-              message.claimToken(), message.attemptNo());
           future.cancel(false);
+          onLost.run();
+          LOG.warnf("message_id=%d operation_id=%s token=%s attempt=%d: lease lost during the send"
+              + " (renewal changed no row); another relay may own the job", message.id(),
+              message.operationId(), message.claimToken(), message.attemptNo());
         }
       } catch (RuntimeException e) {
         // The lease may still be valid: keep trying until the send ends.
-        LOG.warnf("renewing the lease of message %d failed: %s", message.id(), e.getMessage());
+        LOG.warnf("message_id=%d token=%s: renewing the lease failed, will retry: %s", message.id(),
+            message.claimToken(), e.getMessage());
       }
     }
 

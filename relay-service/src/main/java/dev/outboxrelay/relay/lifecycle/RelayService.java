@@ -68,12 +68,13 @@ public class RelayService {
     }
     store = JdbcOutboxStore.create(dataSource);
     metrics = new RelayMetrics(registry);
-    renewer = new LeaseRenewer(store, relay.leaseDuration());
+    renewer = new LeaseRenewer(store, relay.leaseDuration(), () -> metrics.staleCompletion("renew"));
     reaper = new LeaseReaper(store, metrics, relay.maxAttempts(), relay.reapBatchSize());
     Deliverer deliverer = new Deliverer(store, sinks, renewer, backoff, metrics, relay.maxAttempts(),
         relay.leaseDuration(), clockSkew::get);
     claimLoop = new ClaimLoop(store, deliverer, relay.batchSize(), relay.concurrency(),
         relay.leaseDuration(), idle);
+    metrics.claimStatements(claimLoop::claimStatements);
     maintenance = Executors.newScheduledThreadPool(1, r -> {
       Thread t = new Thread(r, "outbox-maintenance");
       t.setDaemon(true);
@@ -178,6 +179,11 @@ public class RelayService {
 
   public LeaseReaper reaper() {
     return reaper;
+  }
+
+  /** The oldest ready, due job's age at the last gauge refresh. */
+  public Duration oldestReadyAge() {
+    return metrics.oldestReadyAge();
   }
 
   public RelayMetrics metrics() {

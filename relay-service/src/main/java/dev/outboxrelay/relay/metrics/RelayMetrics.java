@@ -10,15 +10,15 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * The relay's meters. Prometheus names: {@code outbox_stale_completions_total},
+ * The relay's meters. Prometheus names: {@code outbox_stale_completions_total{update}},
  * {@code outbox_expired_leases_total}, {@code outbox_dead_total},
  * {@code outbox_delivery_attempts_total{destination,outcome}}, {@code outbox_delivery_seconds},
  * {@code outbox_end_to_end_seconds}, {@code outbox_messages{state}},
- * {@code outbox_ready_oldest_age_seconds}.
+ * {@code outbox_ready_oldest_age_seconds}, {@code outbox_claim_statements_total}.
  */
 public class RelayMetrics {
   private final MeterRegistry registry;
-  private final Counter staleCompletions;
+  private final Map<String, Counter> staleCompletions = new ConcurrentHashMap<>();
   private final Counter expiredLeases;
   private final Counter dead;
   private final Timer endToEnd;
@@ -27,8 +27,11 @@ public class RelayMetrics {
 
   public RelayMetrics(MeterRegistry registry) {
     this.registry = registry;
-    staleCompletions = Counter.builder("outbox.stale.completions")
-        .description("Token-checked updates that changed no row: ownership was lost").register(registry);
+    for (String update : STALE_UPDATES) {
+      staleCompletions.put(update, Counter.builder("outbox.stale.completions").tag("update", update)
+          .description("Token-checked updates that changed no row: ownership was lost")
+          .register(registry));
+    }
     expiredLeases = Counter.builder("outbox.expired.leases")
         .description("Leases the reaper returned after they expired").register(registry);
     dead = Counter.builder("outbox.dead").description("Jobs moved to DEAD").register(registry);
@@ -45,8 +48,24 @@ public class RelayMetrics {
         .description("Age of the oldest ready, due job (0 when none)").register(registry);
   }
 
-  public void staleCompletion() {
-    staleCompletions.increment();
+  /** The token-checked updates a relay makes on a claimed job. */
+  public static final java.util.List<String> STALE_UPDATES =
+      java.util.List.of("delivered", "retry", "dead", "renew", "release");
+
+  /** A token-checked update ({@link #STALE_UPDATES}) found the job owned by someone else. */
+  public void staleCompletion(String update) {
+    Counter c = staleCompletions.get(update);
+    if (c == null) {
+      throw new IllegalArgumentException("unknown update '" + update + "', expected one of " + STALE_UPDATES);
+    }
+    c.increment();
+  }
+
+  /** Counts the claim statements a claim loop runs (idle polling cost). */
+  public void claimStatements(java.util.function.Supplier<Number> count) {
+    io.micrometer.core.instrument.FunctionCounter.builder("outbox.claim.statements", count,
+            c -> c.get().doubleValue())
+        .description("Claim statements run, empty ones included").register(registry);
   }
 
   public void expiredLeases(int count) {
@@ -84,7 +103,11 @@ public class RelayMetrics {
     oldestReadyAgeMillis.set(age.toMillis());
   }
 
+  public Duration oldestReadyAge() {
+    return Duration.ofMillis(oldestReadyAgeMillis.get());
+  }
+
   public double staleCompletionCount() {
-    return staleCompletions.count();
+    return staleCompletions.values().stream().mapToDouble(Counter::count).sum();
   }
 }

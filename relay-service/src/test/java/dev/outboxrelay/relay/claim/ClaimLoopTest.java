@@ -67,10 +67,11 @@ class ClaimLoopTest {
   ClaimLoop newLoop(JdbcOutboxStore s, int batch, int concurrency) {
     SinkRegistry sinks = new SinkRegistry(Map.of("billing",
         new HttpSink(receiver.url("/b"), Duration.ofSeconds(1), Duration.ofSeconds(30))));
-    renewer = new LeaseRenewer(s, LEASE);
+    RelayMetrics metrics = new RelayMetrics(new SimpleMeterRegistry());
+    renewer = new LeaseRenewer(s, LEASE, () -> metrics.staleCompletion("renew"));
     Deliverer d = new Deliverer(s, sinks, renewer,
         new Backoff(Duration.ofMillis(10), 2, Duration.ofMillis(100), 0, Math::random),
-        new RelayMetrics(new SimpleMeterRegistry()), 5, LEASE, () -> Duration.ZERO);
+        metrics, 5, LEASE, () -> Duration.ZERO);
     loop = new ClaimLoop(s, d, batch, concurrency, LEASE,
         new IdleWait(Duration.ofMillis(10), Duration.ofMillis(200)));
     return loop;

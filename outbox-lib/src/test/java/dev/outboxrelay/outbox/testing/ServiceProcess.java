@@ -1,0 +1,225 @@
+package dev.outboxrelay.outbox.testing;
+
+import java.io.File;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.ServerSocket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * A packaged Quarkus service run as a real OS process ({@code java -jar quarkus-run.jar}), so
+ * tests can stop it (SIGTERM), kill it (SIGKILL) or freeze it (SIGSTOP/SIGCONT) like an
+ * operator, a crash or a long GC pause would.
+ */
+public final class ServiceProcess implements AutoCloseable {
+  private static final HttpClient HTTP = HttpClient.newBuilder()
+      .connectTimeout(Duration.ofSeconds(1)).build();
+  private static final Pattern SAMPLE = Pattern.compile("^([a-zA-Z_:][a-zA-Z0-9_:]*)(\\{[^}]*\\})? (\\S+)");
+
+  private final String name;
+  private final Process process;
+  private final Path log;
+  private final URI baseUri;
+
+  private ServiceProcess(String name, Process process, Path log, URI baseUri) {
+    this.name = name;
+    this.process = process;
+    this.log = log;
+    this.baseUri = baseUri;
+  }
+
+  /** Starts {@code jar} with system properties and waits until /q/health/ready answers 200. */
+  public static ServiceProcess start(String name, Path jar, int httpPort, Map<String, String> properties,
+      Path logDir) throws IOException, InterruptedException {
+    ServiceProcess s = launch(name, jar, httpPort, properties, logDir);
+    s.awaitReady(Duration.ofSeconds(90));
+    return s;
+  }
+
+  /** Starts {@code jar} without waiting for readiness (see {@link #awaitListening}). */
+  public static ServiceProcess launch(String name, Path jar, int httpPort, Map<String, String> properties,
+      Path logDir) throws IOException {
+    if (!Files.isRegularFile(jar)) {
+      throw new IllegalStateException(jar + " is missing: run mvn package first");
+    }
+    List<String> cmd = new ArrayList<>();
+    cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+    cmd.add("-Xmx256m");
+    cmd.add("-XX:TieredStopAtLevel=1");
+    cmd.add("-Dquarkus.http.port=" + httpPort);
+    properties.forEach((k, v) -> cmd.add("-D" + k + "=" + v));
+    cmd.add("-jar");
+    cmd.add(jar.toString());
+    Files.createDirectories(logDir);
+    Path log = logDir.resolve(name + ".log");
+    Files.writeString(log, "=== " + String.join(" ", cmd) + "\n",
+        java.nio.file.StandardOpenOption.CREATE, java.nio.file.StandardOpenOption.APPEND);
+    Process p = new ProcessBuilder(cmd).redirectErrorStream(true)
+        .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile())).start();
+    return new ServiceProcess(name, p, log, URI.create("http://127.0.0.1:" + httpPort));
+  }
+
+  public String name() {
+    return name;
+  }
+
+  public URI baseUri() {
+    return baseUri;
+  }
+
+  public long pid() {
+    return process.pid();
+  }
+
+  public boolean alive() {
+    return process.isAlive();
+  }
+
+  /** Waits until /q/health/ready answers 200. */
+  public void awaitReady(Duration timeout) throws InterruptedException, IOException {
+    awaitHealth("/q/health/ready", timeout);
+  }
+
+  /** Waits until the process answers HTTP at all (liveness 200), ready or not. */
+  public void awaitListening(Duration timeout) throws InterruptedException, IOException {
+    awaitHealth("/q/health/live", timeout);
+  }
+
+  private void awaitHealth(String path, Duration timeout) throws InterruptedException, IOException {
+    long deadline = System.nanoTime() + timeout.toNanos();
+    while (System.nanoTime() < deadline) {
+      if (!process.isAlive()) {
+        throw new IllegalStateException(name + " exited with " + process.exitValue() + ":\n" + tail());
+      }
+      try {
+        if (get(path).statusCode() == 200) {
+          return;
+        }
+      } catch (IOException notYet) {
+        // not listening yet
+      }
+      Thread.sleep(100);
+    }
+    throw new IllegalStateException(name + " not answering 200 on " + path + " after " + timeout
+        + ":\n" + tail());
+  }
+
+  /** GET on the service; the body as text. */
+  public HttpResponse<String> get(String path) throws IOException, InterruptedException {
+    return HTTP.send(HttpRequest.newBuilder(baseUri.resolve(path)).timeout(Duration.ofSeconds(5)).build(),
+        HttpResponse.BodyHandlers.ofString());
+  }
+
+  /**
+   * The sum of every Prometheus sample named {@code metric} at /q/metrics whose labels contain
+   * all of {@code labels} (e.g. {@code outcome="dead"}); 0 when none.
+   */
+  public double metric(String metric, String... labels) throws IOException, InterruptedException {
+    return sumSamples(get("/q/metrics").body(), metric, labels);
+  }
+
+  /** Sums the samples of one metric in a Prometheus text exposition; see {@link #metric}. */
+  public static double sumSamples(String exposition, String metric, String... labels) {
+    double sum = 0;
+    for (String line : exposition.split("\n")) {
+      Matcher m = SAMPLE.matcher(line);
+      if (!m.find() || !m.group(1).equals(metric)) {
+        continue;
+      }
+      String tags = m.group(2) == null ? "" : m.group(2);
+      boolean all = true;
+      for (String label : labels) {
+        all &= tags.contains(label);
+      }
+      if (all) {
+        sum += Double.parseDouble(m.group(3));
+      }
+    }
+    return sum;
+  }
+
+  /** The last lines of the process's log, for failure messages. */
+  public String tail() {
+    try {
+      List<String> lines = Files.readAllLines(log);
+      return String.join("\n", lines.subList(Math.max(0, lines.size() - 30), lines.size()));
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  public String logText() throws IOException {
+    return Files.readString(log);
+  }
+
+  /** SIGTERM and wait for the graceful shutdown; returns the exit code. */
+  public int stop(Duration timeout) throws InterruptedException {
+    process.destroy();
+    if (!process.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
+      process.destroyForcibly().waitFor();
+    }
+    return process.exitValue();
+  }
+
+  /** SIGKILL: the process dies at once, no shutdown hook runs. */
+  public void kill() throws InterruptedException {
+    process.destroyForcibly();
+    process.waitFor();
+  }
+
+  /** SIGSTOP: every thread freezes, sockets stay open, timers stop (a long GC pause, a frozen VM). */
+  public void pause() throws IOException, InterruptedException {
+    signal("STOP");
+  }
+
+  /** SIGCONT after {@link #pause()}. */
+  public void resume() throws IOException, InterruptedException {
+    signal("CONT");
+  }
+
+  private void signal(String sig) throws IOException, InterruptedException {
+    int rc = new ProcessBuilder("kill", "-" + sig, Long.toString(process.pid())).inheritIO().start().waitFor();
+    if (rc != 0) {
+      throw new IllegalStateException("kill -" + sig + " " + process.pid() + " exited with " + rc);
+    }
+  }
+
+  @Override
+  public void close() throws InterruptedException {
+    if (process.isAlive()) {
+      try {
+        resume(); // a paused process ignores SIGTERM until it runs again
+      } catch (IOException | RuntimeException ignored) {
+        // best effort
+      }
+      stop(Duration.ofSeconds(20));
+    }
+  }
+
+  /** The packaged jar of a sibling module; tests run with the module's folder as working directory. */
+  public static Path moduleJar(String module) {
+    Path projectRoot = new File("").getAbsoluteFile().toPath().getParent();
+    return projectRoot.resolve(module).resolve("target/quarkus-app/quarkus-run.jar");
+  }
+
+  /** A TCP port free on loopback at the time of the call. */
+  public static int freePort() {
+    try (ServerSocket s = new ServerSocket(0)) {
+      return s.getLocalPort();
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+}

@@ -1,0 +1,307 @@
+package dev.outboxrelay.relay.chaos;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.fail;
+
+import dev.outboxrelay.outbox.Outbox;
+import dev.outboxrelay.outbox.OutboxConfig;
+import dev.outboxrelay.outbox.OutboxMessage;
+import dev.outboxrelay.outbox.testing.ServiceProcess;
+import dev.outboxrelay.outbox.testing.TestDatabases;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.function.BooleanSupplier;
+import javax.sql.DataSource;
+
+/**
+ * One fault experiment: its own PostgreSQL schema ({@code chaos_<name>}), an idempotent
+ * {@link ChaosSink}, relay processes started from the packaged jar, and the verdict that every
+ * experiment ends with: every job {@code S} (or {@code D} where intended), {@code lost = 0},
+ * {@code duplicates = 0}, printed as {@code CHAOS <name> jobs=N lost=0 duplicates=0
+ * redeliveries=K seconds=T} and appended to {@code target/chaos/results.txt}.
+ *
+ * <p>Sizes come from {@link #scaled}: small in {@code mvn verify}, large under
+ * {@code -Dchaos.scale=large} ({@code bin/chaos}).
+ */
+public final class ChaosExperiment implements AutoCloseable {
+  public static final String DESTINATION = "chaos";
+  static final Path RESULTS = Path.of("target", "chaos", "results.txt");
+  private static volatile String current;
+
+  private final String name;
+  private final DataSource ds;
+  private final ChaosSink sink = new ChaosSink();
+  private final Path logDir;
+  private final List<ServiceProcess> relays = new ArrayList<>();
+  private final Outbox outbox = new Outbox(OutboxConfig.builder().destinations(DESTINATION).build());
+  private final long startedNanos = System.nanoTime();
+  private int relayCount;
+  private int enqueued;
+
+  private ChaosExperiment(String name) throws IOException {
+    this.name = name;
+    this.ds = TestDatabases.postgres("chaos_" + name.replace('-', '_'));
+    TestDatabases.reset(ds);
+    this.logDir = Path.of("target", "chaos", name).toAbsolutePath();
+    Files.createDirectories(logDir);
+    try (var files = Files.list(logDir)) {
+      for (Path p : (Iterable<Path>) files::iterator) {
+        Files.delete(p);
+      }
+    }
+  }
+
+  /** Starts experiment {@code name} (lower case, dashes) on an empty outbox. */
+  public static ChaosExperiment start(String name) throws IOException {
+    current = name;
+    return new ChaosExperiment(name);
+  }
+
+  /** The experiment running now, for {@link ChaosReporter}. */
+  static String current() {
+    return current;
+  }
+
+  /** {@code small} in mvn verify, {@code large} under {@code -Dchaos.scale=large}. */
+  public static int scaled(int small, int large) {
+    return large() ? large : small;
+  }
+
+  public static boolean large() {
+    return "large".equalsIgnoreCase(System.getProperty("chaos.scale", "small"));
+  }
+
+  public String name() {
+    return name;
+  }
+
+  public DataSource dataSource() {
+    return ds;
+  }
+
+  public ChaosSink sink() {
+    return sink;
+  }
+
+  /** Enqueues {@code n} jobs to {@link #DESTINATION} in transactions of up to 1,000; returns ids. */
+  public List<Long> enqueue(int n) throws SQLException {
+    return enqueue(n, i -> OutboxMessage.builder());
+  }
+
+  /** Enqueues {@code n} jobs, each built from {@code template}; operation id and payload are set here. */
+  public List<Long> enqueue(int n, java.util.function.IntFunction<OutboxMessage.Builder> template)
+      throws SQLException {
+    List<Long> ids = new ArrayList<>(n);
+    try (Connection c = ds.getConnection()) {
+      c.setAutoCommit(false);
+      for (int i = 0; i < n; i++) {
+        int seq = enqueued++;
+        String op = name + "-" + seq;
+        ids.add(outbox.enqueue(c, template.apply(seq).operationId(op).destination(DESTINATION)
+            .payload("{\"job\":\"" + op + "\"}").build()).messageId());
+        if (i % 1000 == 999) {
+          c.commit();
+        }
+      }
+      c.commit();
+    }
+    return ids;
+  }
+
+  /**
+   * Relay settings for the experiments: short lease (2s) and reaper interval so faults resolve
+   * in seconds; every key can be overridden per relay.
+   */
+  public Map<String, String> relayProperties() {
+    Map<String, String> p = new LinkedHashMap<>();
+    String url = System.getProperty("outbox.test.pg.url", TestDatabases.DEFAULT_PG_URL);
+    p.put("quarkus.datasource.postgresql.jdbc.url", url + (url.contains("?") ? "&" : "?")
+        + "currentSchema=chaos_" + name.replace('-', '_'));
+    p.put("quarkus.datasource.postgresql.username",
+        System.getProperty("outbox.test.pg.user", TestDatabases.DEFAULT_PG_USER));
+    p.put("quarkus.datasource.postgresql.jdbc.max-size", "24");
+    p.put("quarkus.datasource.postgresql.jdbc.acquisition-timeout", "5s");
+    p.put("outbox.destinations." + DESTINATION + ".type", "http");
+    p.put("outbox.destinations." + DESTINATION + ".url", sink.url("/" + DESTINATION).toString());
+    p.put("outbox.destinations." + DESTINATION + ".connect-timeout", "1s");
+    p.put("outbox.destinations." + DESTINATION + ".request-timeout", "30s");
+    p.put("outbox.relay.concurrency", "16");
+    p.put("outbox.relay.batch-size", "16");
+    p.put("outbox.relay.lease-duration", "2s");
+    p.put("outbox.relay.reap-interval", "250ms");
+    p.put("outbox.relay.max-attempts", "10");
+    p.put("outbox.relay.backoff.initial-delay", "100ms");
+    p.put("outbox.relay.backoff.max-delay", "1s");
+    p.put("outbox.relay.idle-max-wait", "250ms");
+    p.put("outbox.relay.shutdown-grace", "5s");
+    p.put("outbox.relay.metrics-refresh-interval", "250ms");
+    p.put("outbox.relay.ready-max-backlog-age", "10m");
+    return p;
+  }
+
+  /** Starts a relay process with the experiment's settings plus {@code overrides}; waits until ready. */
+  public ServiceProcess startRelay(Map<String, String> overrides) throws IOException, InterruptedException {
+    ServiceProcess relay = launchRelay(overrides);
+    relay.awaitReady(Duration.ofSeconds(90));
+    return relay;
+  }
+
+  /** Starts a relay process without waiting for it. */
+  public ServiceProcess launchRelay(Map<String, String> overrides) throws IOException {
+    Map<String, String> p = relayProperties();
+    p.putAll(overrides);
+    ServiceProcess relay = ServiceProcess.launch("relay-" + (++relayCount),
+        ServiceProcess.moduleJar("relay-service"), ServiceProcess.freePort(), p, logDir);
+    relays.add(relay);
+    return relay;
+  }
+
+  public ServiceProcess startRelay() throws IOException, InterruptedException {
+    return startRelay(Map.of());
+  }
+
+  /** Waits until no job is ready or leased (everything reached S, C or D). */
+  public void awaitSettled(Duration timeout) throws InterruptedException {
+    awaitCondition("every job settled (no R or W)", timeout, () -> count("state IN ('R','W')") == 0);
+  }
+
+  /** Polls {@code condition} every 50ms; fails with the state counts and relay logs on timeout. */
+  public void awaitCondition(String what, Duration timeout, BooleanSupplier condition)
+      throws InterruptedException {
+    long deadline = System.nanoTime() + timeout.toNanos();
+    while (!condition.getAsBoolean()) {
+      if (System.nanoTime() > deadline) {
+        fail("timed out after " + timeout + " waiting for " + what + "; jobs by state "
+            + countByState() + "; sink applied " + sink.appliedCount() + "\n" + relayTails());
+      }
+      Thread.sleep(50);
+    }
+  }
+
+  public String relayTails() {
+    StringBuilder b = new StringBuilder();
+    for (ServiceProcess r : relays) {
+      b.append("--- ").append(r.name()).append(r.alive() ? " (running)" : " (exited)").append('\n')
+          .append(r.tail()).append('\n');
+    }
+    return b.toString();
+  }
+
+  public long count(String where, Object... params) {
+    return TestDatabases.queryLong(ds, "SELECT COUNT(*) FROM outbox_message WHERE " + where, params);
+  }
+
+  public long attempts(String where, Object... params) {
+    return TestDatabases.queryLong(ds, "SELECT COUNT(*) FROM outbox_attempt WHERE " + where, params);
+  }
+
+  public Map<String, Long> countByState() {
+    Map<String, Long> m = new TreeMap<>();
+    try (Connection c = ds.getConnection();
+         ResultSet rs = c.createStatement().executeQuery(
+             "SELECT state, COUNT(*) FROM outbox_message GROUP BY state")) {
+      while (rs.next()) {
+        m.put(rs.getString(1), rs.getLong(2));
+      }
+    } catch (SQLException e) {
+      throw new IllegalStateException(e);
+    }
+    return m;
+  }
+
+  /** The verdict of a finished experiment. */
+  public record Verdict(String name, int jobs, int lost, int duplicates, long redeliveries, double seconds,
+      List<String> problems) {
+    public String line() {
+      return String.format(java.util.Locale.ROOT, "CHAOS %s jobs=%d lost=%d duplicates=%d redeliveries=%d seconds=%.1f",
+          name, jobs, lost, duplicates, redeliveries, seconds);
+    }
+  }
+
+  /**
+   * Checks the end state against the sink, prints the CHAOS line and fails the test unless
+   * lost = 0, duplicates = 0 and every job is where it should be. {@code expectDead}: ids that
+   * must end {@code D} with a diagnosis, an attempt history and no effect at the sink; every
+   * other job must be {@code S} (or {@code C}) with exactly one effect.
+   */
+  public Verdict finish(Set<Long> expectDead) throws IOException {
+    double seconds = (System.nanoTime() - startedNanos) / 1e9;
+    int jobs = 0;
+    int lost = 0;
+    List<String> problems = new ArrayList<>();
+    try (Connection c = ds.getConnection();
+         PreparedStatement ps = c.prepareStatement("SELECT m.id, m.operation_id, m.payload, m.state,"
+             + " m.last_error, (SELECT COUNT(*) FROM outbox_attempt a WHERE a.message_id = m.id)"
+             + " FROM outbox_message m ORDER BY m.id");
+         ResultSet rs = ps.executeQuery()) {
+      while (rs.next()) {
+        jobs++;
+        long id = rs.getLong(1);
+        String op = rs.getString(2);
+        String payload = rs.getString(3);
+        String state = rs.getString(4);
+        String lastError = rs.getString(5);
+        long attemptRows = rs.getLong(6);
+        int effects = sink.effects(payload);
+        if (expectDead.contains(id)) {
+          if (!state.equals("D") || lastError == null || attemptRows == 0 || effects != 0) {
+            problems.add(op + " should be D with a diagnosis and no effect: state=" + state
+                + " last_error=" + lastError + " attempts=" + attemptRows + " effects=" + effects);
+          }
+        } else if (!(state.equals("S") || state.equals("C")) || effects == 0) {
+          lost++;
+          if (problems.size() < 20) {
+            problems.add(op + " lost: state=" + state + " effects=" + effects + " last_error=" + lastError);
+          }
+        }
+      }
+    } catch (SQLException e) {
+      throw new IllegalStateException(e);
+    }
+    Verdict v = new Verdict(name, jobs, lost, sink.duplicateEffects(), sink.redeliveries(), seconds,
+        problems);
+    report(v.line());
+    if (!problems.isEmpty() || v.duplicates() != 0) {
+      fail(v.line() + "\n" + String.join("\n", problems) + "\n" + relayTails());
+    }
+    assertEquals(enqueued, jobs, "every enqueued job is in the table");
+    return v;
+  }
+
+  public Verdict finish() throws IOException {
+    return finish(Set.of());
+  }
+
+  /** Prints a line and appends it to {@link #RESULTS}. */
+  static synchronized void report(String line) throws IOException {
+    System.out.println(line);
+    Files.createDirectories(RESULTS.getParent());
+    Files.writeString(RESULTS, line + "\n", StandardOpenOption.CREATE, StandardOpenOption.APPEND);
+  }
+
+  /** Every relay process started by this experiment. */
+  public List<ServiceProcess> relays() {
+    return List.copyOf(relays);
+  }
+
+  @Override
+  public void close() throws Exception {
+    for (ServiceProcess r : relays) {
+      r.close();
+    }
+    sink.close();
+  }
+}

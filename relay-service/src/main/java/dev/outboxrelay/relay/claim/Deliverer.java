@@ -49,23 +49,32 @@ public class Deliverer {
     this.clockSkew = clockSkew;
   }
 
-  /** Delivers and records. On interruption (shutdown) the job is released, not counted. */
+  /**
+   * Delivers and records. On interruption (shutdown) the job is released, not counted. The
+   * heartbeat runs until the outcome is recorded, not only during the send: recording can wait
+   * (for a pooled connection, or retrying a database error), and a lease that expired in that
+   * wait would make a finished delivery look abandoned and be sent again.
+   */
   public void deliver(ClaimedMessage m) {
     long started = System.nanoTime();
     LeaseRenewer.Heartbeat heartbeat = renewer.start(m);
-    SinkResult result;
     try {
-      result = send(m);
-    } catch (InterruptedException e) {
-      heartbeat.stop();
-      release(m);
-      Thread.currentThread().interrupt();
-      return;
+      SinkResult result;
+      try {
+        result = send(m);
+      } catch (InterruptedException e) {
+        heartbeat.stop();
+        release(m);
+        Thread.currentThread().interrupt();
+        return;
+      }
+      Duration took = Duration.ofNanos(System.nanoTime() - started);
+      // From here a renewal that changes no row may just have lost the race to our own transition.
+      heartbeat.recording();
+      record(m, result, took);
     } finally {
       heartbeat.stop();
     }
-    Duration took = Duration.ofNanos(System.nanoTime() - started);
-    record(m, result, took);
   }
 
   private SinkResult send(ClaimedMessage m) throws InterruptedException {

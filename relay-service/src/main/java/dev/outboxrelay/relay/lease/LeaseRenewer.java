@@ -10,7 +10,10 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.jboss.logging.Logger;
 
-/** Heartbeats for sends that run longer than a third of the lease. */
+/**
+ * Heartbeats for deliveries that run longer than a third of the lease: from the start of the
+ * send until its outcome is recorded.
+ */
 public class LeaseRenewer implements AutoCloseable {
   private static final Logger LOG = Logger.getLogger(LeaseRenewer.class);
 
@@ -48,6 +51,7 @@ public class LeaseRenewer implements AutoCloseable {
   public final class Heartbeat {
     private final ClaimedMessage message;
     private final AtomicBoolean lost = new AtomicBoolean();
+    private volatile boolean recording;
     private volatile ScheduledFuture<?> future;
 
     private Heartbeat(ClaimedMessage message) {
@@ -57,8 +61,13 @@ public class LeaseRenewer implements AutoCloseable {
     private void renew() {
       try {
         if (!store.renewLease(message.id(), message.claimToken(), lease)) {
-          lost.set(true);
           future.cancel(false);
+          if (recording) {
+            // The owner's own transition may have finished the job a moment ago; if the claim
+            // was really lost, that transition changes no row and is counted as stale there.
+            return;
+          }
+          lost.set(true);
           onLost.run();
           LOG.warnf("message_id=%d operation_id=%s token=%s attempt=%d: lease lost during the send"
               + " (renewal changed no row); another relay may own the job", message.id(),
@@ -74,6 +83,14 @@ public class LeaseRenewer implements AutoCloseable {
     /** True when a renewal found the job owned by someone else. */
     public boolean lost() {
       return lost.get();
+    }
+
+    /**
+     * The send is over and its outcome is being recorded: renewals go on, but one that changes
+     * no row is no longer reported as lost (the recording transition itself reports that).
+     */
+    public void recording() {
+      recording = true;
     }
 
     public void stop() {

@@ -132,7 +132,12 @@ public final class ChaosExperiment implements AutoCloseable {
         + "currentSchema=chaos_" + name.replace('-', '_'));
     p.put("quarkus.datasource.postgresql.username",
         System.getProperty("outbox.test.pg.user", TestDatabases.DEFAULT_PG_USER));
-    p.put("quarkus.datasource.postgresql.jdbc.max-size", "24");
+    p.put("quarkus.datasource.postgresql.jdbc.max-size", "20");
+    // The pool starts full: a relay fresh from start-up otherwise opens its connections one by one
+    // while its first batch records, and on a loaded 2-core machine that wait alone can outlast
+    // the experiments' 2s lease (production leases are 30s).
+    p.put("quarkus.datasource.postgresql.jdbc.initial-size", "20");
+    p.put("quarkus.datasource.postgresql.jdbc.min-size", "20");
     p.put("quarkus.datasource.postgresql.jdbc.acquisition-timeout", "5s");
     p.put("outbox.destinations." + DESTINATION + ".type", "http");
     p.put("outbox.destinations." + DESTINATION + ".url", sink.url("/" + DESTINATION).toString());
@@ -182,10 +187,19 @@ public final class ChaosExperiment implements AutoCloseable {
   public void awaitCondition(String what, Duration timeout, BooleanSupplier condition)
       throws InterruptedException {
     long deadline = System.nanoTime() + timeout.toNanos();
-    while (!condition.getAsBoolean()) {
+    RuntimeException lastError = null;
+    while (true) {
+      try {
+        if (condition.getAsBoolean()) {
+          return;
+        }
+      } catch (RuntimeException e) {
+        lastError = e; // the database may be restarting: keep polling
+      }
       if (System.nanoTime() > deadline) {
         fail("timed out after " + timeout + " waiting for " + what + "; jobs by state "
-            + countByState() + "; sink applied " + sink.appliedCount() + "\n" + relayTails());
+            + countByState() + "; sink applied " + sink.appliedCount()
+            + (lastError == null ? "" : "; last poll error: " + lastError) + "\n" + relayTails());
       }
       Thread.sleep(50);
     }
@@ -206,6 +220,48 @@ public final class ChaosExperiment implements AutoCloseable {
 
   public long attempts(String where, Object... params) {
     return TestDatabases.queryLong(ds, "SELECT COUNT(*) FROM outbox_attempt WHERE " + where, params);
+  }
+
+  /**
+   * The rows of {@code sql}, each rendered as its columns joined by {@code |} (nulls as
+   * {@code null}): for snapshots to compare before and after a fault.
+   */
+  public List<String> rows(String sql, Object... params) {
+    List<String> rows = new ArrayList<>();
+    try (Connection c = ds.getConnection(); PreparedStatement ps = c.prepareStatement(sql)) {
+      for (int i = 0; i < params.length; i++) {
+        ps.setObject(i + 1, params[i]);
+      }
+      try (ResultSet rs = ps.executeQuery()) {
+        int columns = rs.getMetaData().getColumnCount();
+        while (rs.next()) {
+          StringBuilder b = new StringBuilder();
+          for (int i = 1; i <= columns; i++) {
+            b.append(i > 1 ? "|" : "").append(rs.getString(i));
+          }
+          rows.add(b.toString());
+        }
+      }
+    } catch (SQLException e) {
+      throw new IllegalStateException(e);
+    }
+    return rows;
+  }
+
+  /**
+   * {@link ServiceProcess#metric} without checked exceptions, for {@link #awaitCondition}
+   * lambdas: the sum of the samples of {@code metric} at the relay's /q/metrics matching
+   * {@code labels}.
+   */
+  public static double metric(ServiceProcess relay, String metric, String... labels) {
+    try {
+      return relay.metric(metric, labels);
+    } catch (IOException e) {
+      throw new java.io.UncheckedIOException("scraping " + metric + " from " + relay.name(), e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("interrupted while scraping " + relay.name(), e);
+    }
   }
 
   public Map<String, Long> countByState() {

@@ -41,7 +41,11 @@ public interface OutboxStore {
   /** Row counts per state ({@code R, W, S, C, D}); absent states count 0. */
   Map<Character, Long> countByState();
 
-  /** Age of the oldest ready and due job by the database clock; empty when none is due. */
+  /**
+   * Age of the oldest undelivered job by the database clock: a ready, due job counts from its
+   * {@code deliver_after}; a job already tried (in backoff or in flight again) from its first
+   * attempt. Empty when no job is waiting.
+   */
   Optional<Duration> oldestReadyAge();
 
   /** The database's current time. */

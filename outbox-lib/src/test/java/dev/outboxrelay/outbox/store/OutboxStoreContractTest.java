@@ -650,6 +650,26 @@ public abstract class OutboxStoreContractTest {
   }
 
   @Test
+  void oldestReadyAgeOfARetriedJobCountsFromItsFirstAttempt() {
+    TestDatabases.insertReady(ds, 1);
+    ClaimedMessage c = claim(1, LEASE).get(0);
+    // The first attempt started 20 s ago (by its recorded elapsed time) and failed: backoff 1 h.
+    assertTrue(store.markForRetry(c, Duration.ofHours(1),
+        new AttemptRecord(Duration.ofSeconds(20), "HTTP 503", "unavailable", null)));
+    Duration age = store.oldestReadyAge().orElseThrow(
+        () -> new AssertionError("a job in backoff is still waiting to be delivered"));
+    assertTrue(age.compareTo(Duration.ofSeconds(20)) >= 0 && age.compareTo(Duration.ofSeconds(25)) < 0,
+        "age counts from the first attempt, not from the postponed deliver_after: " + age);
+
+    assertEquals(List.of(), claim(1, LEASE), "the job is in backoff, not due");
+    TestDatabases.update(ds,
+        "UPDATE outbox_message SET deliver_after = deliver_after - INTERVAL '2' HOUR WHERE id = ?", c.id());
+    assertEquals(c.id(), claim(1, LEASE).get(0).id(), "due again and claimed");
+    assertTrue(store.oldestReadyAge().orElseThrow().compareTo(Duration.ofSeconds(20)) >= 0,
+        "a retried job in flight again keeps its age");
+  }
+
+  @Test
   void databaseNowFollowsTheRealClock() {
     Instant first = store.databaseNow();
     Instant second = store.databaseNow();

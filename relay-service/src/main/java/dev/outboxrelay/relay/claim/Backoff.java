@@ -51,6 +51,15 @@ public final class Backoff {
     return Duration.ofMillis(Math.round(Math.min(capped * factor, max.toMillis())));
   }
 
+  /**
+   * The shortest delay this schedule can produce before attempt {@code failedAttempt + 1}
+   * (rounded down to the millisecond; a sink's hint is not considered).
+   */
+  public Duration lowerBound(int failedAttempt) {
+    double base = initial.toMillis() * Math.pow(multiplier, Math.max(0, failedAttempt - 1));
+    return Duration.ofMillis((long) Math.floor(Math.min(base, max.toMillis()) * (1 - jitter)));
+  }
+
   /** The longest delay this schedule can produce before attempt {@code failedAttempt + 1}. */
   public Duration upperBound(int failedAttempt) {
     double base = initial.toMillis() * Math.pow(multiplier, Math.max(0, failedAttempt - 1));

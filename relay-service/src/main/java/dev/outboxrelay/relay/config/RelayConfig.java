@@ -75,8 +75,10 @@ public interface RelayConfig {
     Duration metricsRefreshInterval();
 
     /**
-     * Readiness turns DOWN while the oldest ready, due job is older than this (the backlog is not
-     * being drained: sink down, relays stuck or too few); UP again when it drains.
+     * Readiness turns DOWN while the oldest undelivered job is older than this (the backlog is not
+     * being drained: sink down, relays stuck or too few); UP again when it drains. A due job ages
+     * from its deliver_after; a job being retried from its first attempt, so backoff does not
+     * reset its age.
      */
     @WithDefault("5m")
     Duration readyMaxBacklogAge();

@@ -24,6 +24,8 @@ public class RelayMetrics {
   private final Timer endToEnd;
   private final Map<Character, AtomicLong> messagesByState = new ConcurrentHashMap<>();
   private final AtomicLong oldestReadyAgeMillis = new AtomicLong();
+  /** Strong reference to the claim-statement counter's source (see {@link #claimStatements}). */
+  private volatile java.util.function.Supplier<Number> claimStatements;
 
   public RelayMetrics(MeterRegistry registry) {
     this.registry = registry;
@@ -45,7 +47,7 @@ public class RelayMetrics {
           .description("Jobs per state, read every metrics-refresh-interval").register(registry);
     }
     Gauge.builder("outbox.ready.oldest.age.seconds", oldestReadyAgeMillis, v -> v.get() / 1000.0)
-        .description("Age of the oldest ready, due job (0 when none)").register(registry);
+        .description("Age of the oldest undelivered job: due and never tried, or being retried (0 when none)").register(registry);
   }
 
   /** The token-checked updates a relay makes on a claimed job. */
@@ -61,8 +63,13 @@ public class RelayMetrics {
     c.increment();
   }
 
-  /** Counts the claim statements a claim loop runs (idle polling cost). */
+  /**
+   * Counts the claim statements a claim loop runs (idle polling cost). The supplier is kept here:
+   * a function counter holds its object only weakly, and a method reference nobody else holds
+   * would be collected at the next GC, leaving the counter stuck.
+   */
   public void claimStatements(java.util.function.Supplier<Number> count) {
+    claimStatements = count;
     io.micrometer.core.instrument.FunctionCounter.builder("outbox.claim.statements", count,
             c -> c.get().doubleValue())
         .description("Claim statements run, empty ones included").register(registry);

@@ -50,6 +50,7 @@ public final class ChaosExperiment implements AutoCloseable {
   private final long startedNanos = System.nanoTime();
   private int relayCount;
   private int enqueued;
+  private volatile long lastCommitNanos;
 
   private ChaosExperiment(String name) throws IOException {
     this.name = name;
@@ -116,9 +117,18 @@ public final class ChaosExperiment implements AutoCloseable {
           c.commit();
         }
       }
+      lastCommitNanos = System.nanoTime();
       c.commit();
     }
     return ids;
+  }
+
+  /**
+   * {@link System#nanoTime()} taken just before the last {@link #enqueue} committed: its jobs
+   * became visible no earlier, so a latency measured from here is never understated.
+   */
+  public long lastCommitNanos() {
+    return lastCommitNanos;
   }
 
   /**
@@ -346,6 +356,51 @@ public final class ChaosExperiment implements AutoCloseable {
     System.out.println(line);
     Files.createDirectories(RESULTS.getParent());
     Files.writeString(RESULTS, line + "\n", StandardOpenOption.CREATE, StandardOpenOption.APPEND);
+  }
+
+  /** One row of {@code outbox_attempt}; times are the database clock's. */
+  public record Attempt(long messageId, int attemptNo, java.time.Instant startedAt,
+      java.time.Instant finishedAt, String outcome, String errorClass, String errorMessage) {}
+
+  /** Every recorded attempt, by message id, each list in attempt order. */
+  public Map<Long, List<Attempt>> attemptHistory() {
+    Map<Long, List<Attempt>> byMessage = new TreeMap<>();
+    try (Connection c = ds.getConnection();
+         ResultSet rs = c.createStatement().executeQuery("SELECT message_id, attempt_no, started_at,"
+             + " finished_at, outcome, error_class, error_message FROM outbox_attempt"
+             + " ORDER BY message_id, attempt_no, id")) {
+      while (rs.next()) {
+        Attempt a = new Attempt(rs.getLong(1), rs.getInt(2),
+            rs.getObject(3, java.time.OffsetDateTime.class).toInstant(),
+            rs.getObject(4, java.time.OffsetDateTime.class).toInstant(),
+            rs.getString(5), rs.getString(6), rs.getString(7));
+        byMessage.computeIfAbsent(a.messageId(), k -> new ArrayList<>()).add(a);
+      }
+    } catch (SQLException e) {
+      throw new IllegalStateException(e);
+    }
+    return byMessage;
+  }
+
+  /** A relay duration setting as written in the properties ({@code 250ms}, {@code 2s}, {@code 1m}, ISO). */
+  public static Duration duration(String value) {
+    String v = value.trim();
+    if (v.startsWith("P") || v.startsWith("p")) {
+      return Duration.parse(v);
+    }
+    if (v.matches("\\d+")) {
+      return Duration.ofSeconds(Long.parseLong(v));
+    }
+    if (v.endsWith("ms")) {
+      return Duration.ofMillis(Long.parseLong(v.substring(0, v.length() - 2)));
+    }
+    long n = Long.parseLong(v.substring(0, v.length() - 1));
+    return switch (v.charAt(v.length() - 1)) {
+      case 's' -> Duration.ofSeconds(n);
+      case 'm' -> Duration.ofMinutes(n);
+      case 'h' -> Duration.ofHours(n);
+      default -> throw new IllegalArgumentException("not a duration: " + value);
+    };
   }
 
   /** Every relay process started by this experiment. */

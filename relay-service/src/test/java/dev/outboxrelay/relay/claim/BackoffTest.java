@@ -27,6 +27,12 @@ class BackoffTest {
     assertEquals(Duration.ofMillis(4800), high.delay(3, Optional.empty()));
     assertEquals(Duration.ofSeconds(10), high.delay(10, Optional.empty()), "jitter never exceeds the cap");
     assertTrue(high.upperBound(3).compareTo(high.delay(3, Optional.empty())) >= 0);
+    assertEquals(Duration.ofMillis(3200), low.lowerBound(3), "the lowest draw of the jitter");
+    assertEquals(Duration.ofMillis(8000), low.lowerBound(10), "the cap minus the jitter");
+    for (int attempt = 1; attempt <= 12; attempt++) {
+      assertTrue(low.lowerBound(attempt).compareTo(low.delay(attempt, Optional.empty())) <= 0);
+      assertTrue(high.lowerBound(attempt).compareTo(high.delay(attempt, Optional.empty())) <= 0);
+    }
   }
 
   @Test

@@ -145,10 +145,18 @@ public abstract class OutboxDialect {
     return "SELECT state, COUNT(*) FROM outbox_message GROUP BY state";
   }
 
-  /** Columns: oldest due deliver_after of a ready row (null if none), database now. */
+  /**
+   * Columns: since when the longest-waiting job has been waiting (null if none), database now.
+   * A job never tried waits since its {@code deliver_after} once that is due; a job being retried
+   * (attempts > 0, ready in backoff or in flight) waits since its first attempt started, so a
+   * backlog that a failing sink keeps bouncing back into backoff still ages.
+   */
   public String oldestReadySql() {
-    return "SELECT MIN(deliver_after), " + now() + " FROM outbox_message"
-        + " WHERE state = 'R' AND deliver_after <= " + now();
+    return "SELECT MIN(CASE WHEN m.attempts = 0 THEN m.deliver_after ELSE COALESCE("
+        + "(SELECT MIN(a.started_at) FROM outbox_attempt a WHERE a.message_id = m.id),"
+        + " m.deliver_after) END), " + now() + " FROM outbox_message m"
+        + " WHERE m.state IN ('R', 'W')"
+        + " AND (m.attempts > 0 OR (m.state = 'R' AND m.deliver_after <= " + now() + "))";
   }
 
   public String databaseNowSql() {

@@ -67,6 +67,13 @@ public final class ChaosSink implements AutoCloseable {
     }
   }
 
+  static {
+    // The JDK server writes headers and body separately; without TCP_NODELAY, Nagle's algorithm
+    // and the client's delayed ACK stall every response ~40ms and the sink, not the relay, sets
+    // the pace. Read once, when the server classes load.
+    System.setProperty("sun.net.httpserver.nodelay", "true");
+  }
+
   private final int port;
   private final ExecutorService executor = Executors.newCachedThreadPool(r -> {
     Thread t = new Thread(r, "chaos-sink");

@@ -19,7 +19,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
 @ExtendWith(ChaosReporter.class)
 class ManyRelaysChaosIT {
   static final int RELAYS = 3;
-  static final Duration KILL_EVERY = Duration.ofSeconds(3);
+  static final Duration KILL_EVERY = Duration.ofSeconds(5);
 
   @Test
   void randomKillsAmongThreeRelaysLoseAndDuplicateNothing() throws Exception {

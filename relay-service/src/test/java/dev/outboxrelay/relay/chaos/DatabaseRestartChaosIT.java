@@ -50,9 +50,14 @@ class DatabaseRestartChaosIT {
         // Its claim loop may still be in an error pause (at most 5s) when the other relay drained
         // the rest: wait for its next claim to succeed and its readiness to come back.
         x.awaitCondition(relay.name() + " ready again", Duration.ofSeconds(30), () -> ready(relay));
+        // Claim errors are logged once per state change, not per poll: every "failed" line is
+        // paired with a "works again" line (0 pairs when all workers were busy recording through
+        // the outage and the claim loop never ran into it; a pair or two, not hundreds, when it did).
         String log = relay.logText();
-        assertEquals(1, count(log, "claiming failed;"), relay.name() + " logs the outage once:\n" + relay.tail());
-        assertEquals(1, count(log, "claiming works again"), relay.name() + " logs the recovery once");
+        long failed = count(log, "claiming failed;");
+        assertEquals(failed, count(log, "claiming works again"), relay.name()
+            + " logs each claim outage and its recovery once:\n" + relay.tail());
+        assertTrue(failed <= 3, relay.name() + " logged " + failed + " claim outages for one restart");
       }
       assertTrue(sentBefore < jobs, "the restart happened under load");
       System.out.printf("CHAOS-DETAIL database-restart sent_before_restart=%d restart_seconds=%.1f"

@@ -178,6 +178,74 @@ public abstract class OutboxStoreContractTest {
     assertEquals(List.of(id), ids(claim(10, LEASE)));
   }
 
+  @Test
+  void delayedJobIsClaimedOnceTheDatabaseClockPassesItsDeliverAfter() throws InterruptedException {
+    long id = enqueue(message("delayed-2").deliverAfter(Duration.ofMillis(1_500)).build());
+    Instant due = row(id).deliverAfter();
+    List<ClaimedMessage> claimed = List.of();
+    Instant lastEmptyClaim = null;
+    long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+    while (claimed.isEmpty() && System.nanoTime() < deadline) {
+      Instant before = store.databaseNow();
+      claimed = claim(10, LEASE);
+      if (claimed.isEmpty()) {
+        lastEmptyClaim = before;
+        Thread.sleep(50);
+      }
+    }
+    assertEquals(List.of(id), ids(claimed), "claimed once due");
+    assertTrue(lastEmptyClaim != null, "the first claims found it not yet due");
+    assertFalse(row(id).claimedAt().isBefore(due), "claimed_at " + row(id).claimedAt()
+        + " is not before deliver_after " + due + " (both database clock)");
+  }
+
+  // ---- FIFO per ordering key -------------------------------------------------------------------
+
+  @Test
+  void claimTakesOnlyTheEarliestUnfinishedJobOfEachKey() {
+    long a1 = enqueue(message("fifo-a1").orderingKey("a").build());
+    long b1 = enqueue(message("fifo-b1").orderingKey("b").build());
+    long a2 = enqueue(message("fifo-a2").orderingKey("a").build());
+    long none = enqueue(message("fifo-none").build());
+    long a3 = enqueue(message("fifo-a3").orderingKey("a").build());
+
+    List<ClaimedMessage> first = claim(10, LEASE);
+    assertEquals(List.of(a1, b1, none), ids(first), "one job per key; keyless jobs are not held back");
+    assertEquals(List.of(), claim(10, LEASE), "a2 waits while a1 is leased");
+
+    ClaimedMessage claimedA1 = first.get(0);
+    assertTrue(store.markDelivered(claimedA1, AttemptRecord.success(Duration.ofMillis(1), "200")));
+    assertEquals(List.of(a2), ids(claim(10, LEASE)), "a2 follows once a1 is sent, a3 still waits");
+    assertEquals('R', row(a3).state());
+  }
+
+  @Test
+  void aJobInBackoffHoldsBackItsKeyOnly() {
+    long a1 = enqueue(message("backoff-a1").orderingKey("a").build());
+    long a2 = enqueue(message("backoff-a2").orderingKey("a").build());
+    long b1 = enqueue(message("backoff-b1").orderingKey("b").build());
+    ClaimedMessage c = claim(10, LEASE).get(0);
+    assertEquals(a1, c.id());
+    assertTrue(store.markForRetry(c, Duration.ofHours(1),
+        new AttemptRecord(Duration.ofMillis(5), "HTTP 503", "unavailable", "503")));
+
+    assertEquals(List.of(), ids(claim(10, LEASE)).stream().filter(id -> id == a2).toList(),
+        "a2 must not overtake a1 while a1 waits to be retried");
+    assertEquals('R', row(a2).state());
+    assertEquals('W', row(b1).state(), "key b was claimed in the first claim and is not held back");
+  }
+
+  @Test
+  void aDeadJobDoesNotBlockItsKey() {
+    long a1 = enqueue(message("dead-a1").orderingKey("a").build());
+    long a2 = enqueue(message("dead-a2").orderingKey("a").build());
+    ClaimedMessage c = claimExactlyOne(LEASE);
+    assertEquals(a1, c.id());
+    assertTrue(store.markDead(c, new AttemptRecord(Duration.ofMillis(5), "HTTP 400", "bad request", "400")));
+    assertEquals(List.of(a2), ids(claim(10, LEASE)), "the key moves on past its dead job");
+    assertEquals('D', row(a1).state(), "the dead job stays dead for an operator to see");
+  }
+
   // ---- claim ---------------------------------------------------------------------------------
 
   @Test

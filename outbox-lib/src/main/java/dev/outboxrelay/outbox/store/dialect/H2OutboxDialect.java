@@ -35,8 +35,8 @@ public class H2OutboxDialect extends OutboxDialect {
   }
 
   private static final String LOCK_READY_SQL =
-      "SELECT id FROM outbox_message WHERE state = 'R' AND deliver_after <= CURRENT_TIMESTAMP"
-          + " ORDER BY id LIMIT ? FOR UPDATE SKIP LOCKED";
+      "SELECT c.id FROM outbox_message c WHERE c.state = 'R' AND c.deliver_after <= CURRENT_TIMESTAMP"
+          + " AND " + keyHeadCondition("c") + " ORDER BY c.id LIMIT ? FOR UPDATE SKIP LOCKED";
 
   // H2 allows no FOR UPDATE inside a sub-query: lock first, then update the locked ids and read
   // the changed rows back through a delta table, all in one short transaction.

@@ -63,6 +63,20 @@ public abstract class OutboxDialect {
   public abstract <T> List<T> claim(
       Connection c, UUID token, long leaseMillis, int limit, RowMapper<T> mapper) throws SQLException;
 
+  /**
+   * The claim's FIFO-per-key condition on the candidate row aliased {@code row}: a job with an
+   * ordering key is claimable only while no earlier job (lower id) of its key is ready or
+   * leased. So one job per key is in flight, in id order, across relays and across retries (a
+   * job in backoff is {@code R} and holds its key back); jobs without a key and other keys are
+   * not held back. A dead job ({@code D}) does not block its key: later jobs go on, and the dead
+   * one waits, visible, for an operator (see README, "Ordering keys").
+   */
+  protected static String keyHeadCondition(String row) {
+    return "(" + row + ".ordering_key IS NULL OR NOT EXISTS (SELECT 1 FROM outbox_message earlier"
+        + " WHERE earlier.ordering_key = " + row + ".ordering_key AND earlier.id < " + row + ".id"
+        + " AND earlier.state IN ('R', 'W')))";
+  }
+
   // ---- token-checked transitions (parameters end with id, claim_token) -----------------------
 
   /** Extends the lease. Parameters: lease millis, id, token. */

@@ -41,9 +41,9 @@ public class PostgresOutboxDialect extends OutboxDialect {
    * locking CTE is evaluated exactly once.
    */
   static final String CLAIM_SQL =
-      "WITH candidate AS (SELECT id FROM outbox_message"
-          + "   WHERE state = 'R' AND deliver_after <= now()"
-          + "   ORDER BY id LIMIT ? FOR UPDATE SKIP LOCKED)"
+      "WITH candidate AS (SELECT c.id FROM outbox_message c"
+          + "   WHERE c.state = 'R' AND c.deliver_after <= now() AND " + keyHeadCondition("c")
+          + "   ORDER BY c.id LIMIT ? FOR UPDATE OF c SKIP LOCKED)"
           + " UPDATE outbox_message m SET state = 'W', claim_token = ?,"
           + " lease_until = (now() + CAST(? AS DOUBLE PRECISION) * INTERVAL '1 millisecond'),"
           + " claimed_at = now()"

@@ -44,6 +44,22 @@ public class Outbox {
     return storeFor(connection).insert(connection, new NewMessage(message, headersJson));
   }
 
+  /**
+   * Validates every message, then inserts them in order on {@code connection}: when one is
+   * invalid nothing is written. Use it for fan-out ({@link OutboxMessage#fanOut}). Like
+   * {@link #enqueue} it never commits; if an insert fails (a database error, or
+   * {@link DuplicateOperationException}) roll the caller's transaction back so none commit.
+   */
+  public java.util.List<EnqueueResult> enqueueAll(Connection connection,
+      java.util.List<OutboxMessage> messages) {
+    java.util.List<NewMessage> validated = new java.util.ArrayList<>(messages.size());
+    for (OutboxMessage m : messages) {
+      validated.add(new NewMessage(m, validator.validate(m)));
+    }
+    JdbcOutboxStore s = storeFor(connection);
+    return validated.stream().map(m -> s.insert(connection, m)).toList();
+  }
+
   private JdbcOutboxStore storeFor(Connection connection) {
     JdbcOutboxStore s = store;
     if (s == null) {

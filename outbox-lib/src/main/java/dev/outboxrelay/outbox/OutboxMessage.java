@@ -31,6 +31,35 @@ public record OutboxMessage(
     return new Builder();
   }
 
+  /** Separates the business ID from the destination in a fan-out job's operation ID. */
+  public static final String FAN_OUT_SEPARATOR = "/";
+
+  /**
+   * One business event to several destinations: one job per destination, each with this
+   * message's payload, content type, ordering key, headers and delay, and the operation ID
+   * {@code <businessId>/<destination>} (stable, so a retried business transaction yields the
+   * same IDs and each sink deduplicates its own). Enqueue the result with
+   * {@link Outbox#enqueueAll} in the business transaction: all jobs commit, or none.
+   *
+   * @param event the shared content; its operation ID and destination are ignored
+   */
+  public static java.util.List<OutboxMessage> fanOut(String businessId, OutboxMessage event,
+      java.util.List<String> destinations) {
+    if (businessId == null || businessId.isBlank()) {
+      throw new InvalidMessageException("operation_id", "fan-out needs a business ID, got '"
+          + businessId + "'");
+    }
+    if (destinations == null || destinations.isEmpty()) {
+      throw new InvalidMessageException("destination", "fan-out needs at least one destination");
+    }
+    if (new java.util.HashSet<>(destinations).size() != destinations.size()) {
+      throw new InvalidMessageException("destination", "fan-out destinations repeat: " + destinations);
+    }
+    return destinations.stream().map(d -> new OutboxMessage(businessId + FAN_OUT_SEPARATOR + d, d,
+        event.payload(), event.contentType(), event.orderingKey(), event.headers(),
+        event.deliverAfter())).toList();
+  }
+
   /** Builder; {@code contentType} defaults to {@value #DEFAULT_CONTENT_TYPE}. */
   public static final class Builder {
     private String operationId;

@@ -219,6 +219,49 @@ public abstract class OutboxEnqueueContractTest {
   }
 
   @Test
+  void fanOutWritesOneJobPerDestinationWithDerivedOperationIdsAllOrNone() throws Exception {
+    OutboxMessage event = OutboxMessage.builder().payload("{\"order\":12}").orderingKey("order-12")
+        .header("X-Event", "order-placed").build();
+    List<OutboxMessage> jobs = OutboxMessage.fanOut("order-12", event, List.of(HTTP_BILLING, KAFKA_ORDERS));
+    try (Connection c = transaction()) {
+      insertOrder(c, 12);
+      List<EnqueueResult> results = outbox.enqueueAll(c, jobs);
+      assertEquals(2, results.size());
+      c.rollback();
+    }
+    assertEquals(0, TestDatabases.countMessages(ds), "rolled back: none");
+    try (Connection c = transaction()) {
+      insertOrder(c, 12);
+      outbox.enqueueAll(c, jobs);
+      c.commit();
+    }
+    for (String destination : List.of(HTTP_BILLING, KAFKA_ORDERS)) {
+      StoredMessage m = store.findByOperationId("order-12/" + destination).orElseThrow();
+      assertEquals(destination, m.destination());
+      assertEquals("{\"order\":12}", m.payload());
+      assertEquals("order-12", m.orderingKey());
+      assertTrue(m.headersJson().contains("order-placed"), m.headersJson());
+    }
+    assertEquals(2, TestDatabases.countMessages(ds), "committed: all");
+  }
+
+  @Test
+  void fanOutWithOneInvalidDestinationWritesNothing() throws Exception {
+    List<OutboxMessage> jobs = OutboxMessage.fanOut("order-13",
+        OutboxMessage.builder().payload("{}").build(), List.of(HTTP_BILLING, "no-such-destination"));
+    try (Connection c = transaction()) {
+      InvalidMessageException e = assertThrows(InvalidMessageException.class, () -> outbox.enqueueAll(c, jobs));
+      assertEquals("destination", e.field());
+      c.commit();
+    }
+    assertEquals(0, TestDatabases.countMessages(ds), "validated before any insert: the valid job is not written either");
+    assertEquals("destination", assertThrows(InvalidMessageException.class, () -> OutboxMessage.fanOut("order-14",
+        OutboxMessage.builder().payload("{}").build(), List.of(HTTP_BILLING, HTTP_BILLING))).field());
+    assertEquals("operation_id", assertThrows(InvalidMessageException.class, () -> OutboxMessage.fanOut(" ",
+        OutboxMessage.builder().payload("{}").build(), List.of(HTTP_BILLING))).field());
+  }
+
+  @Test
   void aConfiguredDialectSkipsDetection() throws Exception {
     Outbox preset = new Outbox(OutboxConfig.builder().destinations(HTTP_BILLING)
         .dialect(store.dialect()).build());

@@ -56,9 +56,16 @@ public class TransactionalOutbox {
     }
   }
 
-  /** Enqueues several jobs in the current transaction: all of them commit, or none. */
+  /**
+   * Enqueues several jobs in the current transaction (e.g. {@link OutboxMessage#fanOut}): all are
+   * validated first, so an invalid one writes nothing; all of them commit, or none.
+   */
   @Transactional(Transactional.TxType.MANDATORY)
   public List<EnqueueResult> enqueueAll(List<OutboxMessage> messages) {
-    return messages.stream().map(this::enqueue).toList();
+    try (Connection c = dataSource.getConnection()) {
+      return outbox.enqueueAll(c, messages);
+    } catch (SQLException e) {
+      throw new OutboxStoreException("cannot obtain the transaction's connection", e);
+    }
   }
 }

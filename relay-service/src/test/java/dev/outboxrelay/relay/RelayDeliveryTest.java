@@ -14,6 +14,8 @@ import dev.outboxrelay.outbox.store.AttemptOutcome;
 import dev.outboxrelay.outbox.store.OutboxStore;
 import dev.outboxrelay.outbox.store.StoredAttempt;
 import dev.outboxrelay.outbox.store.StoredMessage;
+import dev.outboxrelay.outbox.webhook.WebhookSignature;
+import dev.outboxrelay.relay.config.RelayConfig;
 import dev.outboxrelay.relay.lifecycle.RelayService;
 import dev.outboxrelay.relay.testing.RecordingHttpReceiver;
 import dev.outboxrelay.relay.testing.RecordingHttpReceiver.Response;
@@ -25,7 +27,9 @@ import jakarta.inject.Inject;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
+import java.nio.charset.StandardCharsets;
 import java.sql.Statement;
+import java.time.Instant;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -48,10 +52,11 @@ class RelayDeliveryTest {
   AgroalDataSource ds;
 
   @Inject RelayService relay;
+  @Inject RelayConfig config;
 
   RecordingHttpReceiver receiver;
   OutboxStore store;
-  final Outbox outbox = new Outbox(OutboxConfig.builder().destinations("billing", "nowhere").build());
+  final Outbox outbox = new Outbox(OutboxConfig.builder().destinations("billing", "nowhere", "signed").build());
 
   @BeforeEach
   void clean() throws SQLException {
@@ -201,6 +206,42 @@ class RelayDeliveryTest {
     assertEquals(otherOwner, m.claimToken());
     assertEquals(0, m.attempts());
     assertEquals(List.of(AttemptOutcome.STALE), outcomes(m));
+  }
+
+  @Test
+  void signedDestinationSendsAVerifiableSignatureAndTheJobIsSent() throws Exception {
+    receiver.requireSignature("/signed", RelayTestResources.SIGNED_SECRET.getBytes(StandardCharsets.UTF_8));
+    String op = enqueue("signed", "{\"invoice\":\"Zoë ✓\"}");
+    awaitState(op, 'S');
+    RecordingHttpReceiver.Request req = receiver.requestsFor(op).get(0);
+    WebhookSignature.Verification v = WebhookSignature.verify(
+        RelayTestResources.SIGNED_SECRET.getBytes(StandardCharsets.UTF_8), req.header(WebhookSignature.HEADER),
+        req.body().getBytes(StandardCharsets.UTF_8), Instant.now(), WebhookSignature.DEFAULT_TOLERANCE);
+    assertTrue(v.valid(), v.detail());
+  }
+
+  @Test
+  void aSignatureTheSinkRejectsEndsDeadWithThe401() throws Exception {
+    // The receiver checks with a different secret than the relay signs with: every request is 401.
+    receiver.requireSignature("/signed", "not-the-relays-secret".getBytes(StandardCharsets.UTF_8));
+    String op = enqueue("signed", "{}");
+    StoredMessage m = awaitState(op, 'D');
+    assertEquals(1, m.attempts(), "401 is permanent: no retry");
+    assertTrue(m.lastError().contains("401"), m.lastError());
+    assertEquals(List.of(AttemptOutcome.DEAD), outcomes(m));
+    StoredAttempt attempt = store.attempts(m.id()).get(0);
+    assertEquals("HTTP 401", attempt.errorClass());
+    assertTrue(attempt.responseSummary().contains("BAD_SIGNATURE"), attempt.responseSummary());
+    assertTrue(!m.lastError().contains(RelayTestResources.SIGNED_SECRET)
+        && !attempt.responseSummary().contains(RelayTestResources.SIGNED_SECRET));
+  }
+
+  @Test
+  void theSecretDoesNotShowInTheConfigOrTheSink() {
+    assertTrue(config.destinations().get("signed").hmacSecret().isPresent());
+    assertTrue(!config.destinations().get("signed").toString().contains(RelayTestResources.SIGNED_SECRET),
+        config.destinations().get("signed").toString());
+    assertTrue(!config.destinations().toString().contains(RelayTestResources.SIGNED_SECRET));
   }
 
   @Test

@@ -1,6 +1,7 @@
 package dev.outboxrelay.demo.sink;
 
 import dev.outboxrelay.demo.web.InvalidInputException;
+import dev.outboxrelay.outbox.webhook.WebhookSignature;
 import jakarta.inject.Inject;
 import jakarta.ws.rs.HeaderParam;
 import jakarta.ws.rs.POST;
@@ -8,6 +9,7 @@ import jakarta.ws.rs.Path;
 import jakarta.ws.rs.PathParam;
 import jakarta.ws.rs.Produces;
 import jakarta.ws.rs.core.MediaType;
+import java.nio.charset.StandardCharsets;
 
 /**
  * The demo sink's delivery endpoint, {@code POST /sink/{destination}}, called by the relay's
@@ -17,6 +19,10 @@ import jakarta.ws.rs.core.MediaType;
  * {@code X-Outbox-Message-Id} and {@code X-Outbox-Attempt} (optional numbers, logged and the
  * message id kept in the ledger). A missing key or a malformed number is answered with 400 naming
  * the header.
+ *
+ * <p>When {@code demo.sink.hmac-secret} is set, a delivery must carry a valid {@code
+ * X-Outbox-Signature} over its raw body; a missing, malformed, wrong or stale one is answered 401
+ * ({@code application/problem+json} naming the reason) before anything is read or applied.
  *
  * <p>Answers 200 with {@code {"operationId":..,"applied":true|false,"deliveries":n}}: {@code
  * applied=false} is a repeat, still a success for the sender.
@@ -29,6 +35,7 @@ public class SinkResource {
   static final int MAX_KEY_LENGTH = 200;
 
   @Inject SinkLedger ledger;
+  @Inject SinkSignatureVerifier signatures;
 
   /** Applies a delivery once per idempotency key; see the class comment. */
   @POST
@@ -39,7 +46,11 @@ public class SinkResource {
       @HeaderParam(IDEMPOTENCY_KEY) String idempotencyKey,
       @HeaderParam(MESSAGE_ID) String messageId,
       @HeaderParam(ATTEMPT) String attempt,
-      String body) {
+      @HeaderParam(WebhookSignature.HEADER) String signature,
+      byte[] rawBody) {
+    // First: an unauthenticated request learns nothing about its other headers.
+    signatures.check(signature, rawBody);
+    String body = new String(rawBody, StandardCharsets.UTF_8);
     if (idempotencyKey == null || idempotencyKey.isBlank()) {
       throw new InvalidInputException(IDEMPOTENCY_KEY, IDEMPOTENCY_KEY + " header is required");
     }

@@ -15,5 +15,9 @@
  * {@code first_applied_at} order. Paging by that timestamp only sees committed rows: a
  * delivery that commits after a later-applied one was read is found by re-reading with an
  * earlier {@code since} (reconciliation reads with a grace period).
+ *
+ * <p>With {@code demo.sink.hmac-secret} set, {@link dev.outboxrelay.demo.sink.SinkSignatureVerifier}
+ * checks each delivery's {@code X-Outbox-Signature} over the raw body before anything else; a
+ * rejected delivery is answered 401 and touches no table.
  */
 package dev.outboxrelay.demo.sink;

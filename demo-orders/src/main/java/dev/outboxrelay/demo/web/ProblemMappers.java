@@ -4,12 +4,15 @@ import com.fasterxml.jackson.core.JacksonException;
 import com.fasterxml.jackson.databind.DatabindException;
 import com.fasterxml.jackson.databind.JsonMappingException;
 import com.fasterxml.jackson.databind.exc.MismatchedInputException;
+import dev.outboxrelay.demo.sink.SignatureRejectedException;
 import dev.outboxrelay.outbox.DuplicateOperationException;
+import dev.outboxrelay.outbox.webhook.WebhookSignature;
 import dev.outboxrelay.outbox.InvalidMessageException;
 import jakarta.ws.rs.WebApplicationException;
 import jakarta.ws.rs.core.Response;
 import jakarta.ws.rs.core.Response.Status;
 import java.util.stream.Collectors;
+import org.jboss.logging.Logger;
 import org.jboss.resteasy.reactive.server.ServerExceptionMapper;
 
 /**
@@ -17,6 +20,7 @@ import org.jboss.resteasy.reactive.server.ServerExceptionMapper;
  * method's transaction has rolled back, so nothing of a rejected request is committed.
  */
 public class ProblemMappers {
+  private static final Logger LOG = Logger.getLogger(ProblemMappers.class);
 
   /** Field name used when the body as a whole cannot be read (no JSON, wrong JSON type). */
   public static final String BODY = "body";
@@ -24,6 +28,17 @@ public class ProblemMappers {
   @ServerExceptionMapper
   public Response invalidInput(InvalidInputException e) {
     return Problem.badRequest(e.field(), e.getMessage());
+  }
+
+  /**
+   * A sink delivery without a valid signature: 401 whose detail starts with the reason ({@code
+   * MISSING}, {@code MALFORMED}, {@code BAD_SIGNATURE}, {@code STALE}, {@code FUTURE}), field
+   * {@code X-Outbox-Signature}. Nothing was applied.
+   */
+  @ServerExceptionMapper
+  public Response signatureRejected(SignatureRejectedException e) {
+    LOG.warnf("sink delivery rejected: %s: %s", e.reason(), e.getMessage());
+    return Problem.response(Status.UNAUTHORIZED, e.reason() + ": " + e.getMessage(), WebhookSignature.HEADER);
   }
 
   /**

@@ -10,8 +10,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.restassured.path.json.JsonPath;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.HashSet;
+import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -25,12 +27,15 @@ import org.junit.jupiter.api.Test;
  * The demo flow through both packaged services as real processes sharing one H2 database in
  * server mode, exactly as bin/demo runs them: orders in through demo-orders' REST API, jobs out
  * through the relay to the demo sink, checked at the sink's ledger and the relay's metrics.
+ * Deliveries are signed: both services get one generated HMAC secret through the environment, as
+ * in bin/demo, and the sink rejects any delivery without a valid signature.
  */
 class DemoFlowIT {
   static final int ORDERS = 30;
   static Server h2;
   static ServiceProcess demo;
   static ServiceProcess relay;
+  static String secret;
 
   @BeforeAll
   static void startServices() throws Exception {
@@ -40,14 +45,17 @@ class DemoFlowIT {
     h2 = Server.createTcpServer("-tcp", "-tcpPort", String.valueOf(h2Port), "-ifNotExists",
         "-baseDir", work.resolve("db").toString()).start();
     String dbUrl = "jdbc:h2:tcp://localhost:" + h2Port + "/demo-flow-" + System.nanoTime();
+    byte[] random = new byte[32];
+    new SecureRandom().nextBytes(random);
+    secret = HexFormat.of().formatHex(random);
     int demoPort = ServiceProcess.freePort();
     demo = ServiceProcess.start("demo-orders", ServiceProcess.moduleJar("demo-orders"), demoPort,
-        Map.of("quarkus.datasource.jdbc.url", dbUrl), work);
+        Map.of("quarkus.datasource.jdbc.url", dbUrl), Map.of("DEMO_SINK_HMAC_SECRET", secret), work);
     relay = ServiceProcess.start("relay-service", ServiceProcess.moduleJar("relay-service"), ServiceProcess.freePort(),
         Map.of("quarkus.datasource.h2.jdbc.url", dbUrl,
             "outbox.destinations.billing.type", "http",
             "outbox.destinations.billing.url", demo.baseUri() + "/sink/billing"),
-        work);
+        Map.of("OUTBOX_DESTINATIONS_BILLING_HMAC_SECRET", secret), work);
   }
 
   @AfterAll
@@ -96,6 +104,11 @@ class DemoFlowIT {
     }
     assertEquals(operationIds, confirmed, "every order's operation ID reached the sink");
 
+    // The sink really requires the signature: an unsigned delivery is refused and applies nothing.
+    given().baseUri(demo.baseUri().toString()).header("Idempotency-Key", "forged/billing")
+        .contentType("application/json").body("{}").post("/sink/billing")
+        .then().statusCode(401).body("detail", startsWith("MISSING"));
+
     String metrics = given().baseUri(relay.baseUri().toString()).get("/q/metrics").asString();
     assertTrue(metrics.contains(
         "outbox_delivery_attempts_total{destination=\"billing\",outcome=\"delivered\"} " + ORDERS + ".0"),
@@ -104,5 +117,7 @@ class DemoFlowIT {
     // A JVM that ran its shutdown hooks after SIGTERM exits 128 + 15.
     assertEquals(143, relay.stop(Duration.ofSeconds(30)), "SIGTERM ends the relay through its shutdown hooks");
     assertTrue(relay.logText().contains("stopped (0 job(s) released unfinished)"), relay.tail());
+    assertTrue(relay.logText().contains("signed [billing]"), "the start-up line names signed destinations");
+    assertTrue(!relay.logText().contains(secret) && !demo.logText().contains(secret), "the secret is never logged");
   }
 }

@@ -43,7 +43,16 @@ public final class ServiceProcess implements AutoCloseable {
   /** Starts {@code jar} with system properties and waits until /q/health/ready answers 200. */
   public static ServiceProcess start(String name, Path jar, int httpPort, Map<String, String> properties,
       Path logDir) throws IOException, InterruptedException {
-    ServiceProcess s = launch(name, jar, httpPort, properties, logDir);
+    return start(name, jar, httpPort, properties, Map.of(), logDir);
+  }
+
+  /**
+   * As {@link #start(String, Path, int, Map, Path)}, with extra environment variables: for secrets,
+   * which unlike system properties are not written to the log's command line.
+   */
+  public static ServiceProcess start(String name, Path jar, int httpPort, Map<String, String> properties,
+      Map<String, String> environment, Path logDir) throws IOException, InterruptedException {
+    ServiceProcess s = launch(name, jar, httpPort, properties, environment, logDir);
     s.awaitReady(Duration.ofSeconds(90));
     return s;
   }
@@ -51,6 +60,12 @@ public final class ServiceProcess implements AutoCloseable {
   /** Starts {@code jar} without waiting for readiness (see {@link #awaitListening}). */
   public static ServiceProcess launch(String name, Path jar, int httpPort, Map<String, String> properties,
       Path logDir) throws IOException {
+    return launch(name, jar, httpPort, properties, Map.of(), logDir);
+  }
+
+  /** As {@link #launch(String, Path, int, Map, Path)}, with extra (unlogged) environment variables. */
+  public static ServiceProcess launch(String name, Path jar, int httpPort, Map<String, String> properties,
+      Map<String, String> environment, Path logDir) throws IOException {
     if (!Files.isRegularFile(jar)) {
       throw new IllegalStateException(jar + " is missing: run mvn package first");
     }
@@ -66,8 +81,10 @@ public final class ServiceProcess implements AutoCloseable {
     Path log = logDir.resolve(name + ".log");
     Files.writeString(log, "=== " + String.join(" ", cmd) + "\n",
         java.nio.file.StandardOpenOption.CREATE, java.nio.file.StandardOpenOption.APPEND);
-    Process p = new ProcessBuilder(cmd).redirectErrorStream(true)
-        .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile())).start();
+    ProcessBuilder builder = new ProcessBuilder(cmd).redirectErrorStream(true)
+        .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()));
+    builder.environment().putAll(environment);
+    Process p = builder.start();
     return new ServiceProcess(name, p, log, URI.create("http://127.0.0.1:" + httpPort));
   }
 

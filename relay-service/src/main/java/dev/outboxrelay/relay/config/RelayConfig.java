@@ -113,5 +113,12 @@ public interface RelayConfig {
     /** Whole request, response included; a timeout is a retry. */
     @WithDefault("10s")
     Duration requestTimeout();
+
+    /**
+     * Shared secret for {@code X-Outbox-Signature} (HMAC-SHA256 over the timestamp and the body,
+     * see {@code WebhookSignature}); when unset, requests go unsigned. Never logged. A key set to
+     * an empty or blank value fails start-up.
+     */
+    Optional<String> hmacSecret();
   }
 }

@@ -11,6 +11,7 @@ import dev.outboxrelay.relay.config.RelayConfig;
 import dev.outboxrelay.relay.lease.LeaseReaper;
 import dev.outboxrelay.relay.lease.LeaseRenewer;
 import dev.outboxrelay.relay.metrics.RelayMetrics;
+import dev.outboxrelay.relay.sink.HttpSink;
 import dev.outboxrelay.relay.sink.SinkRegistry;
 import io.agroal.api.AgroalDataSource;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -29,6 +30,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
+import org.eclipse.microprofile.config.ConfigProvider;
 import org.jboss.logging.Logger;
 
 /** Owns the relay's services for the life of the process. */
@@ -52,7 +54,8 @@ public class RelayService {
 
   void onStart(@Observes StartupEvent event) {
     RelayConfig.Relay relay = config.relay();
-    SinkRegistry sinks = SinkRegistry.fromConfig(config.destinations());
+    SinkRegistry sinks = SinkRegistry.fromConfig(config.destinations(),
+        key -> ConfigProvider.getConfig().getConfigValue(key).getRawValue());
     Backoff backoff = Backoff.fromConfig(relay.backoff());
     IdleWait idle = new IdleWait(relay.idleMinWait(), relay.idleMaxWait());
     if (relay.maxAttempts() < 1) {
@@ -88,9 +91,20 @@ public class RelayService {
       claimLoop.start();
     }
     LOG.infof("relay %s on datasource '%s' (%s): destinations %s, batch %d, concurrency %d, lease %s,"
-            + " max attempts %d", relay.enabled() ? "started" : "started with delivery disabled",
+            + " max attempts %d%s", relay.enabled() ? "started" : "started with delivery disabled",
         dsName, ((JdbcOutboxStore) store).dialect().name(), sinks.destinations(), relay.batchSize(),
-        relay.concurrency(), relay.leaseDuration(), relay.maxAttempts());
+        relay.concurrency(), relay.leaseDuration(), relay.maxAttempts(), signedNote(sinks));
+  }
+
+  /** Which destinations sign (names only: a secret is never logged). */
+  private static String signedNote(SinkRegistry sinks) {
+    Set<String> signed = new TreeSet<>();
+    for (String name : sinks.destinations()) {
+      if (sinks.forDestination(name).orElseThrow() instanceof HttpSink h && h.signs()) {
+        signed.add(name);
+      }
+    }
+    return signed.isEmpty() ? "" : ", signed " + signed;
   }
 
   /** Connections besides the workers': claim loop, heartbeats, reaper and gauges. */

@@ -1,6 +1,7 @@
 package dev.outboxrelay.relay.sink;
 
 import dev.outboxrelay.outbox.store.ClaimedMessage;
+import dev.outboxrelay.outbox.webhook.WebhookSignature;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -22,6 +23,10 @@ import java.util.Set;
  * POSTs the payload to a URL. Status mapping: 2xx delivered; 408, 409, 425, 429 and 5xx retry
  * (honouring {@code Retry-After}, seconds or HTTP date); any other status permanent. Refused
  * connections, resets and timeouts retry.
+ *
+ * <p>With a secret, every request carries {@value WebhookSignature#HEADER} over the exact body
+ * bytes sent, timestamped at send (a retry is signed afresh). The secret is held only here and is
+ * never logged or put into a result.
  */
 public final class HttpSink implements MessageSink {
   public static final String IDEMPOTENCY_KEY = "Idempotency-Key";
@@ -32,7 +37,7 @@ public final class HttpSink implements MessageSink {
   private static final Set<String> RESERVED = Set.of(
       "connection", "content-length", "expect", "host", "upgrade", "content-type",
       IDEMPOTENCY_KEY.toLowerCase(Locale.ROOT), MESSAGE_ID.toLowerCase(Locale.ROOT),
-      ATTEMPT.toLowerCase(Locale.ROOT));
+      ATTEMPT.toLowerCase(Locale.ROOT), WebhookSignature.HEADER.toLowerCase(Locale.ROOT));
   private static final Set<Integer> RETRYABLE_4XX = Set.of(408, 409, 425, 429);
   private static final int SUMMARY_BODY_CHARS = 200;
   /** A Retry-After beyond this is treated as this: a typo must not park a job for a year. */
@@ -42,19 +47,38 @@ public final class HttpSink implements MessageSink {
   private final Duration requestTimeout;
   private final HttpClient client;
   private final Clock clock;
+  /** HMAC key; null when requests go unsigned. */
+  private final byte[] hmacSecret;
 
   public HttpSink(URI url, Duration connectTimeout, Duration requestTimeout) {
+    this(url, connectTimeout, requestTimeout, Optional.empty());
+  }
+
+  /**
+   * @param hmacSecret when present, sign every request with it (UTF-8 bytes of the string)
+   * @throws IllegalArgumentException when the secret is present but blank
+   */
+  public HttpSink(URI url, Duration connectTimeout, Duration requestTimeout, Optional<String> hmacSecret) {
     this(url, requestTimeout, HttpClient.newBuilder()
         .connectTimeout(connectTimeout)
         .followRedirects(HttpClient.Redirect.NEVER)
-        .build(), Clock.systemUTC());
+        .build(), Clock.systemUTC(), hmacSecret);
   }
 
-  HttpSink(URI url, Duration requestTimeout, HttpClient client, Clock clock) {
+  HttpSink(URI url, Duration requestTimeout, HttpClient client, Clock clock, Optional<String> hmacSecret) {
     this.url = url;
     this.requestTimeout = requestTimeout;
     this.client = client;
     this.clock = clock;
+    if (hmacSecret.isPresent() && hmacSecret.get().isBlank()) {
+      throw new IllegalArgumentException("the HMAC secret must not be blank");
+    }
+    this.hmacSecret = hmacSecret.map(s -> s.getBytes(StandardCharsets.UTF_8)).orElse(null);
+  }
+
+  /** Whether requests carry {@value WebhookSignature#HEADER}. */
+  public boolean signs() {
+    return hmacSecret != null;
   }
 
   public URI url() {
@@ -83,19 +107,25 @@ public final class HttpSink implements MessageSink {
   }
 
   private HttpRequest request(ClaimedMessage m) {
+    // The signature covers these exact bytes: sign and send the same array.
+    byte[] body = m.payload().getBytes(StandardCharsets.UTF_8);
     HttpRequest.Builder b = HttpRequest.newBuilder(url)
         .timeout(requestTimeout)
-        .POST(HttpRequest.BodyPublishers.ofString(m.payload(), StandardCharsets.UTF_8));
+        .POST(HttpRequest.BodyPublishers.ofByteArray(body));
     for (Map.Entry<String, String> h : m.headers().entrySet()) {
       if (!RESERVED.contains(h.getKey().toLowerCase(Locale.ROOT))) {
         b.header(h.getKey(), h.getValue());
       }
     }
-    return b.header("Content-Type", m.contentType())
+    b.header("Content-Type", m.contentType())
         .header(IDEMPOTENCY_KEY, m.operationId())
         .header(MESSAGE_ID, Long.toString(m.id()))
-        .header(ATTEMPT, Integer.toString(m.attemptNo()))
-        .build();
+        .header(ATTEMPT, Integer.toString(m.attemptNo()));
+    if (hmacSecret != null) {
+      b.header(WebhookSignature.HEADER,
+          WebhookSignature.sign(hmacSecret, clock.instant().getEpochSecond(), body));
+    }
+    return b.build();
   }
 
   SinkResult classify(HttpResponse<String> response) {

@@ -4,6 +4,7 @@ import dev.outboxrelay.relay.config.RelayConfig;
 import java.util.Map;
 import java.util.Optional;
 import java.util.TreeMap;
+import java.util.function.UnaryOperator;
 
 /** Builds one sink per configured destination; fails start-up naming the bad key. */
 public final class SinkRegistry {
@@ -14,13 +15,27 @@ public final class SinkRegistry {
   }
 
   public static SinkRegistry fromConfig(Map<String, RelayConfig.Destination> destinations) {
+    return fromConfig(destinations, key -> null);
+  }
+
+  /**
+   * @param rawValue the configured value of a key as written, empty string included, or null when
+   *     unset: the config mapping reads an empty value as unset, which for {@code hmac-secret}
+   *     would silently send unsigned
+   */
+  public static SinkRegistry fromConfig(Map<String, RelayConfig.Destination> destinations,
+      UnaryOperator<String> rawValue) {
     Map<String, MessageSink> sinks = new TreeMap<>();
-    destinations.forEach((name, d) -> sinks.put(name, create(name, d)));
+    destinations.forEach((name, d) -> sinks.put(name, create(name, d, rawValue)));
     return new SinkRegistry(sinks);
   }
 
-  private static MessageSink create(String name, RelayConfig.Destination d) {
+  private static MessageSink create(String name, RelayConfig.Destination d, UnaryOperator<String> rawValue) {
     String key = "outbox.destinations." + name;
+    if (d.hmacSecret().isEmpty() && rawValue.apply(key + ".hmac-secret") != null) {
+      throw new IllegalArgumentException(key + ".hmac-secret is set but empty: set a secret, or remove"
+          + " the key to send unsigned");
+    }
     switch (d.type()) {
       case "http":
         var url = d.url().orElseThrow(() -> new IllegalArgumentException(
@@ -28,7 +43,12 @@ public final class SinkRegistry {
         if (!"http".equals(url.getScheme()) && !"https".equals(url.getScheme())) {
           throw new IllegalArgumentException(key + ".url must be an http(s) URL, was " + url);
         }
-        return new HttpSink(url, d.connectTimeout(), d.requestTimeout());
+        if (d.hmacSecret().isPresent() && d.hmacSecret().get().isBlank()) {
+          // Never echo the value: it is a secret.
+          throw new IllegalArgumentException(key + ".hmac-secret is blank: set a secret or remove the key"
+              + " to send unsigned");
+        }
+        return new HttpSink(url, d.connectTimeout(), d.requestTimeout(), d.hmacSecret());
       default:
         throw new IllegalArgumentException(
             key + ".type '" + d.type() + "' is not supported; supported: http");

@@ -2,14 +2,19 @@ package dev.outboxrelay.relay.sink;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.outboxrelay.outbox.store.ClaimedMessage;
+import dev.outboxrelay.outbox.webhook.WebhookSignature;
 import dev.outboxrelay.relay.testing.RecordingHttpReceiver;
 import dev.outboxrelay.relay.testing.RecordingHttpReceiver.Response;
 import java.io.IOException;
 import java.net.ServerSocket;
 import java.net.URI;
+import java.net.http.HttpClient;
+import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -139,5 +144,65 @@ class HttpSinkTest {
     ClaimedMessage bad = new ClaimedMessage(1, "op-h", "billing", null, "{}", "application/json",
         Map.of("X-Bad", "a\rb"), 0, UUID.randomUUID(), Instant.now(), Instant.now());
     assertInstanceOf(SinkResult.PermanentFailure.class, sink.deliver(bad));
+  }
+
+  static final String SECRET = "hook-secret-é";
+
+  static ClaimedMessage messageWithBody(String operationId, String payload, Map<String, String> headers) {
+    return new ClaimedMessage(43, operationId, "billing", null, payload, "application/json", headers, 0,
+        UUID.randomUUID(), Instant.now(), Instant.now().plusSeconds(30));
+  }
+
+  @Test
+  void withASecretTheSignatureHeaderVerifiesOverTheBytesReceived() throws Exception {
+    HttpSink signed = new HttpSink(receiver.url("/hook"), Duration.ofSeconds(1), Duration.ofSeconds(5),
+        Optional.of(SECRET));
+    // Non-ASCII: the signature must cover the UTF-8 bytes on the wire, not chars.
+    signed.deliver(messageWithBody("op-sig", "{\"name\":\"Zoë ✓\"}", Map.of()));
+    RecordingHttpReceiver.Request req = receiver.requests().get(0);
+    String header = req.header(WebhookSignature.HEADER);
+    WebhookSignature.Verification v = WebhookSignature.verify(SECRET.getBytes(StandardCharsets.UTF_8), header,
+        req.body().getBytes(StandardCharsets.UTF_8), Instant.now(), WebhookSignature.DEFAULT_TOLERANCE);
+    assertTrue(v.valid(), header + ": " + v.detail());
+    assertEquals(WebhookSignature.Reason.BAD_SIGNATURE, WebhookSignature.verify(
+        "other".getBytes(StandardCharsets.UTF_8), header, req.body().getBytes(StandardCharsets.UTF_8),
+        Instant.now(), WebhookSignature.DEFAULT_TOLERANCE).reason());
+  }
+
+  @Test
+  void theTimestampIsTheSinkClockAtSend() throws Exception {
+    Clock fixed = Clock.fixed(Instant.parse("2026-01-01T00:00:00Z"), ZoneOffset.UTC);
+    HttpSink signed = new HttpSink(receiver.url("/hook"), Duration.ofSeconds(5),
+        HttpClient.newHttpClient(), fixed, Optional.of(SECRET));
+    signed.deliver(messageWithBody("op-t", "{\"a\":1}", Map.of()));
+    assertEquals(WebhookSignature.sign(SECRET.getBytes(StandardCharsets.UTF_8),
+            fixed.instant().getEpochSecond(), "{\"a\":1}".getBytes(StandardCharsets.UTF_8)),
+        receiver.requests().get(0).header(WebhookSignature.HEADER));
+  }
+
+  @Test
+  void withoutASecretThereIsNoSignatureAndAJobHeaderCannotForgeOne() throws Exception {
+    sink.deliver(messageWithBody("op-nosig", "{}", Map.of("X-Outbox-Signature", "t=1,v1=forged")));
+    assertNull(receiver.requests().get(0).header(WebhookSignature.HEADER));
+    assertTrue(!sink.signs());
+  }
+
+  @Test
+  void aJobHeaderCannotReplaceTheRealSignature() throws Exception {
+    HttpSink signed = new HttpSink(receiver.url("/hook"), Duration.ofSeconds(1), Duration.ofSeconds(5),
+        Optional.of(SECRET));
+    signed.deliver(messageWithBody("op-forge", "{}", Map.of("x-outbox-signature", "t=1,v1=forged")));
+    RecordingHttpReceiver.Request req = receiver.requests().get(0);
+    assertEquals(1, req.headers().entrySet().stream()
+        .filter(e -> e.getKey().equalsIgnoreCase(WebhookSignature.HEADER))
+        .mapToInt(e -> e.getValue().size()).sum());
+    assertTrue(!req.header(WebhookSignature.HEADER).contains("forged"));
+  }
+
+  @Test
+  void aBlankSecretIsRefused() {
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> new HttpSink(
+        receiver.url("/hook"), Duration.ofSeconds(1), Duration.ofSeconds(1), Optional.of("  ")));
+    assertTrue(e.getMessage().contains("blank"), e.getMessage());
   }
 }

@@ -2,12 +2,14 @@ package dev.outboxrelay.relay.testing;
 
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
+import dev.outboxrelay.outbox.webhook.WebhookSignature;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.InetSocketAddress;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
+import java.time.Instant;
 import java.util.ArrayDeque;
 import java.util.Deque;
 import java.util.List;
@@ -20,7 +22,8 @@ import java.util.concurrent.atomic.AtomicInteger;
 /**
  * A real HTTP endpoint on loopback that records every request and answers from a script: per
  * operation ID (Idempotency-Key) a queue of responses, then 200. Applies each operation ID once
- * (like an idempotent receiver) and counts repeats.
+ * (like an idempotent receiver) and counts repeats. A path can be set to require a valid
+ * {@code X-Outbox-Signature} under a given secret, answering 401 (before the script) otherwise.
  */
 public final class RecordingHttpReceiver implements AutoCloseable {
   /** One scripted answer; {@code delayMillis} stalls before answering. */
@@ -53,6 +56,7 @@ public final class RecordingHttpReceiver implements AutoCloseable {
   private final Map<String, Deque<Response>> script = new ConcurrentHashMap<>();
   private final Map<String, AtomicInteger> applied = new ConcurrentHashMap<>();
   private volatile Response defaultResponse = Response.status(200);
+  private final Map<String, byte[]> signatureSecrets = new ConcurrentHashMap<>();
 
   public RecordingHttpReceiver() throws IOException {
     server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
@@ -70,19 +74,35 @@ public final class RecordingHttpReceiver implements AutoCloseable {
     script.computeIfAbsent(operationId, k -> new ArrayDeque<>()).addAll(List.of(responses));
   }
 
+  /** Requests to {@code path} must carry a signature valid under {@code secret}, else 401. */
+  public void requireSignature(String path, byte[] secret) {
+    signatureSecrets.put(path, secret);
+  }
+
   public void defaultResponse(Response r) {
     defaultResponse = r;
   }
 
   private void handle(HttpExchange ex) throws IOException {
     try (InputStream in = ex.getRequestBody()) {
-      String body = new String(in.readAllBytes(), StandardCharsets.UTF_8);
+      byte[] raw = in.readAllBytes();
+      String body = new String(raw, StandardCharsets.UTF_8);
       String key = ex.getRequestHeaders().getFirst("Idempotency-Key");
       requests.add(new Request(ex.getRequestURI().getPath(), Map.copyOf(ex.getRequestHeaders()), body,
           System.nanoTime()));
       Deque<Response> queue = key == null ? null : script.get(key);
       Response r = null;
-      if (queue != null) {
+      byte[] secret = signatureSecrets.get(ex.getRequestURI().getPath());
+      if (secret != null) {
+        WebhookSignature.Verification v = WebhookSignature.verify(secret,
+            ex.getRequestHeaders().getFirst(WebhookSignature.HEADER), raw, Instant.now(),
+            WebhookSignature.DEFAULT_TOLERANCE);
+        if (!v.valid()) {
+          r = new Response(401, Map.of("Content-Type", "application/problem+json"),
+              "{\"title\":\"Unauthorized\",\"status\":401,\"reason\":\"" + v.reason() + "\"}", 0);
+        }
+      }
+      if (r == null && queue != null) {
         synchronized (queue) {
           r = queue.poll();
         }
@@ -127,6 +147,7 @@ public final class RecordingHttpReceiver implements AutoCloseable {
     requests.clear();
     script.clear();
     applied.clear();
+    signatureSecrets.clear();
     defaultResponse = Response.status(200);
   }
 

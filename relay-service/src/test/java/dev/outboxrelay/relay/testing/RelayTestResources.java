@@ -9,9 +9,12 @@ import java.util.Map;
 
 /**
  * Prepares what a relay under test talks to: the PostgreSQL schema {@code relay_it} on the
- * local server, and a real HTTP receiver as the {@code billing} sink.
+ * local server, and a real HTTP receiver as the {@code billing} sink and as the {@code signed}
+ * sink (path {@code /signed}, requests signed with {@link #SIGNED_SECRET}).
  */
 public class RelayTestResources implements QuarkusTestResourceLifecycleManager {
+  /** The {@code signed} destination's HMAC secret. */
+  public static final String SIGNED_SECRET = "relay-test-secret-4f1c";
   /** Shared with the tests, which script it. */
   public static RecordingHttpReceiver receiver;
 
@@ -33,7 +36,10 @@ public class RelayTestResources implements QuarkusTestResourceLifecycleManager {
     return Map.of(
         "outbox.destinations.billing.type", "http",
         "outbox.destinations.billing.url", receiver.url("/billing").toString(),
-        "outbox.destinations.billing.request-timeout", "20s");
+        "outbox.destinations.billing.request-timeout", "20s",
+        "outbox.destinations.signed.type", "http",
+        "outbox.destinations.signed.url", receiver.url("/signed").toString(),
+        "outbox.destinations.signed.hmac-secret", SIGNED_SECRET);
   }
 
   @Override

@@ -1,0 +1,66 @@
+package dev.outboxrelay.relay.sink;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.outboxrelay.relay.config.RelayConfig;
+import java.net.URI;
+import java.time.Duration;
+import java.util.Map;
+import java.util.Optional;
+import org.junit.jupiter.api.Test;
+
+/** Start-up validation of destinations, the HMAC secret in particular. */
+class SinkRegistryTest {
+
+  record Destination(String type, Optional<URI> url, Optional<String> hmacSecret)
+      implements RelayConfig.Destination {
+    @Override
+    public Duration connectTimeout() {
+      return Duration.ofSeconds(2);
+    }
+
+    @Override
+    public Duration requestTimeout() {
+      return Duration.ofSeconds(10);
+    }
+  }
+
+  static Destination http(Optional<String> secret) {
+    return new Destination("http", Optional.of(URI.create("http://127.0.0.1:1/hook")), secret);
+  }
+
+  @Test
+  void aSecretMakesTheSinkSign() {
+    SinkRegistry r = SinkRegistry.fromConfig(Map.of("a", http(Optional.of("s3cret")), "b", http(Optional.empty())));
+    assertTrue(((HttpSink) r.forDestination("a").orElseThrow()).signs());
+    assertFalse(((HttpSink) r.forDestination("b").orElseThrow()).signs());
+  }
+
+  @Test
+  void aBlankSecretFailsNamingTheKeyNotTheValue() {
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+        () -> SinkRegistry.fromConfig(Map.of("billing", http(Optional.of(" \t ")))));
+    assertTrue(e.getMessage().startsWith("outbox.destinations.billing.hmac-secret is blank"), e.getMessage());
+  }
+
+  /** The config mapping reads {@code key=} as unset; without this check it would send unsigned. */
+  @Test
+  void anEmptySecretFailsNamingTheKey() {
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+        () -> SinkRegistry.fromConfig(Map.of("billing", http(Optional.empty())),
+            key -> key.equals("outbox.destinations.billing.hmac-secret") ? "" : null));
+    assertEquals("outbox.destinations.billing.hmac-secret is set but empty: set a secret, or remove the key"
+        + " to send unsigned", e.getMessage());
+  }
+
+  @Test
+  void otherErrorsDoNotCarryTheSecret() {
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+        () -> SinkRegistry.fromConfig(Map.of("billing",
+            new Destination("http", Optional.of(URI.create("ftp://x/")), Optional.of("s3cret")))));
+    assertFalse(e.getMessage().contains("s3cret"), e.getMessage());
+  }
+}

@@ -101,8 +101,11 @@ public interface RelayConfig {
   }
 
   interface Destination {
-    /** Sink type: {@code http}. */
+    /** Sink type: {@code http} or {@code kafka}. */
     String type();
+
+    /** Kafka topic for {@code kafka}; default: the destination's name. */
+    Optional<String> topic();
 
     /** Endpoint for {@code http}. */
     Optional<URI> url();
@@ -110,7 +113,7 @@ public interface RelayConfig {
     @WithDefault("2s")
     Duration connectTimeout();
 
-    /** Whole request, response included; a timeout is a retry. */
+    /** Whole request, response included (Kafka: until the broker acknowledges); a timeout is a retry. */
     @WithDefault("10s")
     Duration requestTimeout();
 

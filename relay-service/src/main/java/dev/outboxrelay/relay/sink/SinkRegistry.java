@@ -5,6 +5,8 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.TreeMap;
 import java.util.function.UnaryOperator;
+import java.util.function.Consumer;
+import org.eclipse.microprofile.reactive.messaging.Message;
 
 /** Builds one sink per configured destination; fails start-up naming the bad key. */
 public final class SinkRegistry {
@@ -14,23 +16,28 @@ public final class SinkRegistry {
     this.sinks = Map.copyOf(sinks);
   }
 
+  /** For tests and tools without Kafka: a Kafka destination fails every delivery as a retry. */
   public static SinkRegistry fromConfig(Map<String, RelayConfig.Destination> destinations) {
-    return fromConfig(destinations, key -> null);
+    return fromConfig(destinations, key -> null, message -> {
+      throw new IllegalStateException("no Kafka channel in this registry");
+    });
   }
 
   /**
    * @param rawValue the configured value of a key as written, empty string included, or null when
    *     unset: the config mapping reads an empty value as unset, which for {@code hmac-secret}
    *     would silently send unsigned
+   * @param kafka the SmallRye channel Kafka destinations publish through
    */
   public static SinkRegistry fromConfig(Map<String, RelayConfig.Destination> destinations,
-      UnaryOperator<String> rawValue) {
+      UnaryOperator<String> rawValue, Consumer<Message<String>> kafka) {
     Map<String, MessageSink> sinks = new TreeMap<>();
-    destinations.forEach((name, d) -> sinks.put(name, create(name, d, rawValue)));
+    destinations.forEach((name, d) -> sinks.put(name, create(name, d, rawValue, kafka)));
     return new SinkRegistry(sinks);
   }
 
-  private static MessageSink create(String name, RelayConfig.Destination d, UnaryOperator<String> rawValue) {
+  private static MessageSink create(String name, RelayConfig.Destination d, UnaryOperator<String> rawValue,
+      Consumer<Message<String>> kafka) {
     String key = "outbox.destinations." + name;
     if (d.hmacSecret().isEmpty() && rawValue.apply(key + ".hmac-secret") != null) {
       throw new IllegalArgumentException(key + ".hmac-secret is set but empty: set a secret, or remove"
@@ -49,9 +56,16 @@ public final class SinkRegistry {
               + " to send unsigned");
         }
         return new HttpSink(url, d.connectTimeout(), d.requestTimeout(), d.hmacSecret());
+      case "kafka":
+        String topic = d.topic().orElse(name);
+        if (!topic.matches("[a-zA-Z0-9._-]{1,249}")) {
+          throw new IllegalArgumentException(key + ".topic must be a Kafka topic name"
+              + " ([a-zA-Z0-9._-], at most 249 characters), was '" + topic + "'");
+        }
+        return new KafkaSink(topic, d.requestTimeout(), kafka);
       default:
         throw new IllegalArgumentException(
-            key + ".type '" + d.type() + "' is not supported; supported: http");
+            key + ".type '" + d.type() + "' is not supported; supported: http, kafka");
     }
   }
 

@@ -26,6 +26,11 @@ class SinkRegistryTest {
     public Duration requestTimeout() {
       return Duration.ofSeconds(10);
     }
+
+    @Override
+    public Optional<String> topic() {
+      return Optional.empty();
+    }
   }
 
   static Destination http(Optional<String> secret) {
@@ -51,7 +56,7 @@ class SinkRegistryTest {
   void anEmptySecretFailsNamingTheKey() {
     IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
         () -> SinkRegistry.fromConfig(Map.of("billing", http(Optional.empty())),
-            key -> key.equals("outbox.destinations.billing.hmac-secret") ? "" : null));
+            key -> key.equals("outbox.destinations.billing.hmac-secret") ? "" : null, message -> { }));
     assertEquals("outbox.destinations.billing.hmac-secret is set but empty: set a secret, or remove the key"
         + " to send unsigned", e.getMessage());
   }
@@ -62,5 +67,16 @@ class SinkRegistryTest {
         () -> SinkRegistry.fromConfig(Map.of("billing",
             new Destination("http", Optional.of(URI.create("ftp://x/")), Optional.of("s3cret")))));
     assertFalse(e.getMessage().contains("s3cret"), e.getMessage());
+  }
+
+  @Test
+  void aKafkaDestinationPublishesToTheTopicNamedAfterItUnlessSet() {
+    SinkRegistry r = SinkRegistry.fromConfig(Map.of("orders",
+        new Destination("kafka", Optional.empty(), Optional.empty())));
+    assertTrue(r.forDestination("orders").orElseThrow() instanceof KafkaSink);
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> SinkRegistry.fromConfig(
+        Map.of("bad name!", new Destination("kafka", Optional.empty(), Optional.empty()))));
+    assertTrue(e.getMessage().startsWith("outbox.destinations.bad name!.topic must be a Kafka topic name"),
+        e.getMessage());
   }
 }

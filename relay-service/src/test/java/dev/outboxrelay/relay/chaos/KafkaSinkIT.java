@@ -1,0 +1,158 @@
+package dev.outboxrelay.relay.chaos;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.outboxrelay.outbox.Outbox;
+import dev.outboxrelay.outbox.OutboxConfig;
+import dev.outboxrelay.outbox.OutboxMessage;
+import dev.outboxrelay.outbox.testing.ServiceProcess;
+import dev.outboxrelay.relay.testing.KafkaBroker;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.serialization.StringDeserializer;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The Kafka sink against a real KRaft broker (Maven Central's Kafka jars, run as a process):
+ * records carry the job's key, headers and payload, a job is {@code S} only once the broker
+ * acknowledged it, and a broker outage turns into retries that deliver once it is back.
+ */
+class KafkaSinkIT {
+  static final String TOPIC = "orders.events";
+
+  @Test
+  void jobsBecomeAcknowledgedRecordsAndSurviveABrokerOutage() throws Exception {
+    try (KafkaBroker broker = KafkaBroker.startFresh(Path.of("target", "kafka-sink-it"));
+         ChaosExperiment x = ChaosExperiment.start("kafka-sink")) {
+      ServiceProcess relay = x.startRelay(Map.of(
+          "kafka.bootstrap.servers", broker.bootstrapServers(),
+          "outbox.destinations.orders.type", "kafka",
+          "outbox.destinations.orders.topic", TOPIC,
+          "outbox.destinations.orders.request-timeout", "3s"));
+      Outbox outbox = new Outbox(OutboxConfig.builder().destinations("orders").build());
+      List<String> ops = new ArrayList<>();
+      try (Connection c = x.dataSource().getConnection()) {
+        c.setAutoCommit(false);
+        for (int i = 0; i < 100; i++) {
+          String op = "kafka-" + i;
+          ops.add(op);
+          OutboxMessage.Builder b = OutboxMessage.builder().operationId(op).destination("orders")
+              .payload("{\"n\":" + i + "}").header("X-Trace", "t-" + i);
+          if (i % 2 == 0) {
+            b.orderingKey("customer-" + (i % 10));
+          }
+          outbox.enqueue(c, b.build());
+        }
+        c.commit();
+      }
+      x.awaitCondition("100 jobs acknowledged", Duration.ofSeconds(90), () -> x.count("state = 'S'") == 100);
+
+      Map<String, List<ConsumerRecord<String, String>>> byOp = consume(broker, 100);
+      assertEquals(new java.util.TreeSet<>(ops), new java.util.TreeSet<>(byOp.keySet()), "one record per job");
+      for (int i = 0; i < 100; i++) {
+        ConsumerRecord<String, String> r = byOp.get("kafka-" + i).get(0);
+        assertEquals(1, byOp.get("kafka-" + i).size(), "kafka-" + i + " written once in a healthy run: "
+            + byOp.get("kafka-" + i).stream().map(x2 -> header(x2, "outbox-attempt") + "@" + x2.partition()
+                + ":" + x2.offset()).toList());
+        assertEquals(i % 2 == 0 ? "customer-" + (i % 10) : "kafka-" + i, r.key(),
+            "key = ordering key, else operation ID");
+        assertEquals("{\"n\":" + i + "}", r.value());
+        assertEquals("t-" + i, header(r, "X-Trace"));
+        assertEquals("1", header(r, "outbox-attempt"));
+        assertTrue(Long.parseLong(header(r, "outbox-message-id")) > 0);
+      }
+      // Same key -> same partition, in id order (FIFO per key end to end).
+      assertInOrderPerKey(byOp);
+
+      // Outage: the broker is killed; new jobs fail their attempts (no ack within 3s) and wait
+      // in backoff; once the broker is back they are delivered.
+      broker.stop();
+      try (Connection c = x.dataSource().getConnection()) {
+        c.setAutoCommit(false);
+        for (int i = 100; i < 110; i++) {
+          outbox.enqueue(c, OutboxMessage.builder().operationId("kafka-" + i).destination("orders")
+              .payload("{\"n\":" + i + "}").build());
+        }
+        c.commit();
+      }
+      x.awaitCondition("attempts to fail while the broker is down", Duration.ofSeconds(60),
+          () -> x.attempts("outcome = 'RETRY'") >= 10);
+      assertEquals(100, x.count("state = 'S'"), "nothing is marked sent without an acknowledgement");
+      broker.start();
+      x.awaitCondition("the backlog to drain after the broker returned", Duration.ofSeconds(120),
+          () -> x.count("state = 'S'") == 110);
+      Map<String, List<ConsumerRecord<String, String>>> after = consume(broker, 110);
+      for (int i = 100; i < 110; i++) {
+        assertTrue(after.containsKey("kafka-" + i), "kafka-" + i + " reached the topic after the outage");
+      }
+      long redelivered = after.values().stream().filter(l -> l.size() > 1).count();
+      System.out.printf("KAFKA records=%d jobs=110 retry_attempts=%d records_written_twice=%d%n",
+          after.values().stream().mapToInt(List::size).sum(), x.attempts("outcome = 'RETRY'"), redelivered);
+      assertTrue(relay.metric("outbox_delivery_attempts_total", "destination=\"orders\"", "outcome=\"retry\"") > 0);
+    }
+  }
+
+  private static void assertInOrderPerKey(Map<String, List<ConsumerRecord<String, String>>> byOp) {
+    Map<String, List<ConsumerRecord<String, String>>> byKey = new HashMap<>();
+    byOp.values().forEach(l -> l.forEach(r -> {
+      if (r.key().startsWith("customer-")) {
+        byKey.computeIfAbsent(r.key(), k -> new ArrayList<>()).add(r);
+      }
+    }));
+    byKey.forEach((key, records) -> {
+      records.sort(java.util.Comparator.comparingLong(ConsumerRecord::offset));
+      for (int i = 1; i < records.size(); i++) {
+        assertEquals(records.get(0).partition(), records.get(i).partition(), key + " stays on one partition");
+        assertTrue(Long.parseLong(header(records.get(i), "outbox-message-id"))
+            > Long.parseLong(header(records.get(i - 1), "outbox-message-id")), key + " in id order");
+      }
+    });
+  }
+
+  private static String header(ConsumerRecord<String, String> r, String name) {
+    var h = r.headers().lastHeader(name);
+    return h == null ? null : new String(h.value(), StandardCharsets.UTF_8);
+  }
+
+  /**
+   * Reads every partition of the topic from the beginning (no consumer group, so no rebalance
+   * re-reads anything) until {@code distinct} operation IDs were seen, then a second more.
+   */
+  private static Map<String, List<ConsumerRecord<String, String>>> consume(KafkaBroker broker, int distinct) {
+    Properties p = new Properties();
+    p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, broker.bootstrapServers());
+    p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
+    p.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
+    p.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
+    Map<String, List<ConsumerRecord<String, String>>> byOp = new HashMap<>();
+    try (KafkaConsumer<String, String> consumer = new KafkaConsumer<>(p)) {
+      List<TopicPartition> partitions = consumer.partitionsFor(TOPIC, Duration.ofSeconds(30)).stream()
+          .map(i -> new TopicPartition(i.topic(), i.partition())).toList();
+      consumer.assign(partitions);
+      consumer.seekToBeginning(partitions);
+      long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+      long quietUntil = Long.MAX_VALUE;
+      while (System.nanoTime() < Math.min(deadline, quietUntil)) {
+        for (ConsumerRecord<String, String> r : consumer.poll(Duration.ofMillis(200))) {
+          byOp.computeIfAbsent(header(r, "operation-id"), k -> new ArrayList<>()).add(r);
+        }
+        if (byOp.size() >= distinct && quietUntil == Long.MAX_VALUE) {
+          quietUntil = System.nanoTime() + Duration.ofSeconds(1).toNanos(); // late duplicates too
+        }
+      }
+    }
+    return byOp;
+  }
+}

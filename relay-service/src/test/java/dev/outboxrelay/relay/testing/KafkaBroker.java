@@ -1,0 +1,151 @@
+package dev.outboxrelay.relay.testing;
+
+import dev.outboxrelay.outbox.testing.ServiceProcess;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Properties;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+
+/**
+ * A real single-node Kafka broker in KRaft mode (broker and controller in one process), run
+ * from Maven Central's Kafka jars with {@code kafka.Kafka}, on free loopback ports. The test
+ * classpath comes from {@code target/test-classpath.txt} (written by the build). {@link #stop()}
+ * kills it; {@link #start()} brings the same node back on the same ports and data.
+ */
+public final class KafkaBroker implements AutoCloseable {
+  private final Path dir;
+  private final int port = ServiceProcess.freePort();
+  private final int controllerPort = ServiceProcess.freePort();
+  private Process process;
+
+  private KafkaBroker(Path dir) {
+    this.dir = dir;
+  }
+
+  /** Formats a fresh node under {@code dir} and starts it; returns when it answers. */
+  public static KafkaBroker startFresh(Path dir) throws Exception {
+    KafkaBroker b = new KafkaBroker(dir.toAbsolutePath());
+    b.format();
+    b.start();
+    return b;
+  }
+
+  public String bootstrapServers() {
+    return "127.0.0.1:" + port;
+  }
+
+  private void format() throws Exception {
+    if (Files.exists(dir)) {
+      try (var paths = Files.walk(dir)) {
+        paths.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+      }
+    }
+    Files.createDirectories(dir.resolve("data"));
+    Properties p = new Properties();
+    p.put("process.roles", "broker,controller");
+    p.put("node.id", "1");
+    p.put("controller.quorum.voters", "1@127.0.0.1:" + controllerPort);
+    p.put("listeners", "PLAINTEXT://127.0.0.1:" + port + ",CONTROLLER://127.0.0.1:" + controllerPort);
+    p.put("advertised.listeners", "PLAINTEXT://127.0.0.1:" + port);
+    p.put("controller.listener.names", "CONTROLLER");
+    p.put("listener.security.protocol.map", "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT");
+    p.put("inter.broker.listener.name", "PLAINTEXT");
+    p.put("log.dirs", dir.resolve("data").toString());
+    p.put("num.partitions", "3");
+    p.put("offsets.topic.replication.factor", "1");
+    p.put("transaction.state.log.replication.factor", "1");
+    p.put("transaction.state.log.min.isr", "1");
+    p.put("group.initial.rebalance.delay.ms", "0");
+    p.put("auto.create.topics.enable", "true");
+    try (var out = Files.newBufferedWriter(dir.resolve("server.properties"))) {
+      p.store(out, "single-node KRaft broker for tests");
+    }
+    Process f = java("kafka.tools.StorageTool", "format", "-t", randomClusterId(), "-c",
+        dir.resolve("server.properties").toString()).start();
+    if (!f.waitFor(120, TimeUnit.SECONDS) || f.exitValue() != 0) {
+      throw new IllegalStateException("kafka storage format failed:\n" + log());
+    }
+  }
+
+  /** Starts (or restarts) the node and waits until it serves requests. */
+  public void start() throws Exception {
+    process = java("kafka.Kafka", dir.resolve("server.properties").toString()).start();
+    long deadline = System.nanoTime() + Duration.ofSeconds(120).toNanos();
+    Properties admin = new Properties();
+    admin.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers());
+    admin.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, "3000");
+    admin.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, "5000");
+    while (System.nanoTime() < deadline) {
+      if (!process.isAlive()) {
+        throw new IllegalStateException("kafka exited with " + process.exitValue() + ":\n" + log());
+      }
+      if (listening()) {
+        try (Admin a = Admin.create(admin)) {
+          a.describeCluster().nodes().get(5, TimeUnit.SECONDS);
+          return;
+        } catch (Exception notYet) {
+          // the controller may still be electing itself
+        }
+      }
+      Thread.sleep(200);
+    }
+    throw new IllegalStateException("kafka not ready after 120s:\n" + log());
+  }
+
+  private boolean listening() {
+    try (Socket s = new Socket()) {
+      s.connect(new InetSocketAddress("127.0.0.1", port), 200);
+      return true;
+    } catch (IOException e) {
+      return false;
+    }
+  }
+
+  /** SIGKILL: the broker disappears at once (its data stays for {@link #start()}). */
+  public void stop() throws InterruptedException {
+    if (process != null && process.isAlive()) {
+      process.destroyForcibly();
+      process.waitFor();
+    }
+  }
+
+  private ProcessBuilder java(String mainClass, String... args) throws IOException {
+    Path cpFile = Path.of("target", "test-classpath.txt");
+    if (!Files.isRegularFile(cpFile)) {
+      throw new IllegalStateException(cpFile.toAbsolutePath() + " is missing: run the build"
+          + " (maven-dependency-plugin build-classpath writes it in generate-test-resources)");
+    }
+    List<String> cmd = new java.util.ArrayList<>(List.of(
+        Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-Xmx512m",
+        "-cp", Files.readString(cpFile).trim(), mainClass));
+    cmd.addAll(List.of(args));
+    return new ProcessBuilder(cmd).redirectErrorStream(true)
+        .redirectOutput(ProcessBuilder.Redirect.appendTo(dir.resolve("kafka.log").toFile()));
+  }
+
+  private String log() throws IOException {
+    List<String> lines = Files.readAllLines(dir.resolve("kafka.log"));
+    return String.join("\n", lines.subList(Math.max(0, lines.size() - 40), lines.size()));
+  }
+
+  /** A Kafka cluster id: 16 random bytes, URL-safe base64 without padding. */
+  private static String randomClusterId() {
+    UUID u = UUID.randomUUID();
+    java.nio.ByteBuffer b = java.nio.ByteBuffer.allocate(16);
+    b.putLong(u.getMostSignificantBits()).putLong(u.getLeastSignificantBits());
+    return java.util.Base64.getUrlEncoder().withoutPadding().encodeToString(b.array());
+  }
+
+  @Override
+  public void close() throws InterruptedException {
+    stop();
+  }
+}

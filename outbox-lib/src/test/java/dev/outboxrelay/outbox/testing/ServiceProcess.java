@@ -109,6 +109,18 @@ public final class ServiceProcess implements AutoCloseable {
     awaitHealth("/q/health/ready", timeout);
   }
 
+  /** True when the process runs and /q/health/ready answers 200 now (false while it starts or fails). */
+  public boolean ready() {
+    try {
+      return process.isAlive() && get("/q/health/ready").statusCode() == 200;
+    } catch (IOException e) {
+      return false;
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return false;
+    }
+  }
+
   /** Waits until the process answers HTTP at all (liveness 200), ready or not. */
   public void awaitListening(Duration timeout) throws InterruptedException, IOException {
     awaitHealth("/q/health/live", timeout);

@@ -7,7 +7,6 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 import org.jboss.logging.Logger;
 
 /**
@@ -50,7 +49,6 @@ public class LeaseRenewer implements AutoCloseable {
   /** One job's heartbeat. */
   public final class Heartbeat {
     private final ClaimedMessage message;
-    private final AtomicBoolean lost = new AtomicBoolean();
     private volatile boolean recording;
     private volatile ScheduledFuture<?> future;
 
@@ -67,7 +65,6 @@ public class LeaseRenewer implements AutoCloseable {
             // was really lost, that transition changes no row and is counted as stale there.
             return;
           }
-          lost.set(true);
           onLost.run();
           LOG.warnf("message_id=%d operation_id=%s token=%s attempt=%d: lease lost during the send"
               + " (renewal changed no row); another relay may own the job", message.id(),
@@ -78,11 +75,6 @@ public class LeaseRenewer implements AutoCloseable {
         LOG.warnf("message_id=%d token=%s: renewing the lease failed, will retry: %s", message.id(),
             message.claimToken(), e.getMessage());
       }
-    }
-
-    /** True when a renewal found the job owned by someone else. */
-    public boolean lost() {
-      return lost.get();
     }
 
     /**

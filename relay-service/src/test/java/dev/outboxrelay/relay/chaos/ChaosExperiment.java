@@ -8,6 +8,7 @@ import dev.outboxrelay.outbox.OutboxConfig;
 import dev.outboxrelay.outbox.OutboxMessage;
 import dev.outboxrelay.outbox.testing.ServiceProcess;
 import dev.outboxrelay.outbox.testing.TestDatabases;
+import dev.outboxrelay.relay.claim.Backoff;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -387,6 +388,14 @@ public final class ChaosExperiment implements AutoCloseable {
       throw new IllegalStateException(e);
     }
     return byMessage;
+  }
+
+  /** The backoff schedule a relay with these settings uses (jitter pinned to its middle). */
+  public static Backoff backoff(Map<String, String> config) {
+    return new Backoff(duration(config.get("outbox.relay.backoff.initial-delay")),
+        Double.parseDouble(config.get("outbox.relay.backoff.multiplier")),
+        duration(config.get("outbox.relay.backoff.max-delay")),
+        Double.parseDouble(config.get("outbox.relay.backoff.jitter")), () -> 0.5);
   }
 
   /** A relay duration setting as written in the properties ({@code 250ms}, {@code 2s}, {@code 1m}, ISO). */

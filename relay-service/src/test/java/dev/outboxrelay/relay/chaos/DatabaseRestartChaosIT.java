@@ -49,7 +49,7 @@ class DatabaseRestartChaosIT {
         assertTrue(relay.alive(), relay.name() + " survived the restart");
         // Its claim loop may still be in an error pause (at most 5s) when the other relay drained
         // the rest: wait for its next claim to succeed and its readiness to come back.
-        x.awaitCondition(relay.name() + " ready again", Duration.ofSeconds(30), () -> ready(relay));
+        x.awaitCondition(relay.name() + " ready again", Duration.ofSeconds(30), relay::ready);
         // Claim errors are logged once per state change, not per poll: every "failed" line is
         // paired with a "works again" line (0 pairs when all workers were busy recording through
         // the outage and the claim loop never ran into it; a pair or two, not hundreds, when it did).
@@ -62,17 +62,6 @@ class DatabaseRestartChaosIT {
       assertTrue(sentBefore < jobs, "the restart happened under load");
       System.out.printf("CHAOS-DETAIL database-restart sent_before_restart=%d restart_seconds=%.1f"
           + " redeliveries=%d%n", sentBefore, restartSeconds, v.redeliveries());
-    }
-  }
-
-  private static boolean ready(ServiceProcess relay) {
-    try {
-      return relay.get("/q/health/ready").statusCode() == 200;
-    } catch (java.io.IOException e) {
-      return false;
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      return false;
     }
   }
 

@@ -39,7 +39,7 @@ class ManyRelaysChaosIT {
         Thread.sleep(KILL_EVERY.toMillis());
         List<Integer> working = new ArrayList<>();
         for (int i = 0; i < live.size(); i++) {
-          if (ready(live.get(i))) {
+          if (live.get(i).ready()) {
             working.add(i);
           }
         }
@@ -61,17 +61,6 @@ class ManyRelaysChaosIT {
           kills, seed, expired);
       assertTrue(kills >= 2, "the experiment killed relays while they worked");
       assertTrue(v.jobs() == jobs, "all jobs accounted for");
-    }
-  }
-
-  private static boolean ready(ServiceProcess relay) {
-    try {
-      return relay.alive() && relay.get("/q/health/ready").statusCode() == 200;
-    } catch (java.io.IOException e) {
-      return false;
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      return false;
     }
   }
 }

@@ -48,10 +48,7 @@ class PoisonChaosIT {
       overrides.put("outbox.relay.backoff.jitter", "0.2");
       Map<String, String> config = x.relayProperties();
       config.putAll(overrides);
-      Backoff schedule = new Backoff(ChaosExperiment.duration(config.get("outbox.relay.backoff.initial-delay")),
-          Double.parseDouble(config.get("outbox.relay.backoff.multiplier")),
-          ChaosExperiment.duration(config.get("outbox.relay.backoff.max-delay")),
-          Double.parseDouble(config.get("outbox.relay.backoff.jitter")), () -> 0.5);
+      Backoff schedule = ChaosExperiment.backoff(config);
       Duration shortestPathToDead = Duration.ZERO;
       for (int attempt = 1; attempt < maxAttempts; attempt++) {
         shortestPathToDead = shortestPathToDead.plus(schedule.lowerBound(attempt));

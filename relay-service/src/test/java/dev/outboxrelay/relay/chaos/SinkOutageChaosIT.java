@@ -53,10 +53,7 @@ class SinkOutageChaosIT {
       overrides.put("outbox.relay.ready-max-backlog-age", "2s");
       Map<String, String> config = x.relayProperties();
       config.putAll(overrides);
-      Backoff schedule = new Backoff(ChaosExperiment.duration(config.get("outbox.relay.backoff.initial-delay")),
-          Double.parseDouble(config.get("outbox.relay.backoff.multiplier")),
-          ChaosExperiment.duration(config.get("outbox.relay.backoff.max-delay")),
-          Double.parseDouble(config.get("outbox.relay.backoff.jitter")), () -> 0.5);
+      Backoff schedule = ChaosExperiment.backoff(config);
       Duration backlogLimit = ChaosExperiment.duration(config.get("outbox.relay.ready-max-backlog-age"));
       Duration retryAfter = Duration.ofSeconds(retryAfterSeconds);
 

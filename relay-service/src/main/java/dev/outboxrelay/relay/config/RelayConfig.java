@@ -101,11 +101,20 @@ public interface RelayConfig {
   }
 
   interface Destination {
-    /** Sink type: {@code http} or {@code kafka}. */
+    /** Sink type: {@code http}, {@code kafka} or {@code rabbitmq}. */
     String type();
 
     /** Kafka topic for {@code kafka}; default: the destination's name. */
     Optional<String> topic();
+
+    /**
+     * RabbitMQ exchange for {@code rabbitmq}; must be the relay channel's exchange
+     * ({@code mp.messaging.outgoing.outbox-rabbitmq.exchange.name}), which is the default.
+     */
+    Optional<String> exchange();
+
+    /** RabbitMQ routing key for {@code rabbitmq}; default: the destination's name. */
+    Optional<String> routingKey();
 
     /** Endpoint for {@code http}. */
     Optional<URI> url();
@@ -113,7 +122,10 @@ public interface RelayConfig {
     @WithDefault("2s")
     Duration connectTimeout();
 
-    /** Whole request, response included (Kafka: until the broker acknowledges); a timeout is a retry. */
+    /**
+     * Whole request, response included (Kafka: until the broker acknowledges; RabbitMQ: until the
+     * publisher confirm); a timeout is a retry.
+     */
     @WithDefault("10s")
     Duration requestTimeout();
 

@@ -12,7 +12,9 @@ import dev.outboxrelay.relay.lease.LeaseReaper;
 import dev.outboxrelay.relay.lease.LeaseRenewer;
 import dev.outboxrelay.relay.metrics.RelayMetrics;
 import dev.outboxrelay.relay.sink.HttpSink;
+import dev.outboxrelay.relay.sink.BrokerChannels;
 import dev.outboxrelay.relay.sink.KafkaChannel;
+import dev.outboxrelay.relay.sink.RabbitMqChannel;
 import dev.outboxrelay.relay.sink.SinkRegistry;
 import io.agroal.api.AgroalDataSource;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -44,6 +46,7 @@ public class RelayService {
   @Inject RelayConfig config;
   @Inject MeterRegistry registry;
   @Inject KafkaChannel kafkaChannel;
+  @Inject RabbitMqChannel rabbitMqChannel;
 
   private OutboxStore store;
   private RelayMetrics metrics;
@@ -57,7 +60,8 @@ public class RelayService {
   void onStart(@Observes StartupEvent event) {
     RelayConfig.Relay relay = config.relay();
     SinkRegistry sinks = SinkRegistry.fromConfig(config.destinations(),
-        key -> ConfigProvider.getConfig().getConfigValue(key).getRawValue(), kafkaChannel);
+        key -> ConfigProvider.getConfig().getConfigValue(key).getRawValue(),
+        new BrokerChannels(kafkaChannel, rabbitMqChannel));
     Backoff backoff = Backoff.fromConfig(relay.backoff());
     IdleWait idle = new IdleWait(relay.idleMinWait(), relay.idleMaxWait());
     if (relay.maxAttempts() < 1) {

@@ -4,8 +4,8 @@ import dev.outboxrelay.relay.config.RelayConfig;
 import java.util.Map;
 import java.util.Optional;
 import java.util.TreeMap;
-import java.util.function.UnaryOperator;
 import java.util.function.Consumer;
+import java.util.function.UnaryOperator;
 import org.eclipse.microprofile.reactive.messaging.Message;
 
 /** Builds one sink per configured destination; fails start-up naming the bad key. */
@@ -16,28 +16,26 @@ public final class SinkRegistry {
     this.sinks = Map.copyOf(sinks);
   }
 
-  /** For tests and tools without Kafka: a Kafka destination fails every delivery as a retry. */
+  /** For tests and tools without brokers: a broker destination fails every delivery as a retry. */
   public static SinkRegistry fromConfig(Map<String, RelayConfig.Destination> destinations) {
-    return fromConfig(destinations, key -> null, message -> {
-      throw new IllegalStateException("no Kafka channel in this registry");
-    });
+    return fromConfig(destinations, key -> null, BrokerChannels.none());
   }
 
   /**
    * @param rawValue the configured value of a key as written, empty string included, or null when
    *     unset: the config mapping reads an empty value as unset, which for {@code hmac-secret}
    *     would silently send unsigned
-   * @param kafka the SmallRye channel Kafka destinations publish through
+   * @param channels the SmallRye channels broker destinations publish through
    */
   public static SinkRegistry fromConfig(Map<String, RelayConfig.Destination> destinations,
-      UnaryOperator<String> rawValue, Consumer<Message<String>> kafka) {
+      UnaryOperator<String> rawValue, BrokerChannels channels) {
     Map<String, MessageSink> sinks = new TreeMap<>();
-    destinations.forEach((name, d) -> sinks.put(name, create(name, d, rawValue, kafka)));
+    destinations.forEach((name, d) -> sinks.put(name, create(name, d, rawValue, channels)));
     return new SinkRegistry(sinks);
   }
 
   private static MessageSink create(String name, RelayConfig.Destination d, UnaryOperator<String> rawValue,
-      Consumer<Message<String>> kafka) {
+      BrokerChannels channels) {
     String key = "outbox.destinations." + name;
     if (d.hmacSecret().isEmpty() && rawValue.apply(key + ".hmac-secret") != null) {
       throw new IllegalArgumentException(key + ".hmac-secret is set but empty: set a secret, or remove"
@@ -62,11 +60,37 @@ public final class SinkRegistry {
           throw new IllegalArgumentException(key + ".topic must be a Kafka topic name"
               + " ([a-zA-Z0-9._-], at most 249 characters), was '" + topic + "'");
         }
-        return new KafkaSink(topic, d.requestTimeout(), kafka);
+        return new KafkaSink(topic, d.requestTimeout(), channels.kafka());
+      case "rabbitmq":
+        return rabbitMq(key, name, d, rawValue, channels.rabbitmq());
       default:
         throw new IllegalArgumentException(
-            key + ".type '" + d.type() + "' is not supported; supported: http, kafka");
+            key + ".type '" + d.type() + "' is not supported; supported: http, kafka, rabbitmq");
     }
+  }
+
+  /**
+   * The connector publishes the channel to one exchange (its {@code exchange.name}, by default the
+   * channel's name); a destination naming another one would silently publish elsewhere, so it
+   * fails start-up instead.
+   */
+  private static MessageSink rabbitMq(String key, String name, RelayConfig.Destination d,
+      UnaryOperator<String> rawValue, Consumer<Message<String>> channel) {
+    String configured = rawValue.apply(RabbitMqSink.EXCHANGE_KEY);
+    String channelExchange = configured == null ? RabbitMqSink.CHANNEL : configured;
+    String exchange = d.exchange().orElse(channelExchange);
+    if (!exchange.equals(channelExchange)) {
+      throw new IllegalArgumentException(key + ".exchange '" + exchange + "' differs from the relay's"
+          + " RabbitMQ exchange '" + channelExchange + "' (" + RabbitMqSink.EXCHANGE_KEY + "): all RabbitMQ"
+          + " destinations publish to that exchange and route by routing key; bind '" + exchange
+          + "' to it with an exchange-to-exchange binding, or set " + RabbitMqSink.EXCHANGE_KEY);
+    }
+    String routingKey = d.routingKey().orElse(name);
+    if (routingKey.length() > 255) {
+      throw new IllegalArgumentException(key + ".routing-key must be at most 255 characters, was "
+          + routingKey.length());
+    }
+    return new RabbitMqSink(exchange, routingKey, d.requestTimeout(), channel);
   }
 
   public Optional<MessageSink> forDestination(String destination) {

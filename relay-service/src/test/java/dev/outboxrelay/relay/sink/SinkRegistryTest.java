@@ -15,8 +15,17 @@ import org.junit.jupiter.api.Test;
 /** Start-up validation of destinations, the HMAC secret in particular. */
 class SinkRegistryTest {
 
-  record Destination(String type, Optional<URI> url, Optional<String> hmacSecret)
-      implements RelayConfig.Destination {
+  record Destination(String type, Optional<URI> url, Optional<String> hmacSecret, Optional<String> exchange,
+      Optional<String> routingKey) implements RelayConfig.Destination {
+    Destination(String type, Optional<URI> url, Optional<String> hmacSecret) {
+      this(type, url, hmacSecret, Optional.empty(), Optional.empty());
+    }
+
+    static Destination rabbitMq(String exchange, String routingKey) {
+      return new Destination("rabbitmq", Optional.empty(), Optional.empty(), Optional.ofNullable(exchange),
+          Optional.ofNullable(routingKey));
+    }
+
     @Override
     public Duration connectTimeout() {
       return Duration.ofSeconds(2);
@@ -56,7 +65,7 @@ class SinkRegistryTest {
   void anEmptySecretFailsNamingTheKey() {
     IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
         () -> SinkRegistry.fromConfig(Map.of("billing", http(Optional.empty())),
-            key -> key.equals("outbox.destinations.billing.hmac-secret") ? "" : null, message -> { }));
+            key -> key.equals("outbox.destinations.billing.hmac-secret") ? "" : null, BrokerChannels.none()));
     assertEquals("outbox.destinations.billing.hmac-secret is set but empty: set a secret, or remove the key"
         + " to send unsigned", e.getMessage());
   }
@@ -77,6 +86,38 @@ class SinkRegistryTest {
     IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> SinkRegistry.fromConfig(
         Map.of("bad name!", new Destination("kafka", Optional.empty(), Optional.empty()))));
     assertTrue(e.getMessage().startsWith("outbox.destinations.bad name!.topic must be a Kafka topic name"),
+        e.getMessage());
+  }
+
+  @Test
+  void aRabbitMqDestinationRoutesByItsNameUnlessSetWithinTheChannelsExchange() {
+    SinkRegistry r = SinkRegistry.fromConfig(Map.of(
+        "emails", Destination.rabbitMq(null, null),
+        "sms", Destination.rabbitMq("outbox", "notify.sms")),
+        key -> key.equals(RabbitMqSink.EXCHANGE_KEY) ? "outbox" : null, BrokerChannels.none());
+    assertEquals("emails", ((RabbitMqSink) r.forDestination("emails").orElseThrow()).routingKey());
+    assertEquals("notify.sms", ((RabbitMqSink) r.forDestination("sms").orElseThrow()).routingKey());
+  }
+
+  /** The connector publishes to one exchange per channel: another would silently go elsewhere. */
+  @Test
+  void aRabbitMqDestinationNamingAnotherExchangeFailsNamingTheKeys() {
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> SinkRegistry.fromConfig(
+        Map.of("emails", Destination.rabbitMq("mail", null)),
+        key -> key.equals(RabbitMqSink.EXCHANGE_KEY) ? "outbox" : null, BrokerChannels.none()));
+    assertTrue(e.getMessage().startsWith("outbox.destinations.emails.exchange 'mail' differs from the relay's"
+        + " RabbitMQ exchange 'outbox' (mp.messaging.outgoing.outbox-rabbitmq.exchange.name)"), e.getMessage());
+    IllegalArgumentException tooLong = assertThrows(IllegalArgumentException.class, () -> SinkRegistry.fromConfig(
+        Map.of("emails", Destination.rabbitMq(null, "k".repeat(256)))));
+    assertEquals("outbox.destinations.emails.routing-key must be at most 255 characters, was 256",
+        tooLong.getMessage());
+  }
+
+  @Test
+  void anUnknownTypeNamesTheSupportedOnes() {
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> SinkRegistry.fromConfig(
+        Map.of("x", new Destination("smtp", Optional.empty(), Optional.empty()))));
+    assertEquals("outbox.destinations.x.type 'smtp' is not supported; supported: http, kafka, rabbitmq",
         e.getMessage());
   }
 }

@@ -1,0 +1,23 @@
+package dev.outboxrelay.relay.sink;
+
+import dev.outboxrelay.outbox.store.ClaimedMessage;
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+/**
+ * The headers a broker message carries: the job's own, then the relay's (which win on a name
+ * clash, so a job cannot forge its operation ID): {@code operation-id}, {@code
+ * outbox-message-id}, {@code outbox-attempt}, {@code content-type}.
+ */
+final class SinkHeaders {
+  private SinkHeaders() {}
+
+  static Map<String, String> of(ClaimedMessage m) {
+    Map<String, String> headers = new LinkedHashMap<>(m.headers());
+    headers.put("operation-id", m.operationId());
+    headers.put("outbox-message-id", Long.toString(m.id()));
+    headers.put("outbox-attempt", Integer.toString(m.attemptNo()));
+    headers.put("content-type", m.contentType());
+    return headers;
+  }
+}

@@ -8,7 +8,6 @@ import static dev.outboxrelay.outbox.OutboxConfig.MAX_ORDERING_KEY_LENGTH;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import java.nio.charset.StandardCharsets;
 import java.util.Locale;
 import java.util.Map;
 import java.util.TreeSet;
@@ -48,12 +47,17 @@ final class MessageValidator {
     if (m.payload() == null) {
       throw new InvalidMessageException("payload", "is required (use \"\" for an empty body)");
     }
-    int bytes = m.payload().getBytes(StandardCharsets.UTF_8).length;
+    int bytes = utf8Length(m.payload());
     if (bytes > config.maxPayloadBytes()) {
       throw new InvalidMessageException(
           "payload",
           "is " + bytes + " bytes; the limit is " + config.maxPayloadBytes()
-              + " bytes (store large documents elsewhere and enqueue a reference)");
+              + " bytes (maxPayloadBytes, outbox.producer.max-payload-bytes). Payloads over "
+              + config.inlinePayloadBytes() + " bytes are already stored out of band in"
+              + " outbox_payload; a body this large belongs in your application's own tables or"
+              + " blob store, written in the same transaction, with only a reference to it (e.g."
+              + " its business ID) in the payload for the receiver to read (README, \"Large"
+              + " payloads\")");
     }
     if (isJson(m.contentType())) {
       try {
@@ -98,6 +102,28 @@ final class MessageValidator {
     } catch (JsonProcessingException e) {
       throw new InvalidMessageException("headers", "cannot be written as JSON: " + e.getOriginalMessage());
     }
+  }
+
+  /** The UTF-8 length of {@code s} without encoding it (payloads may be a megabyte). */
+  static int utf8Length(String s) {
+    long bytes = 0;
+    for (int i = 0; i < s.length(); i++) {
+      char ch = s.charAt(i);
+      if (ch < 0x80) {
+        bytes++;
+      } else if (ch < 0x800) {
+        bytes += 2;
+      } else if (Character.isHighSurrogate(ch) && i + 1 < s.length()
+          && Character.isLowSurrogate(s.charAt(i + 1))) {
+        bytes += 4;
+        i++;
+      } else if (Character.isSurrogate(ch)) {
+        bytes++; // a lone surrogate is encoded as '?', as String.getBytes(UTF_8) does
+      } else {
+        bytes += 3;
+      }
+    }
+    return (int) Math.min(Integer.MAX_VALUE, bytes);
   }
 
   static boolean isJson(String contentType) {

@@ -13,6 +13,10 @@ import java.sql.SQLException;
  * <p>{@link #enqueue} uses only the connection it is given and never commits, rolls back or
  * changes auto-commit: the job becomes visible exactly when the caller's transaction commits, and
  * vanishes with it on rollback. Call it on the connection of the business write.
+ *
+ * <p>A payload over {@link OutboxConfig#inlinePayloadBytes} is written to {@code outbox_payload}
+ * on the same connection, with a short reference in the job's row; the relay loads it before the
+ * send, so sinks always see the full body.
  */
 public class Outbox {
   private final OutboxConfig config;
@@ -40,8 +44,7 @@ public class Outbox {
    * @throws OutboxStoreException the database failed; the caller's transaction should roll back
    */
   public EnqueueResult enqueue(Connection connection, OutboxMessage message) {
-    String headersJson = validator.validate(message);
-    return storeFor(connection).insert(connection, new NewMessage(message, headersJson));
+    return storeFor(connection).insert(connection, validated(message));
   }
 
   /**
@@ -54,10 +57,20 @@ public class Outbox {
       java.util.List<OutboxMessage> messages) {
     java.util.List<NewMessage> validated = new java.util.ArrayList<>(messages.size());
     for (OutboxMessage m : messages) {
-      validated.add(new NewMessage(m, validator.validate(m)));
+      validated.add(validated(m));
     }
     JdbcOutboxStore s = storeFor(connection);
     return validated.stream().map(m -> s.insert(connection, m)).toList();
+  }
+
+  /**
+   * Validates, and decides where the payload goes: over {@link OutboxConfig#inlinePayloadBytes}
+   * it is stored out of band, in {@code outbox_payload}, with a reference in the job's row.
+   */
+  private NewMessage validated(OutboxMessage m) {
+    String headersJson = validator.validate(m);
+    boolean byReference = MessageValidator.utf8Length(m.payload()) > config.inlinePayloadBytes();
+    return new NewMessage(m, headersJson, byReference);
   }
 
   private JdbcOutboxStore storeFor(Connection connection) {

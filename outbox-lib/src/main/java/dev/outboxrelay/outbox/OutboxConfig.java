@@ -8,11 +8,26 @@ import java.util.Set;
 /**
  * Producer-side settings. {@code destinations} lists the routes an application may enqueue to;
  * anything else is rejected at enqueue (a typo must not become a job that dies in the relay).
+ *
+ * <p>Payload sizes, in UTF-8 bytes: a payload up to {@code inlinePayloadBytes} is stored in its
+ * job's row; a larger one, up to {@code maxPayloadBytes}, is stored out of band in {@code
+ * outbox_payload} (same transaction) and its row holds a short reference, so that job rows and the
+ * relay's claim stay small; the relay loads the body just before the send. Anything larger is
+ * rejected: it belongs in the application's own tables or blob store, with only a reference to it
+ * in the payload (README, "Large payloads").
  */
-public record OutboxConfig(Set<String> destinations, int maxPayloadBytes, OutboxDialect dialect) {
+public record OutboxConfig(
+    Set<String> destinations, int maxPayloadBytes, int inlinePayloadBytes, OutboxDialect dialect) {
 
   /** 1 MiB of UTF-8: larger documents belong in storage, referenced from the payload. */
   public static final int DEFAULT_MAX_PAYLOAD_BYTES = 1024 * 1024;
+
+  /**
+   * 64 KiB of UTF-8: larger payloads go to {@code outbox_payload}, so a claim of 32 jobs returns
+   * at most about 2 MiB of payload however large the bodies are. Capped at {@code
+   * maxPayloadBytes} when that is configured smaller and the threshold is not set.
+   */
+  public static final int DEFAULT_INLINE_PAYLOAD_BYTES = 64 * 1024;
 
   public static final int MAX_OPERATION_ID_LENGTH = 200;
   public static final int MAX_DESTINATION_LENGTH = 200;
@@ -34,6 +49,25 @@ public record OutboxConfig(Set<String> destinations, int maxPayloadBytes, Outbox
     if (maxPayloadBytes <= 0) {
       throw new IllegalArgumentException("maxPayloadBytes: must be positive, was " + maxPayloadBytes);
     }
+    if (inlinePayloadBytes <= 0) {
+      throw new IllegalArgumentException(
+          "inlinePayloadBytes: must be positive, was " + inlinePayloadBytes);
+    }
+    if (inlinePayloadBytes > maxPayloadBytes) {
+      throw new IllegalArgumentException("inlinePayloadBytes: must not exceed maxPayloadBytes ("
+          + maxPayloadBytes + "), was " + inlinePayloadBytes);
+    }
+  }
+
+  /** Settings with the default inline threshold (capped at {@code maxPayloadBytes}). */
+  public OutboxConfig(Set<String> destinations, int maxPayloadBytes, OutboxDialect dialect) {
+    this(destinations, maxPayloadBytes, defaultInline(maxPayloadBytes), dialect);
+  }
+
+  private static int defaultInline(int maxPayloadBytes) {
+    // A non-positive maximum is reported by the canonical constructor, naming maxPayloadBytes.
+    return maxPayloadBytes <= 0 ? DEFAULT_INLINE_PAYLOAD_BYTES
+        : Math.min(DEFAULT_INLINE_PAYLOAD_BYTES, maxPayloadBytes);
   }
 
   public static Builder builder() {
@@ -43,6 +77,7 @@ public record OutboxConfig(Set<String> destinations, int maxPayloadBytes, Outbox
   public static final class Builder {
     private final Set<String> destinations = new LinkedHashSet<>();
     private int maxPayloadBytes = DEFAULT_MAX_PAYLOAD_BYTES;
+    private Integer inlinePayloadBytes;
     private OutboxDialect dialect;
 
     private Builder() {}
@@ -57,8 +92,19 @@ public record OutboxConfig(Set<String> destinations, int maxPayloadBytes, Outbox
       return this;
     }
 
+    /** The hard limit on a payload's UTF-8 size; default {@link #DEFAULT_MAX_PAYLOAD_BYTES}. */
     public Builder maxPayloadBytes(int maxPayloadBytes) {
       this.maxPayloadBytes = maxPayloadBytes;
+      return this;
+    }
+
+    /**
+     * Payloads larger than this many UTF-8 bytes are stored out of band; default {@link
+     * #DEFAULT_INLINE_PAYLOAD_BYTES}, or {@code maxPayloadBytes} when that is smaller. Must be
+     * positive and at most {@code maxPayloadBytes}.
+     */
+    public Builder inlinePayloadBytes(int inlinePayloadBytes) {
+      this.inlinePayloadBytes = inlinePayloadBytes;
       return this;
     }
 
@@ -69,7 +115,9 @@ public record OutboxConfig(Set<String> destinations, int maxPayloadBytes, Outbox
     }
 
     public OutboxConfig build() {
-      return new OutboxConfig(destinations, maxPayloadBytes, dialect);
+      return inlinePayloadBytes == null
+          ? new OutboxConfig(destinations, maxPayloadBytes, dialect)
+          : new OutboxConfig(destinations, maxPayloadBytes, inlinePayloadBytes, dialect);
     }
   }
 }

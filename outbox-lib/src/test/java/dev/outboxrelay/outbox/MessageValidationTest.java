@@ -10,6 +10,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.outboxrelay.outbox.testing.TestDatabases;
 import java.sql.Connection;
 import java.time.Duration;
+import java.util.List;
 import java.util.stream.Stream;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.Nested;
@@ -103,6 +104,24 @@ class MessageValidationTest {
     assertEquals(bad.field(), e.field());
     assertTrue(e.getMessage().startsWith(bad.field() + ": "), e.getMessage());
     assertTrue(e.getMessage().contains(bad.expected()), "message: " + e.getMessage());
+  }
+
+  @Test
+  void thePayloadLimitErrorNamesTheSettingAndTheByReferencePattern() {
+    InvalidMessageException e = assertThrows(InvalidMessageException.class,
+        () -> validator.validate(text("x".repeat(MAX_PAYLOAD_BYTES + 1))));
+    assertEquals("payload", e.field());
+    for (String expected : List.of("is 65 bytes", "the limit is 64 bytes", "outbox.producer.max-payload-bytes",
+        "outbox_payload", "blob store", "reference", "Large payloads")) {
+      assertTrue(e.getMessage().contains(expected), expected + " in: " + e.getMessage());
+    }
+  }
+
+  @Test
+  void countsUtf8BytesWithoutEncoding() {
+    for (String s : List.of("", "a", "é", "✓", "😀", "Zoë ✓ 東京 😀", "\uD800 lone", "x\uDC00")) {
+      assertEquals(s.getBytes(java.nio.charset.StandardCharsets.UTF_8).length, MessageValidator.utf8Length(s), s);
+    }
   }
 
   @Test
@@ -205,10 +224,30 @@ class MessageValidationTest {
     }
 
     @Test
+    void rejectsAnInlineThresholdThatIsNotPositiveOrOverTheLimit() {
+      IllegalArgumentException zero = assertThrows(IllegalArgumentException.class,
+          () -> OutboxConfig.builder().destinations(HTTP_BILLING).inlinePayloadBytes(0).build());
+      assertEquals("inlinePayloadBytes: must be positive, was 0", zero.getMessage());
+      IllegalArgumentException over = assertThrows(IllegalArgumentException.class,
+          () -> OutboxConfig.builder().destinations(HTTP_BILLING).maxPayloadBytes(1000)
+              .inlinePayloadBytes(1001).build());
+      assertEquals("inlinePayloadBytes: must not exceed maxPayloadBytes (1000), was 1001", over.getMessage());
+    }
+
+    @Test
+    void theDefaultInlineThresholdIsCappedAtASmallerLimit() {
+      assertEquals(64, CONFIG.inlinePayloadBytes(), "max 64: everything fits inline");
+      assertEquals(1000, OutboxConfig.builder().destinations(HTTP_BILLING).maxPayloadBytes(1000)
+          .inlinePayloadBytes(1000).build().inlinePayloadBytes());
+    }
+
+    @Test
     void hasVisibleDefaults() {
       OutboxConfig config = OutboxConfig.builder().destinations("rabbitmq:emails", "a.b_c-d:1").build();
       assertEquals(OutboxConfig.DEFAULT_MAX_PAYLOAD_BYTES, config.maxPayloadBytes());
       assertEquals(1024 * 1024, config.maxPayloadBytes());
+      assertEquals(OutboxConfig.DEFAULT_INLINE_PAYLOAD_BYTES, config.inlinePayloadBytes());
+      assertEquals(64 * 1024, config.inlinePayloadBytes());
       assertNull(config.dialect(), "detected from the connection");
       assertEquals(java.util.Set.of("rabbitmq:emails", "a.b_c-d:1"), config.destinations());
     }

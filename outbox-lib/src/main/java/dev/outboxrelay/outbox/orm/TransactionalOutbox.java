@@ -12,6 +12,7 @@ import jakarta.transaction.Transactional;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.List;
+import java.util.Optional;
 import javax.sql.DataSource;
 import org.eclipse.microprofile.config.inject.ConfigProperty;
 
@@ -22,8 +23,10 @@ import org.eclipse.microprofile.config.inject.ConfigProperty;
  * reused operation ID, a database error) marks the transaction rollback-only: the business write
  * must not commit without its job.
  *
- * <p>Configuration: {@code outbox.producer.destinations} (required, comma-separated) and
- * {@code outbox.producer.max-payload-bytes} (default 1048576).
+ * <p>Configuration: {@code outbox.producer.destinations} (required, comma-separated),
+ * {@code outbox.producer.max-payload-bytes} (default 1048576) and {@code
+ * outbox.producer.inline-payload-bytes} (default 65536, or max-payload-bytes when that is smaller:
+ * larger payloads are stored out of band in {@code outbox_payload}).
  */
 @ApplicationScoped
 public class TransactionalOutbox {
@@ -36,14 +39,26 @@ public class TransactionalOutbox {
   @ConfigProperty(name = "outbox.producer.max-payload-bytes", defaultValue = "1048576")
   int maxPayloadBytes;
 
+  /** Absent: {@link OutboxConfig#DEFAULT_INLINE_PAYLOAD_BYTES}, capped at max-payload-bytes. */
+  @ConfigProperty(name = "outbox.producer.inline-payload-bytes")
+  Optional<Integer> inlinePayloadBytes;
+
   private Outbox outbox;
 
   @PostConstruct
   void init() {
-    outbox = new Outbox(OutboxConfig.builder()
+    OutboxConfig.Builder config = OutboxConfig.builder()
         .destinations(destinations)
-        .maxPayloadBytes(maxPayloadBytes)
-        .build());
+        .maxPayloadBytes(maxPayloadBytes);
+    inlinePayloadBytes.ifPresent(config::inlinePayloadBytes);
+    try {
+      outbox = new Outbox(config.build());
+    } catch (IllegalArgumentException e) {
+      // Name the property the operator set, not only the builder's field.
+      throw new IllegalArgumentException("outbox.producer configuration is invalid: "
+          + e.getMessage().replace("inlinePayloadBytes", "inline-payload-bytes (inlinePayloadBytes)")
+              .replace("maxPayloadBytes", "max-payload-bytes (maxPayloadBytes)"), e);
+    }
   }
 
   /** Enqueues on the transaction's connection; see {@link Outbox#enqueue}. */

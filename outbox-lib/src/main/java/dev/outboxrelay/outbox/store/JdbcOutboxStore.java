@@ -75,19 +75,24 @@ public class JdbcOutboxStore implements OutboxStore {
   /**
    * Inserts a validated job on the caller's connection, or finds the identical existing one.
    * Never commits; throws {@link DuplicateOperationException} when the operation ID names a
-   * different job.
+   * different job. A by-reference job ({@link NewMessage#byReference}) is two rows, the job with
+   * a reference and its body in {@code outbox_payload}, both in the caller's transaction.
    */
   public EnqueueResult insert(Connection c, NewMessage n) {
     OutboxMessage m = n.message();
+    PayloadDigest digest = n.byReference() ? PayloadDigest.of(m.payload()) : null;
     try {
-      Optional<Long> id = tryInsert(c, n);
+      Optional<Long> id = tryInsert(c, n, digest);
       if (id.isPresent()) {
+        if (digest != null) {
+          insertPayload(c, id.get(), m.payload(), digest);
+        }
         return new EnqueueResult(id.get(), true);
       }
       StoredMessage existing = queryOne(c, dialect.findByOperationIdSql(), ps -> ps.setString(1, m.operationId()))
           .orElseThrow(() -> new IllegalStateException(
               "operation_id '" + m.operationId() + "' conflicted but no row holds it"));
-      String difference = difference(existing, n);
+      String difference = difference(c, existing, n, digest);
       if (difference != null) {
         throw new DuplicateOperationException(m.operationId(), existing.id(), difference);
       }
@@ -97,13 +102,13 @@ public class JdbcOutboxStore implements OutboxStore {
     }
   }
 
-  private Optional<Long> tryInsert(Connection c, NewMessage n) throws SQLException {
+  private Optional<Long> tryInsert(Connection c, NewMessage n, PayloadDigest digest) throws SQLException {
     OutboxMessage m = n.message();
     try (PreparedStatement ps = c.prepareStatement(dialect.insertIfAbsentSql())) {
       ps.setString(1, m.operationId());
       ps.setString(2, m.destination());
       ps.setString(3, m.orderingKey());
-      ps.setString(4, m.payload());
+      ps.setString(4, digest == null ? m.payload() : digest.reference());
       ps.setString(5, m.contentType());
       if (n.headersJson() == null) {
         ps.setNull(6, Types.VARCHAR);
@@ -111,6 +116,7 @@ public class JdbcOutboxStore implements OutboxStore {
         ps.setString(6, n.headersJson());
       }
       ps.setLong(7, m.deliverAfter().toMillis());
+      ps.setBoolean(8, digest != null);
       try (ResultSet rs = ps.executeQuery()) {
         return rs.next() ? Optional.of(rs.getLong(1)) : Optional.empty();
       }
@@ -122,12 +128,36 @@ public class JdbcOutboxStore implements OutboxStore {
     }
   }
 
-  private static String difference(StoredMessage existing, NewMessage n) {
+  /**
+   * Stores the body of the job {@code id} just inserted. If that fails, the job row is removed
+   * again before the error is thrown: on a database where a failed statement leaves the
+   * transaction usable (H2), a caller that commits anyway must not commit a job without its body.
+   */
+  private void insertPayload(Connection c, long id, String body, PayloadDigest digest) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(dialect.insertPayloadSql())) {
+      ps.setLong(1, id);
+      ps.setString(2, body);
+      ps.setInt(3, digest.sizeBytes());
+      ps.setString(4, digest.sha256());
+      ps.executeUpdate();
+    } catch (SQLException e) {
+      try (PreparedStatement ps = c.prepareStatement(dialect.deleteInsertedMessageSql())) {
+        ps.setLong(1, id);
+        ps.executeUpdate();
+      } catch (SQLException cleanup) {
+        e.addSuppressed(cleanup);
+      }
+      throw e;
+    }
+  }
+
+  private String difference(Connection c, StoredMessage existing, NewMessage n, PayloadDigest digest)
+      throws SQLException {
     OutboxMessage m = n.message();
     if (!existing.destination().equals(m.destination())) {
       return "destination ('" + existing.destination() + "')";
     }
-    if (!existing.payload().equals(m.payload())) {
+    if (!samePayload(c, existing, m.payload(), digest)) {
       return "payload";
     }
     if (!existing.contentType().equals(m.contentType())) {
@@ -137,6 +167,29 @@ public class JdbcOutboxStore implements OutboxStore {
       return "ordering_key ('" + existing.orderingKey() + "')";
     }
     return null;
+  }
+
+  /**
+   * Compares real bodies, wherever each is stored: a by-reference body by its recorded size and
+   * SHA-256 (not by the reference text, and without reading it back), so the same body is the
+   * same job even when the inline threshold changed between the two enqueues.
+   */
+  private boolean samePayload(Connection c, StoredMessage existing, String payload, PayloadDigest digest)
+      throws SQLException {
+    if (!existing.payloadByReference() && digest == null) {
+      return existing.payload().equals(payload);
+    }
+    PayloadDigest stored;
+    if (existing.payloadByReference()) {
+      try (PreparedStatement ps = c.prepareStatement(dialect.payloadDigestSql())) {
+        ps.setLong(1, existing.id());
+        stored = readAll(ps, rs -> new PayloadDigest(rs.getInt(1), rs.getString(2).strip()))
+            .stream().findFirst().orElse(null);
+      }
+    } else {
+      stored = PayloadDigest.of(existing.payload());
+    }
+    return (digest != null ? digest : PayloadDigest.of(payload)).equals(stored);
   }
 
   // ---- claim and token-checked transitions ---------------------------------------------------
@@ -327,6 +380,13 @@ public class JdbcOutboxStore implements OutboxStore {
   }
 
   @Override
+  public Optional<StoredPayload> findPayload(long messageId) {
+    return query("read of the out-of-band payload of message " + messageId, dialect.findPayloadSql(),
+        ps -> ps.setLong(1, messageId), rs -> new StoredPayload(
+            rs.getLong(1), rs.getString(2), rs.getInt(3), rs.getString(4))).stream().findFirst();
+  }
+
+  @Override
   public Optional<StoredMessage> findByOperationId(String operationId) {
     return query("read of operation_id '" + operationId + "'", dialect.findByOperationIdSql(),
         ps -> ps.setString(1, operationId), JdbcOutboxStore::stored).stream().findFirst();
@@ -385,7 +445,7 @@ public class JdbcOutboxStore implements OutboxStore {
     return new ClaimedMessage(
         rs.getLong(1), rs.getString(2), rs.getString(3), rs.getString(4), rs.getString(5),
         rs.getString(6), headers(rs.getString(7)), rs.getInt(8), rs.getObject(9, UUID.class),
-        instant(rs, 10), instant(rs, 11));
+        instant(rs, 10), instant(rs, 11), rs.getBoolean(12));
   }
 
   private static StoredMessage stored(ResultSet rs) throws SQLException {
@@ -393,7 +453,7 @@ public class JdbcOutboxStore implements OutboxStore {
         rs.getLong(1), rs.getString(2), rs.getString(3), rs.getString(4), rs.getString(5),
         rs.getString(6), rs.getString(7), rs.getString(8).charAt(0), rs.getObject(9, UUID.class),
         instant(rs, 10), instant(rs, 11), rs.getInt(12), rs.getString(13), instant(rs, 14),
-        instant(rs, 15), instant(rs, 16), instant(rs, 17));
+        instant(rs, 15), instant(rs, 16), instant(rs, 17), rs.getBoolean(18));
   }
 
   private static Instant instant(ResultSet rs, int column) throws SQLException {

@@ -2,5 +2,16 @@ package dev.outboxrelay.outbox.store;
 
 import dev.outboxrelay.outbox.OutboxMessage;
 
-/** A validated message with its headers already serialised to JSON (null when none). */
-public record NewMessage(OutboxMessage message, String headersJson) {}
+/**
+ * A validated message with its headers already serialised to JSON (null when none).
+ *
+ * @param byReference store the payload out of band in {@code outbox_payload} (it is over the
+ *     inline threshold) and only a reference in the job's row
+ */
+public record NewMessage(OutboxMessage message, String headersJson, boolean byReference) {
+
+  /** A message whose payload is stored inline. */
+  public NewMessage(OutboxMessage message, String headersJson) {
+    this(message, headersJson, false);
+  }
+}

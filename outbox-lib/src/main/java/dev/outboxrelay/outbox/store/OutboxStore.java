@@ -53,6 +53,14 @@ public interface OutboxStore {
 
   Optional<StoredMessage> findMessage(long id);
 
+  /**
+   * The out-of-band body of a by-reference job ({@link ClaimedMessage#payloadByReference}), read
+   * by id in one statement; empty when there is no body row. Does not verify it: see {@link
+   * StoredPayload#mismatch}. Throws {@link dev.outboxrelay.outbox.OutboxStoreException} on a
+   * database error.
+   */
+  Optional<StoredPayload> findPayload(long messageId);
+
   Optional<StoredMessage> findByOperationId(String operationId);
 
   List<StoredAttempt> attempts(long messageId);

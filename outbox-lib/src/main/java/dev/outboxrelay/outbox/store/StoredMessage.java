@@ -3,7 +3,13 @@ package dev.outboxrelay.outbox.store;
 import java.time.Instant;
 import java.util.UUID;
 
-/** A job row as stored, for inspection (admin, tests, reconciliation). */
+/**
+ * A job row as stored, for inspection (admin, tests, reconciliation).
+ *
+ * @param payload the body, or for a by-reference job its reference text ({@link
+ *     OutboxStore#findPayload} reads the body)
+ * @param payloadByReference the body is in {@code outbox_payload}, not in {@code payload}
+ */
 public record StoredMessage(
     long id,
     String operationId,
@@ -21,4 +27,5 @@ public record StoredMessage(
     Instant createdAt,
     Instant claimedAt,
     Instant sentAt,
-    Instant confirmedAt) {}
+    Instant confirmedAt,
+    boolean payloadByReference) {}

@@ -25,7 +25,8 @@ import org.junit.jupiter.api.Test;
  */
 class MigrationScriptsTest {
   private static final List<String> DATABASES = List.of("postgresql", "h2");
-  private static final String SCRIPT = "V1__outbox_tables.sql";
+  /** Every script, in order; a table's columns are its CREATE TABLE plus later ADD COLUMNs. */
+  private static final List<String> SCRIPTS = List.of("V1__outbox_tables.sql", "V2__outbox_payload.sql");
   private static final Set<String> TABLE_CONSTRAINT_WORDS =
       Set.of("constraint", "primary", "unique", "check", "foreign", "exclude");
 
@@ -35,7 +36,21 @@ class MigrationScriptsTest {
     for (String db : DATABASES) {
       assertEquals(new TreeSet<>(postgres), new TreeSet<>(columns(db, "outbox_message")), db);
     }
-    assertEquals(17, postgres.size(), "columns: " + postgres);
+    assertEquals(18, postgres.size(), "columns: " + postgres);
+  }
+
+  @Test
+  void everyDatabaseCreatesTheSamePayloadColumns() throws IOException {
+    for (String db : DATABASES) {
+      assertEquals(Set.of("message_id", "body", "size_bytes", "sha256"), columns(db, "outbox_payload"), db);
+    }
+  }
+
+  @Test
+  void theParserReadsAddedColumns() {
+    String v1 = "CREATE TABLE t (\n  a INT,\n  b INT\n);";
+    String v2 = "ALTER TABLE t ADD COLUMN c BOOLEAN NOT NULL DEFAULT FALSE;\nALTER TABLE u ADD COLUMN d INT;";
+    assertEquals(Set.of("a", "b", "c"), columnsOf(List.of(v1, v2), "t"));
   }
 
   @Test
@@ -77,11 +92,37 @@ class MigrationScriptsTest {
   // ---- parsing -------------------------------------------------------------------------------
 
   private static Set<String> columns(String db, String table) throws IOException {
-    String path = "db/outbox/" + db + "/" + SCRIPT;
-    try (InputStream in = MigrationScriptsTest.class.getClassLoader().getResourceAsStream(path)) {
-      assertNotNull(in, "missing migration " + path);
-      return columnsOf(new String(in.readAllBytes(), StandardCharsets.UTF_8), table);
+    List<String> scripts = new ArrayList<>();
+    for (String script : SCRIPTS) {
+      String path = "db/outbox/" + db + "/" + script;
+      try (InputStream in = MigrationScriptsTest.class.getClassLoader().getResourceAsStream(path)) {
+        assertNotNull(in, "missing migration " + path);
+        scripts.add(new String(in.readAllBytes(), StandardCharsets.UTF_8));
+      }
     }
+    return columnsOf(scripts, table);
+  }
+
+  /** Columns of {@code table} after running {@code scripts} in order: created, then added. */
+  static Set<String> columnsOf(List<String> scripts, String table) {
+    Set<String> columns = null;
+    Pattern create = Pattern.compile("(?i)CREATE\\s+TABLE\\s+(IF\\s+NOT\\s+EXISTS\\s+)?"
+        + Pattern.quote(table) + "\\s*\\(");
+    Pattern add = Pattern.compile("(?i)ALTER\\s+TABLE\\s+" + Pattern.quote(table)
+        + "\\s+ADD\\s+COLUMN\\s+(IF\\s+NOT\\s+EXISTS\\s+)?\"?(\\w+)");
+    for (String sql : scripts) {
+      String text = sql.replaceAll("--[^\n]*", "");
+      if (columns == null && create.matcher(text).find()) {
+        columns = columnsOf(text, table);
+      }
+      Matcher m = add.matcher(text);
+      while (m.find()) {
+        assertNotNull(columns, "ADD COLUMN before CREATE TABLE " + table);
+        columns.add(m.group(2).toLowerCase(Locale.ROOT));
+      }
+    }
+    assertNotNull(columns, "no CREATE TABLE " + table);
+    return columns;
   }
 
   /** Column names of {@code CREATE TABLE table (...)} in {@code sql}, lower case, in order. */

@@ -30,8 +30,8 @@ public class H2OutboxDialect extends OutboxDialect {
     // No ON CONFLICT outside PostgreSQL mode; a unique violation only fails the statement in H2,
     // not the caller's transaction, so the store treats 23505 as "exists".
     return "SELECT id FROM FINAL TABLE (INSERT INTO outbox_message (operation_id, destination,"
-        + " ordering_key, payload, content_type, headers, deliver_after) VALUES (?, ?, ?, ?, ?, ?, "
-        + nowPlusMillisParam() + "))";
+        + " ordering_key, payload, content_type, headers, deliver_after, payload_by_ref) VALUES"
+        + " (?, ?, ?, ?, ?, ?, " + nowPlusMillisParam() + ", ?))";
   }
 
   private static final String LOCK_READY_SQL =

@@ -14,16 +14,19 @@ import java.util.UUID;
  */
 public abstract class OutboxDialect {
 
-  /** Columns returned by a claim, in this order. */
+  /**
+   * Columns returned by a claim, in this order. Only outbox_message: a by-reference job's body
+   * stays in outbox_payload until its sender loads it ({@link #findPayloadSql}).
+   */
   public static final String CLAIM_COLUMNS =
       "id, operation_id, destination, ordering_key, payload, content_type, headers, attempts,"
-          + " claim_token, created_at, lease_until";
+          + " claim_token, created_at, lease_until, payload_by_ref";
 
   /** Every column of outbox_message, in this order. */
   public static final String MESSAGE_COLUMNS =
       "id, operation_id, destination, ordering_key, payload, content_type, headers, state,"
           + " claim_token, lease_until, deliver_after, attempts, last_error, created_at, claimed_at,"
-          + " sent_at, confirmed_at";
+          + " sent_at, confirmed_at, payload_by_ref";
 
   /** Short name; also the migration folder {@code db/outbox/<name>}. */
   public abstract String name();
@@ -44,9 +47,34 @@ public abstract class OutboxDialect {
   /**
    * Inserts one job unless its operation ID exists; a query returning the new id, or no row
    * (or a unique violation, see {@link #isUniqueViolation}) when it exists. Parameters:
-   * operation_id, destination, ordering_key, payload, content_type, headers, delay millis.
+   * operation_id, destination, ordering_key, payload, content_type, headers, delay millis,
+   * payload_by_ref.
    */
   public abstract String insertIfAbsentSql();
+
+  /**
+   * Stores the out-of-band body of a by-reference job just inserted, in the same transaction.
+   * Parameters: message_id, body, size_bytes, sha256.
+   */
+  public String insertPayloadSql() {
+    return "INSERT INTO outbox_payload (message_id, body, size_bytes, sha256) VALUES (?, ?, ?, ?)";
+  }
+
+  /**
+   * The size and digest of a stored body, without the body (an idempotent re-enqueue compares
+   * these). Parameters: message_id. Columns: size_bytes, sha256.
+   */
+  public String payloadDigestSql() {
+    return "SELECT size_bytes, sha256 FROM outbox_payload WHERE message_id = ?";
+  }
+
+  /**
+   * Removes a job inserted by the current enqueue whose body could not be stored, so that the
+   * caller's transaction never holds a by-reference job without its body. Parameters: id.
+   */
+  public String deleteInsertedMessageSql() {
+    return "DELETE FROM outbox_message WHERE id = ?";
+  }
 
   /** True when the exception is a unique-key violation. */
   public boolean isUniqueViolation(SQLException e) {
@@ -180,6 +208,14 @@ public abstract class OutboxDialect {
   /** Parameters: id. Columns: {@link #MESSAGE_COLUMNS}. */
   public String findMessageSql() {
     return "SELECT " + MESSAGE_COLUMNS + " FROM outbox_message WHERE id = ?";
+  }
+
+  /**
+   * The out-of-band body of one job, by its primary key. Parameters: message_id. Columns:
+   * message_id, body, size_bytes, sha256.
+   */
+  public String findPayloadSql() {
+    return "SELECT message_id, body, size_bytes, sha256 FROM outbox_payload WHERE message_id = ?";
   }
 
   /** Parameters: operation_id. Columns: {@link #MESSAGE_COLUMNS}. */

@@ -29,8 +29,8 @@ public class PostgresOutboxDialect extends OutboxDialect {
   public String insertIfAbsentSql() {
     // ON CONFLICT instead of catching 23505: a failed statement would abort the caller's transaction.
     return "INSERT INTO outbox_message (operation_id, destination, ordering_key, payload,"
-        + " content_type, headers, deliver_after) VALUES (?, ?, ?, ?, ?, ?, " + nowPlusMillisParam()
-        + ") ON CONFLICT (operation_id) DO NOTHING RETURNING id";
+        + " content_type, headers, deliver_after, payload_by_ref) VALUES (?, ?, ?, ?, ?, ?, "
+        + nowPlusMillisParam() + ", ?) ON CONFLICT (operation_id) DO NOTHING RETURNING id";
   }
 
   /**

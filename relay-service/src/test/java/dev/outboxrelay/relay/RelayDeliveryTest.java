@@ -3,7 +3,9 @@ package dev.outboxrelay.relay;
 import static io.restassured.RestAssured.given;
 import static org.hamcrest.Matchers.containsString;
 import static org.hamcrest.Matchers.equalTo;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -234,6 +236,102 @@ class RelayDeliveryTest {
     assertTrue(attempt.responseSummary().contains("BAD_SIGNATURE"), attempt.responseSummary());
     assertTrue(!m.lastError().contains(RelayTestResources.SIGNED_SECRET)
         && !attempt.responseSummary().contains(RelayTestResources.SIGNED_SECRET));
+  }
+
+  /** About 500 KB of non-ASCII JSON: over the 64 KiB inline threshold, so stored by reference. */
+  static String largeJson(String op) {
+    String text = "Zoë ✓ 東京 😀 naïve façade – ";
+    return "{\"op\":\"" + op + "\",\"text\":\"" + text.repeat(500_000 / text.getBytes(StandardCharsets.UTF_8).length)
+        + "\"}";
+  }
+
+  @Test
+  void aLargePayloadIsDeliveredByteExactFromOutOfBandStorage() throws Exception {
+    String op = "op-" + UUID.randomUUID();
+    String payload = largeJson(op);
+    byte[] bytes = payload.getBytes(StandardCharsets.UTF_8);
+    assertTrue(bytes.length > 490_000 && bytes.length < 510_000, "size " + bytes.length);
+    try (Connection c = ds.getConnection()) {
+      outbox.enqueue(c, OutboxMessage.builder().operationId(op).destination("billing").payload(payload).build());
+    }
+    StoredMessage queued = store.findByOperationId(op).orElseThrow();
+    assertTrue(queued.payloadByReference(), "over the inline threshold");
+    assertTrue(queued.payload().length() < 200, "the row holds a reference: " + queued.payload());
+
+    StoredMessage m = awaitState(op, 'S');
+    List<RecordingHttpReceiver.Request> reqs = receiver.requestsFor(op);
+    assertEquals(1, reqs.size());
+    RecordingHttpReceiver.Request req = reqs.get(0);
+    assertEquals(op, req.header("Idempotency-Key"));
+    assertEquals(String.valueOf(m.id()), req.header("X-Outbox-Message-Id"));
+    assertArrayEquals(bytes, req.body().getBytes(StandardCharsets.UTF_8), "the full body, byte for byte");
+    assertEquals(String.valueOf(bytes.length), req.header("Content-Length"));
+    assertEquals(List.of(AttemptOutcome.DELIVERED), outcomes(m));
+  }
+
+  @Test
+  void aSignedLargePayloadIsSignedOverTheFullBody() throws Exception {
+    byte[] secret = RelayTestResources.SIGNED_SECRET.getBytes(StandardCharsets.UTF_8);
+    receiver.requireSignature("/signed", secret);  // answers 401 to a signature over anything else
+    String op = "op-" + UUID.randomUUID();
+    String payload = largeJson(op);
+    try (Connection c = ds.getConnection()) {
+      outbox.enqueue(c, OutboxMessage.builder().operationId(op).destination("signed").payload(payload).build());
+    }
+    awaitState(op, 'S');
+    RecordingHttpReceiver.Request req = receiver.requestsFor(op).get(0);
+    assertEquals(payload, req.body());
+    WebhookSignature.Verification v = WebhookSignature.verify(secret, req.header(WebhookSignature.HEADER),
+        payload.getBytes(StandardCharsets.UTF_8), Instant.now(), WebhookSignature.DEFAULT_TOLERANCE);
+    assertTrue(v.valid(), v.detail());
+    String reference = store.findByOperationId(op).orElseThrow().payload();
+    assertFalse(WebhookSignature.verify(secret, req.header(WebhookSignature.HEADER),
+        reference.getBytes(StandardCharsets.UTF_8), Instant.now(), WebhookSignature.DEFAULT_TOLERANCE).valid(),
+        "the signature covers the body, not the reference");
+  }
+
+  @Test
+  void aMissingOutOfBandBodyEndsDeadWithADiagnosisAndIsNeverSent() throws Exception {
+    String op = "op-" + UUID.randomUUID();
+    try (Connection c = ds.getConnection()) {
+      c.setAutoCommit(false);
+      long id = outbox.enqueue(c, OutboxMessage.builder().operationId(op).destination("billing")
+          .payload(largeJson(op)).build()).messageId();
+      // The body row vanishes before the relay sees the job (a hand-made delete, a bad restore).
+      try (PreparedStatement ps = c.prepareStatement("DELETE FROM outbox_payload WHERE message_id = ?")) {
+        ps.setLong(1, id);
+        assertEquals(1, ps.executeUpdate());
+      }
+      c.commit();
+      c.setAutoCommit(true);
+    }
+    StoredMessage m = awaitState(op, 'D');
+    assertEquals(1, m.attempts(), "permanent: no retry");
+    assertTrue(m.lastError().contains("PayloadMissing") && m.lastError().contains("is missing: no outbox_payload row"),
+        m.lastError());
+    assertEquals(List.of(AttemptOutcome.DEAD), outcomes(m));
+    assertEquals(List.of(), receiver.requestsFor(op), "a reference is never sent in place of the body");
+  }
+
+  @Test
+  void aCorruptOutOfBandBodyEndsDeadWithADiagnosisAndIsNeverSent() throws Exception {
+    String op = "op-" + UUID.randomUUID();
+    try (Connection c = ds.getConnection()) {
+      c.setAutoCommit(false);
+      long id = outbox.enqueue(c, OutboxMessage.builder().operationId(op).destination("billing")
+          .payload(largeJson(op)).build()).messageId();
+      try (PreparedStatement ps = c.prepareStatement(
+          "UPDATE outbox_payload SET body = substr(body, 1, 1000) WHERE message_id = ?")) {
+        ps.setLong(1, id);
+        assertEquals(1, ps.executeUpdate());
+      }
+      c.commit();
+      c.setAutoCommit(true);
+    }
+    StoredMessage m = awaitState(op, 'D');
+    assertTrue(m.lastError().contains("PayloadCorrupt") && m.lastError().contains("is corrupt (body is"),
+        m.lastError());
+    assertEquals(List.of(), receiver.requestsFor(op));
   }
 
   @Test

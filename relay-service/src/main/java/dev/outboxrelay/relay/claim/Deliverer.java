@@ -15,8 +15,8 @@ import java.util.function.Supplier;
 import org.jboss.logging.Logger;
 
 /**
- * Delivers one claimed job and records the outcome: send (heartbeat running), then one
- * token-checked transition. A transition that changes no row is counted as a stale completion
+ * Delivers one claimed job and records the outcome: load a by-reference body ({@link
+ * PayloadResolver}), send (heartbeat running), then one token-checked transition. A transition that changes no row is counted as a stale completion
  * and changes nothing. A recording that fails on a database error is retried until the lease
  * would have expired; after that the reaper re-offers the job and the sink deduplicates.
  */
@@ -33,6 +33,7 @@ public class Deliverer {
   private final int maxAttempts;
   private final Duration lease;
   private final Supplier<Duration> clockSkew;
+  private final PayloadResolver payloads;
 
   /**
    * @param clockSkew database clock minus this process's clock, for commit-to-sent latency
@@ -47,6 +48,7 @@ public class Deliverer {
     this.maxAttempts = maxAttempts;
     this.lease = lease;
     this.clockSkew = clockSkew;
+    this.payloads = new PayloadResolver(store);
   }
 
   /**
@@ -84,8 +86,14 @@ public class Deliverer {
           "no sink is configured for destination '" + m.destination() + "' (set outbox.destinations."
               + m.destination() + ".type); configured: " + sinks.destinations(), null);
     }
+    // A by-reference body is loaded only now, under the running heartbeat, and only for a job
+    // that has a sink; the claim (m, with its token) still drives the recording.
+    PayloadResolver.Resolution resolved = payloads.resolve(m);
+    if (resolved.failure() != null) {
+      return resolved.failure();
+    }
     try {
-      return sink.deliver(m);
+      return sink.deliver(resolved.message());
     } catch (RuntimeException e) {
       return new SinkResult.RetryLater(java.util.Optional.empty(), e.getClass().getName(),
           String.valueOf(e.getMessage()), null);

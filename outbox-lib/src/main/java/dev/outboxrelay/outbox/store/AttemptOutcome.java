@@ -11,5 +11,10 @@ public enum AttemptOutcome {
   /** The owner vanished; the reaper returned the job after its lease expired. */
   LEASE_EXPIRED,
   /** The attempt finished after ownership was lost: its result changed nothing. */
-  STALE
+  STALE,
+  /**
+   * An operator cancelled the ready job ({@code R → D}) before this attempt was made: no send
+   * happened; the row records who cancelled it and when.
+   */
+  CANCELLED
 }

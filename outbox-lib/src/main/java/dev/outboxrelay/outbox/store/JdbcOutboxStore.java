@@ -8,6 +8,7 @@ import dev.outboxrelay.outbox.DuplicateOperationException;
 import dev.outboxrelay.outbox.EnqueueResult;
 import dev.outboxrelay.outbox.OutboxMessage;
 import dev.outboxrelay.outbox.OutboxStoreException;
+import dev.outboxrelay.outbox.store.dialect.BoundSql;
 import dev.outboxrelay.outbox.store.dialect.DialectDetector;
 import dev.outboxrelay.outbox.store.dialect.JdbcTransactions;
 import dev.outboxrelay.outbox.store.dialect.OutboxDialect;
@@ -400,11 +401,109 @@ public class JdbcOutboxStore implements OutboxStore {
             AttemptOutcome.valueOf(rs.getString(6)), rs.getString(7), rs.getString(8), rs.getString(9)));
   }
 
+  // ---- operator actions and inspection (admin API) -------------------------------------------
+
+  @Override
+  public List<MessageSummary> listMessages(MessageQuery q) {
+    BoundSql sql = dialect.listMessages(q.state(), q.destination(), q.orderingKey(), q.afterId(), q.limit());
+    return query("listing of " + q, sql.sql(), ps -> bindAll(ps, sql.params()), rs -> new MessageSummary(
+        rs.getLong(1), rs.getString(2), rs.getString(3), rs.getString(4), rs.getString(5),
+        rs.getString(6).charAt(0), rs.getInt(7), rs.getString(8), rs.getString(9), instant(rs, 10),
+        instant(rs, 11), instant(rs, 12), instant(rs, 13), instant(rs, 14), instant(rs, 15),
+        instant(rs, 16)));
+  }
+
+  @Override
+  public boolean replayDead(long id) {
+    return update("replay of message " + id, dialect.replayDeadSql(), ps -> ps.setLong(1, id)) == 1;
+  }
+
+  @Override
+  public boolean cancelReady(long id, String reason) {
+    String error = truncate(reason, MAX_TEXT);
+    try (Connection conn = dataSource.getConnection()) {
+      return JdbcTransactions.inTransaction(conn, c -> {
+        try (PreparedStatement ps = c.prepareStatement(dialect.cancelReadySql())) {
+          ps.setString(1, error);
+          ps.setLong(2, id);
+          if (ps.executeUpdate() != 1) {
+            return false;
+          }
+        }
+        try (PreparedStatement ps = c.prepareStatement(dialect.insertCancelAttemptSql())) {
+          ps.setString(1, error);
+          ps.setLong(2, id);
+          ps.executeUpdate();
+        }
+        return true;
+      });
+    } catch (SQLException e) {
+      throw new OutboxStoreException("cancel of message " + id + " failed", e);
+    }
+  }
+
+  @Override
+  public long countDead(DeadJobFilter f) {
+    BoundSql sql = dialect.countDead(f.destination(), f.errorClass(), utc(f.deadFrom()), utc(f.deadTo()),
+        f.orderingKey());
+    return query("count of dead jobs matching " + f, sql.sql(), ps -> bindAll(ps, sql.params()),
+        rs -> rs.getLong(1)).get(0);
+  }
+
+  @Override
+  public int replayDead(DeadJobFilter f, int limit) {
+    if (limit <= 0) {
+      throw new IllegalArgumentException("limit must be positive, was " + limit);
+    }
+    BoundSql sql = dialect.replayDead(f.destination(), f.errorClass(), utc(f.deadFrom()), utc(f.deadTo()),
+        f.orderingKey(), limit);
+    return update("replay of dead jobs matching " + f, sql.sql(), ps -> bindAll(ps, sql.params()));
+  }
+
+  @Override
+  public Map<String, Map<Character, Long>> countByDestinationAndState() {
+    Map<String, Map<Character, Long>> counts = new java.util.TreeMap<>();
+    query("count by destination and state", dialect.countByDestinationAndStateSql(), ps -> {}, rs -> {
+      counts.computeIfAbsent(rs.getString(1), d -> {
+        Map<Character, Long> zero = new LinkedHashMap<>();
+        for (char s : new char[] {'R', 'W', 'S', 'C', 'D'}) {
+          zero.put(s, 0L);
+        }
+        return zero;
+      }).put(rs.getString(2).charAt(0), rs.getLong(3));
+      return null;
+    });
+    return counts;
+  }
+
+  @Override
+  public List<DeadJobCount> countDeadByErrorClass() {
+    return query("count of dead jobs by error class", dialect.countDeadByErrorClassSql(), ps -> {},
+        rs -> new DeadJobCount(rs.getString(1), rs.getLong(2)));
+  }
+
+  @Override
+  public List<DeadOrderingKey> deadOrderingKeys(int limit) {
+    return query("ordering keys with dead jobs", dialect.deadOrderingKeysSql(), ps -> ps.setInt(1, limit),
+        rs -> new DeadOrderingKey(rs.getString(1), rs.getLong(2), rs.getLong(3)));
+  }
+
   // ---- helpers -------------------------------------------------------------------------------
 
   @FunctionalInterface
   private interface Binder {
     void bind(PreparedStatement ps) throws SQLException;
+  }
+
+  /** Binds a dialect's parameters in order (strings, numbers, timestamps). */
+  private static void bindAll(PreparedStatement ps, List<Object> params) throws SQLException {
+    for (int i = 0; i < params.size(); i++) {
+      ps.setObject(i + 1, params.get(i));
+    }
+  }
+
+  private static OffsetDateTime utc(Instant t) {
+    return t == null ? null : t.atOffset(java.time.ZoneOffset.UTC);
   }
 
   private Connection autoCommitConnection() throws SQLException {

@@ -64,4 +64,40 @@ public interface OutboxStore {
   Optional<StoredMessage> findByOperationId(String operationId);
 
   List<StoredAttempt> attempts(long messageId);
+
+  // ---- operator actions and inspection (admin API) -------------------------------------------
+
+  /** One page of jobs in id order, without payloads. */
+  List<MessageSummary> listMessages(MessageQuery query);
+
+  /**
+   * {@code D → R}: a full attempt budget again, due now. Conditional on the job being {@code D};
+   * {@code false} when it is unknown or in another state (nothing changed).
+   */
+  boolean replayDead(long id);
+
+  /**
+   * {@code R → D} with {@code reason} as its last error, recorded as a {@code CANCELLED} attempt,
+   * in one transaction. Conditional on the job being {@code R}; {@code false} when it is unknown
+   * or in another state ({@code W}: in flight) and nothing changed.
+   */
+  boolean cancelReady(long id, String reason);
+
+  /** Dead jobs the filter matches now. */
+  long countDead(DeadJobFilter filter);
+
+  /**
+   * Replays up to {@code limit} dead jobs the filter matches, lowest ids first, each as by {@link
+   * #replayDead(long)} (conditional on still being {@code D}); returns how many changed.
+   */
+  int replayDead(DeadJobFilter filter, int limit);
+
+  /** Row counts per destination and state, destinations in name order; states absent count 0. */
+  Map<String, Map<Character, Long>> countByDestinationAndState();
+
+  /** Dead jobs per error class of their latest failure, the largest group first. */
+  List<DeadJobCount> countDeadByErrorClass();
+
+  /** Up to {@code limit} ordering keys with dead jobs, the one with the oldest dead job first. */
+  List<DeadOrderingKey> deadOrderingKeys(int limit);
 }

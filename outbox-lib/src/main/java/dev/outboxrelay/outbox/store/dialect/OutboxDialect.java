@@ -4,6 +4,7 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.time.OffsetDateTime;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
@@ -228,6 +229,144 @@ public abstract class OutboxDialect {
     return "SELECT message_id, attempt_no, claim_token, started_at, finished_at, outcome,"
         + " error_class, error_message, response_summary FROM outbox_attempt"
         + " WHERE message_id = ? ORDER BY id";
+  }
+
+  // ---- admin: inspection and operator actions ------------------------------------------------
+
+  /**
+   * The latest failed attempt of the job aliased {@code m}, joined as {@code f} (null columns when
+   * it never failed). Outcomes that changed the job's state by failing; a {@code STALE} attempt
+   * (a late result of a lost claim) changed nothing and is not the job's diagnosis.
+   */
+  protected static final String LATEST_FAILURE_JOIN =
+      " LEFT JOIN outbox_attempt f ON f.id = (SELECT MAX(a.id) FROM outbox_attempt a"
+          + " WHERE a.message_id = m.id AND a.outcome IN ('RETRY', 'DEAD', 'LEASE_EXPIRED', 'CANCELLED'))";
+
+  /** When a dead job died: its latest failure, else (set dead by hand) its creation. */
+  protected static final String DIED_AT = "COALESCE(f.finished_at, m.created_at)";
+
+  /** Columns of {@link #listMessages}, in this order. */
+  public static final String SUMMARY_COLUMNS =
+      "m.id, m.operation_id, m.destination, m.ordering_key, m.content_type, m.state, m.attempts,"
+          + " m.last_error, f.error_class, f.finished_at, m.deliver_after, m.created_at, m.claimed_at,"
+          + " m.lease_until, m.sent_at, m.confirmed_at";
+
+  /**
+   * One page of the listing, in id order; {@code limit} rows at most. Columns: {@link
+   * #SUMMARY_COLUMNS}. Keyset paging on the primary key, so a page costs its size, not its offset.
+   */
+  public BoundSql listMessages(
+      Character state, String destination, String orderingKey, long afterId, int limit) {
+    StringBuilder sql = new StringBuilder("SELECT " + SUMMARY_COLUMNS + " FROM outbox_message m"
+        + LATEST_FAILURE_JOIN + " WHERE m.id > ?");
+    List<Object> params = new ArrayList<>(List.of(afterId));
+    and(sql, params, "m.state = ?", state == null ? null : String.valueOf(state));
+    and(sql, params, "m.destination = ?", destination);
+    and(sql, params, "m.ordering_key = ?", orderingKey);
+    params.add(limit);
+    return new BoundSql(sql.append(" ORDER BY m.id").append(limitParam()).toString(), params);
+  }
+
+  /** Counts the dead jobs a filter matches. Columns: the count. */
+  public BoundSql countDead(String destination, String errorClass, OffsetDateTime diedFrom,
+      OffsetDateTime diedTo, String orderingKey) {
+    StringBuilder sql = new StringBuilder("SELECT COUNT(*) FROM outbox_message m" + LATEST_FAILURE_JOIN
+        + " WHERE m.state = 'D'");
+    List<Object> params = new ArrayList<>();
+    deadConditions(sql, params, destination, errorClass, diedFrom, diedTo, orderingKey);
+    return new BoundSql(sql.toString(), params);
+  }
+
+  /**
+   * Replays up to {@code limit} of the dead jobs a filter matches, lowest ids first: each
+   * {@code D → R} as by {@link #replayDeadSql()}, conditional on still being {@code D}. Returns
+   * the update count.
+   */
+  public BoundSql replayDead(String destination, String errorClass, OffsetDateTime diedFrom,
+      OffsetDateTime diedTo, String orderingKey, int limit) {
+    StringBuilder select = new StringBuilder("SELECT m.id FROM outbox_message m" + LATEST_FAILURE_JOIN
+        + " WHERE m.state = 'D'");
+    List<Object> params = new ArrayList<>();
+    deadConditions(select, params, destination, errorClass, diedFrom, diedTo, orderingKey);
+    params.add(limit);
+    select.append(" ORDER BY m.id").append(limitParam());
+    return new BoundSql(replaySet() + " WHERE state = 'D' AND id IN (" + select + ")", params);
+  }
+
+  private static void deadConditions(StringBuilder sql, List<Object> params, String destination,
+      String errorClass, OffsetDateTime diedFrom, OffsetDateTime diedTo, String orderingKey) {
+    and(sql, params, "m.destination = ?", destination);
+    and(sql, params, "f.error_class = ?", errorClass);
+    and(sql, params, DIED_AT + " >= ?", diedFrom);
+    and(sql, params, DIED_AT + " < ?", diedTo);
+    and(sql, params, "m.ordering_key = ?", orderingKey);
+  }
+
+  /** Appends {@code AND condition} with its one parameter when the value is set. */
+  private static void and(StringBuilder sql, List<Object> params, String condition, Object value) {
+    if (value != null) {
+      sql.append(" AND ").append(condition);
+      params.add(value);
+    }
+  }
+
+  /** A row limit taking one parameter, after ORDER BY. */
+  protected String limitParam() {
+    return " LIMIT ?";
+  }
+
+  /** The replay's assignments: a full attempt budget, due now, no claim. */
+  private String replaySet() {
+    return "UPDATE outbox_message SET state = 'R', attempts = 0, deliver_after = " + now()
+        + ", claim_token = NULL, lease_until = NULL";
+  }
+
+  /**
+   * D → R for another full attempt budget, due now; the last error stays until the next attempt
+   * replaces it. Conditional on {@code D}: 0 rows means unknown or not dead. Parameters: id.
+   */
+  public String replayDeadSql() {
+    return replaySet() + " WHERE id = ? AND state = 'D'";
+  }
+
+  /**
+   * R → D by an operator. Conditional on {@code R}: a {@code W} job is in flight and cannot be
+   * stopped mid-send. Parameters: last_error, id.
+   */
+  public String cancelReadySql() {
+    return "UPDATE outbox_message SET state = 'D', last_error = ? WHERE id = ? AND state = 'R'";
+  }
+
+  /**
+   * Records a cancel as the job's latest failure (so it has an error class and a time of death),
+   * numbered as the attempt that will now not happen. Parameters: error_message, message_id.
+   */
+  public String insertCancelAttemptSql() {
+    return "INSERT INTO outbox_attempt (message_id, attempt_no, started_at, outcome, error_class,"
+        + " error_message) SELECT id, attempts + 1, " + now() + ", 'CANCELLED', 'Cancelled', ?"
+        + " FROM outbox_message WHERE id = ?";
+  }
+
+  /** Columns: destination, state, count. */
+  public String countByDestinationAndStateSql() {
+    return "SELECT destination, state, COUNT(*) FROM outbox_message GROUP BY destination, state"
+        + " ORDER BY destination, state";
+  }
+
+  /** Columns: error class (null when none), count; largest first. */
+  public String countDeadByErrorClassSql() {
+    return "SELECT f.error_class, COUNT(*) FROM outbox_message m" + LATEST_FAILURE_JOIN
+        + " WHERE m.state = 'D' GROUP BY f.error_class ORDER BY 2 DESC, 1";
+  }
+
+  /**
+   * Ordering keys with dead jobs, the oldest dead job first. Parameters: limit. Columns:
+   * ordering_key, dead count, lowest dead id.
+   */
+  public String deadOrderingKeysSql() {
+    return "SELECT ordering_key, COUNT(*), MIN(id) FROM outbox_message"
+        + " WHERE state = 'D' AND ordering_key IS NOT NULL GROUP BY ordering_key ORDER BY 3"
+        + limitParam();
   }
 
   /** Maps one row of a result set. */

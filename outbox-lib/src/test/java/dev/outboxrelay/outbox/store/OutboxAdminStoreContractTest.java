@@ -1,0 +1,326 @@
+package dev.outboxrelay.outbox.store;
+
+import static dev.outboxrelay.outbox.testing.TestDatabases.HTTP_BILLING;
+import static dev.outboxrelay.outbox.testing.TestDatabases.KAFKA_ORDERS;
+import static org.junit.jupiter.api.Assertions.assertAll;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.outboxrelay.outbox.Outbox;
+import dev.outboxrelay.outbox.OutboxConfig;
+import dev.outboxrelay.outbox.OutboxMessage;
+import dev.outboxrelay.outbox.testing.TestDatabases;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import javax.sql.DataSource;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The store's operator statements (listing, replay, cancel, bulk replay by filter, stats), run
+ * against every database by a small {@code *IT} subclass. Jobs reach their states through the
+ * store's own transitions, so error classes and times of death come from real attempt rows.
+ */
+public abstract class OutboxAdminStoreContractTest {
+  private static final Duration LEASE = Duration.ofSeconds(30);
+
+  protected DataSource ds;
+  protected JdbcOutboxStore store;
+  private Outbox outbox;
+
+  /** The migrated database under test; shared by all tests of the subclass. */
+  protected abstract DataSource dataSource();
+
+  @BeforeEach
+  void setUpStore() {
+    ds = dataSource();
+    TestDatabases.reset(ds);
+    store = JdbcOutboxStore.create(ds);
+    outbox = new Outbox(OutboxConfig.builder().destinations(HTTP_BILLING, KAFKA_ORDERS).build());
+  }
+
+  @AfterEach
+  void resetDatabase() {
+    TestDatabases.reset(ds);
+  }
+
+  // ---- listing -------------------------------------------------------------------------------
+
+  @Test
+  void listingFiltersByStateDestinationAndKeyAndPagesByIdWithoutPayloads() {
+    long r1 = ready(HTTP_BILLING, "k1");
+    long d1 = dead(HTTP_BILLING, "k2", "HTTP 422");
+    long s1 = sent(KAFKA_ORDERS, null);
+    long r2 = ready(KAFKA_ORDERS, "k1");
+    long d2 = dead(KAFKA_ORDERS, null, "Timeout");
+
+    assertEquals(List.of(r1, d1, s1, r2, d2), ids(store.listMessages(new MessageQuery(null, null, null, 0, 50))));
+    assertEquals(List.of(d1, d2), ids(store.listMessages(new MessageQuery('D', null, null, 0, 50))));
+    assertEquals(List.of(s1, r2, d2), ids(store.listMessages(new MessageQuery(null, KAFKA_ORDERS, null, 0, 50))));
+    assertEquals(List.of(r1, r2), ids(store.listMessages(new MessageQuery(null, null, "k1", 0, 50))));
+    assertEquals(List.of(r2), ids(store.listMessages(new MessageQuery('R', KAFKA_ORDERS, "k1", 0, 50))));
+    assertEquals(List.of(), ids(store.listMessages(new MessageQuery('W', null, null, 0, 50))));
+
+    assertEquals(List.of(r1, d1), ids(store.listMessages(new MessageQuery(null, null, null, 0, 2))));
+    assertEquals(List.of(s1, r2), ids(store.listMessages(new MessageQuery(null, null, null, d1, 2))));
+    assertEquals(List.of(d2), ids(store.listMessages(new MessageQuery(null, null, null, r2, 2))));
+    assertEquals(List.of(), ids(store.listMessages(new MessageQuery(null, null, null, d2, 2))));
+
+    MessageSummary dead = store.listMessages(new MessageQuery('D', HTTP_BILLING, null, 0, 1)).get(0);
+    assertAll(
+        () -> assertEquals(d1, dead.id()),
+        () -> assertEquals("k2", dead.orderingKey()),
+        () -> assertEquals("HTTP 422", dead.errorClass(), "the class of the attempt that killed it"),
+        () -> assertTrue(dead.lastError().contains("HTTP 422"), dead.lastError()),
+        () -> assertEquals(1, dead.attempts()),
+        () -> assertTrue(dead.failedAt() != null));
+    MessageSummary fresh = store.listMessages(new MessageQuery('R', HTTP_BILLING, null, 0, 1)).get(0);
+    assertNull(fresh.errorClass(), "never failed");
+    assertNull(fresh.failedAt());
+  }
+
+  // ---- single replay and cancel --------------------------------------------------------------
+
+  @Test
+  void replayMovesOnlyADeadJobBackToReadyWithAFreshBudgetDueNow() {
+    long d = dead(HTTP_BILLING, null, "HTTP 422");
+    long r = ready(HTTP_BILLING, null);
+    long s = sent(HTTP_BILLING, null);
+    Instant before = store.databaseNow();
+
+    assertTrue(store.replayDead(d));
+
+    StoredMessage m = store.findMessage(d).orElseThrow();
+    assertAll(
+        () -> assertEquals('R', m.state()),
+        () -> assertEquals(0, m.attempts(), "a full attempt budget again"),
+        () -> assertFalse(m.deliverAfter().isBefore(before.minusMillis(10)), "due now"),
+        () -> assertNull(m.claimToken()),
+        () -> assertTrue(m.lastError().contains("HTTP 422"), "the diagnosis stays until the next attempt"));
+    assertFalse(store.replayDead(d), "no longer dead: a second replay changes nothing");
+    assertFalse(store.replayDead(r));
+    assertFalse(store.replayDead(s));
+    assertFalse(store.replayDead(Long.MAX_VALUE));
+    assertEquals('S', store.findMessage(s).orElseThrow().state());
+    ClaimedMessage c = store.claimBatch(ClaimRequest.of(10, LEASE)).get(0);
+    assertEquals(d, c.id(), "the replayed job is claimable again (lowest id)");
+  }
+
+  @Test
+  void cancelMovesOnlyAReadyJobToDeadAndRecordsWhoDidIt() {
+    long r = ready(HTTP_BILLING, "k");
+    Instant before = store.databaseNow();
+
+    assertTrue(store.cancelReady(r, "cancelled by alice via the admin API"));
+
+    StoredMessage m = store.findMessage(r).orElseThrow();
+    assertEquals('D', m.state());
+    assertEquals("cancelled by alice via the admin API", m.lastError());
+    List<StoredAttempt> attempts = store.attempts(r);
+    assertEquals(1, attempts.size());
+    StoredAttempt a = attempts.get(0);
+    assertAll(
+        () -> assertEquals(AttemptOutcome.CANCELLED, a.outcome()),
+        () -> assertEquals(1, a.attemptNo(), "the attempt that will now not happen"),
+        () -> assertEquals("Cancelled", a.errorClass()),
+        () -> assertEquals("cancelled by alice via the admin API", a.errorMessage()),
+        () -> assertFalse(a.finishedAt().isBefore(before.minusMillis(10))));
+    assertEquals(0, m.attempts(), "no send was made");
+    assertEquals(1, store.countDead(new DeadJobFilter(null, "Cancelled", null, null, null)));
+    assertFalse(store.cancelReady(r, "again"), "already dead");
+    assertEquals(1, store.attempts(r).size(), "a refused cancel records nothing");
+  }
+
+  @Test
+  void cancelRefusesAJobInFlightOrFinishedAndChangesNothing() {
+    long w = ready(HTTP_BILLING, null);
+    ClaimedMessage claimed = store.claimBatch(ClaimRequest.of(1, LEASE)).get(0);
+    assertEquals(w, claimed.id());
+    long s = sent(HTTP_BILLING, null);
+
+    assertFalse(store.cancelReady(w, "x"));
+    assertFalse(store.cancelReady(s, "x"));
+    assertFalse(store.cancelReady(Long.MAX_VALUE, "x"));
+
+    StoredMessage m = store.findMessage(w).orElseThrow();
+    assertEquals('W', m.state());
+    assertEquals(claimed.claimToken(), m.claimToken());
+    assertEquals(List.of(), store.attempts(w));
+    assertTrue(store.markDelivered(claimed, AttemptRecord.success(Duration.ofMillis(1), "200")),
+        "the owner's claim is intact");
+  }
+
+  // ---- bulk replay by filter -----------------------------------------------------------------
+
+  @Test
+  void bulkReplayTakesExactlyTheDeadJobsTheFilterMatches() {
+    long b422 = dead(HTTP_BILLING, "cust-1", "HTTP 422");
+    long b503 = dead(HTTP_BILLING, "cust-2", "HTTP 503");
+    long k422 = dead(KAFKA_ORDERS, "cust-1", "HTTP 422");
+    long kTimeout = dead(KAFKA_ORDERS, null, "Timeout");
+    long ready = ready(HTTP_BILLING, null);
+    long sent = sent(HTTP_BILLING, "cust-1");
+
+    assertEquals(4, store.countDead(DeadJobFilter.ALL));
+    assertEquals(2, store.countDead(new DeadJobFilter(HTTP_BILLING, null, null, null, null)));
+    assertEquals(2, store.countDead(new DeadJobFilter(null, "HTTP 422", null, null, null)));
+    assertEquals(1, store.countDead(new DeadJobFilter(HTTP_BILLING, "HTTP 422", null, null, null)));
+    assertEquals(2, store.countDead(new DeadJobFilter(null, null, null, null, "cust-1")));
+    assertEquals(0, store.countDead(new DeadJobFilter(null, "nothing like it", null, null, null)));
+
+    DeadJobFilter filter = new DeadJobFilter(null, "HTTP 422", null, null, "cust-1");
+    long dryRun = store.countDead(filter);
+    assertEquals(2, dryRun);
+    assertEquals(dryRun, store.replayDead(filter, 100), "the real run replays what the dry run counted");
+
+    assertEquals(Map.of(b422, 'R', k422, 'R', b503, 'D', kTimeout, 'D', ready, 'R', sent, 'S'),
+        states(List.of(b422, k422, b503, kTimeout, ready, sent)));
+    assertEquals(0, store.countDead(filter));
+    assertEquals(0, store.replayDead(filter, 100), "nothing left to replay");
+  }
+
+  @Test
+  void bulkReplayHonoursItsLimitLowestIdsFirst() {
+    long d1 = dead(HTTP_BILLING, null, "HTTP 500");
+    long d2 = dead(HTTP_BILLING, null, "HTTP 500");
+    long d3 = dead(HTTP_BILLING, null, "HTTP 500");
+
+    assertEquals(2, store.replayDead(DeadJobFilter.ALL, 2));
+
+    assertEquals(List.of('R', 'R', 'D'), List.of(state(d1), state(d2), state(d3)));
+    assertThrows(IllegalArgumentException.class, () -> store.replayDead(DeadJobFilter.ALL, 0));
+  }
+
+  @Test
+  void bulkReplayByTimeOfDeathUsesTheFailingAttempt() {
+    long old = dead(HTTP_BILLING, null, "HTTP 500");
+    long recent = dead(HTTP_BILLING, null, "HTTP 500");
+    TestDatabases.update(ds, "UPDATE outbox_attempt SET finished_at = CURRENT_TIMESTAMP - INTERVAL '2' HOUR"
+        + " WHERE message_id = ?", old);
+    Instant now = store.databaseNow();
+    Instant hourAgo = now.minus(Duration.ofHours(1));
+
+    assertEquals(1, store.countDead(new DeadJobFilter(null, null, null, hourAgo, null)));
+    assertEquals(1, store.countDead(new DeadJobFilter(null, null, hourAgo, null, null)));
+    assertEquals(2, store.countDead(new DeadJobFilter(null, null, now.minus(Duration.ofHours(3)),
+        now.plusSeconds(60), null)));
+    assertEquals(0, store.countDead(new DeadJobFilter(null, null, now.minus(Duration.ofHours(5)),
+        now.minus(Duration.ofHours(4)), null)));
+
+    assertEquals(1, store.replayDead(new DeadJobFilter(null, null, null, hourAgo, null), 10));
+    assertEquals('R', state(old));
+    assertEquals('D', state(recent));
+    assertThrows(IllegalArgumentException.class, () -> new DeadJobFilter(null, null, now, now, null));
+  }
+
+  // ---- stats ---------------------------------------------------------------------------------
+
+  @Test
+  void statsCountByDestinationAndStateByErrorClassAndListKeysWithDeadJobs() {
+    dead(HTTP_BILLING, "cust-2", "HTTP 422");
+    dead(HTTP_BILLING, "cust-1", "HTTP 422");
+    dead(KAFKA_ORDERS, "cust-2", "Timeout");
+    dead(KAFKA_ORDERS, null, "HTTP 422");
+    ready(HTTP_BILLING, "cust-2");
+    sent(KAFKA_ORDERS, "cust-3");
+    long cancelled = ready(KAFKA_ORDERS, "cust-4");
+    assertTrue(store.cancelReady(cancelled, "cancelled by bob via the admin API"));
+    TestDatabases.update(ds, "UPDATE outbox_message SET state = 'D' WHERE id = ?", ready(KAFKA_ORDERS, null));
+
+    Map<String, Map<Character, Long>> byDestination = store.countByDestinationAndState();
+    assertEquals(List.of(HTTP_BILLING, KAFKA_ORDERS), List.copyOf(byDestination.keySet()));
+    assertEquals(Map.of('R', 1L, 'W', 0L, 'S', 0L, 'C', 0L, 'D', 2L), byDestination.get(HTTP_BILLING));
+    assertEquals(Map.of('R', 0L, 'W', 0L, 'S', 1L, 'C', 0L, 'D', 4L), byDestination.get(KAFKA_ORDERS));
+
+    assertEquals(List.of(new DeadJobCount("HTTP 422", 3), new DeadJobCount("Cancelled", 1),
+            new DeadJobCount("Timeout", 1), new DeadJobCount(null, 1)),
+        sortedNullLast(store.countDeadByErrorClass()));
+
+    List<DeadOrderingKey> keys = store.deadOrderingKeys(10);
+    assertEquals(List.of("cust-2", "cust-1", "cust-4"), keys.stream().map(DeadOrderingKey::orderingKey).toList(),
+        "oldest dead job first");
+    assertEquals(2, keys.get(0).deadCount());
+    assertEquals(1, keys.get(1).deadCount());
+    assertEquals(List.of("cust-2"), store.deadOrderingKeys(1).stream().map(DeadOrderingKey::orderingKey).toList());
+  }
+
+  // ---- helpers -------------------------------------------------------------------------------
+
+  /** Groups of equal size have no defined order between them; null (no class) sorts last. */
+  private static List<DeadJobCount> sortedNullLast(List<DeadJobCount> counts) {
+    for (int i = 1; i < counts.size(); i++) {
+      assertTrue(counts.get(i - 1).count() >= counts.get(i).count(), "largest group first: " + counts);
+    }
+    return counts.stream().sorted((a, b) -> a.count() != b.count() ? Long.compare(b.count(), a.count())
+        : a.errorClass() == null ? 1 : b.errorClass() == null ? -1 : a.errorClass().compareTo(b.errorClass()))
+        .toList();
+  }
+
+  private long ready(String destination, String orderingKey) {
+    OutboxMessage.Builder b = OutboxMessage.builder().operationId("op-" + UUID.randomUUID())
+        .destination(destination).payload("{}");
+    if (orderingKey != null) {
+      b.orderingKey(orderingKey);
+    }
+    try (Connection c = ds.getConnection()) {
+      c.setAutoCommit(false);
+      long id = outbox.enqueue(c, b.build()).messageId();
+      c.commit();
+      return id;
+    } catch (SQLException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  /** Claims the job {@code id}, releasing whatever else the claim took (earlier ready jobs). */
+  private ClaimedMessage claimOnly(long id) {
+    ClaimedMessage mine = null;
+    for (ClaimedMessage c : store.claimBatch(ClaimRequest.of(100, LEASE))) {
+      if (c.id() == id) {
+        mine = c;
+      } else {
+        assertTrue(store.release(c.id(), c.claimToken()));
+      }
+    }
+    assertTrue(mine != null, "job " + id + " was claimable");
+    return mine;
+  }
+
+  private long dead(String destination, String orderingKey, String errorClass) {
+    long id = ready(destination, orderingKey);
+    assertTrue(store.markDead(claimOnly(id), new AttemptRecord(Duration.ofMillis(5), errorClass, "boom", null)));
+    return id;
+  }
+
+  private long sent(String destination, String orderingKey) {
+    long id = ready(destination, orderingKey);
+    assertTrue(store.markDelivered(claimOnly(id), AttemptRecord.success(Duration.ofMillis(5), "200")));
+    return id;
+  }
+
+  private char state(long id) {
+    return store.findMessage(id).orElseThrow().state();
+  }
+
+  private Map<Long, Character> states(List<Long> ids) {
+    Map<Long, Character> states = new HashMap<>();
+    for (long id : ids) {
+      states.put(id, state(id));
+    }
+    return states;
+  }
+
+  private static List<Long> ids(List<MessageSummary> rows) {
+    return rows.stream().map(MessageSummary::id).toList();
+  }
+}

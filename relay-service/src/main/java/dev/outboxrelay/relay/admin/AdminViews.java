@@ -1,0 +1,108 @@
+package dev.outboxrelay.relay.admin;
+
+import com.fasterxml.jackson.annotation.JsonInclude;
+import com.fasterxml.jackson.databind.PropertyNamingStrategies;
+import com.fasterxml.jackson.databind.annotation.JsonNaming;
+import dev.outboxrelay.outbox.store.DeadJobCount;
+import dev.outboxrelay.outbox.store.DeadOrderingKey;
+import dev.outboxrelay.outbox.store.MessageSummary;
+import dev.outboxrelay.outbox.store.StoredAttempt;
+import dev.outboxrelay.outbox.store.StoredMessage;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The admin API's response bodies. Field names are snake_case like the database columns and the
+ * reconciliation report; none carries destination configuration (URLs, secrets).
+ */
+final class AdminViews {
+  private AdminViews() {}
+
+  /** One job in a listing: no payload or headers. */
+  @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
+  record MessageView(long id, String operationId, String destination, String orderingKey, String state,
+      int attempts, String lastError, String errorClass, Instant failedAt, Instant deliverAfter,
+      Instant createdAt, Instant claimedAt, Instant leaseUntil, Instant sentAt, Instant confirmedAt) {
+
+    static MessageView of(MessageSummary m) {
+      return new MessageView(m.id(), m.operationId(), m.destination(), m.orderingKey(),
+          String.valueOf(m.state()), m.attempts(), m.lastError(), m.errorClass(), m.failedAt(),
+          m.deliverAfter(), m.createdAt(), m.claimedAt(), m.leaseUntil(), m.sentAt(), m.confirmedAt());
+    }
+  }
+
+  /**
+   * A page of jobs in id order. {@code next_after_id} is the {@code after_id} of the next page,
+   * null on the last one.
+   */
+  @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
+  record MessagePage(List<MessageView> messages, int limit, Long nextAfterId) {}
+
+  /** One job with everything stored about it; sensitive header values are redacted. */
+  @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
+  record MessageDetailView(long id, String operationId, String destination, String orderingKey,
+      String state, int attempts, String lastError, String contentType, Map<String, String> headers,
+      String payload, Instant deliverAfter, Instant createdAt, Instant claimedAt, Instant leaseUntil,
+      Instant sentAt, Instant confirmedAt) {
+
+    static MessageDetailView of(StoredMessage m, Map<String, String> headers) {
+      return new MessageDetailView(m.id(), m.operationId(), m.destination(), m.orderingKey(),
+          String.valueOf(m.state()), m.attempts(), m.lastError(), m.contentType(), headers, m.payload(),
+          m.deliverAfter(), m.createdAt(), m.claimedAt(), m.leaseUntil(), m.sentAt(), m.confirmedAt());
+    }
+  }
+
+  /** One row of {@code outbox_attempt}. */
+  @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
+  record AttemptView(int attemptNo, String outcome, Instant startedAt, Instant finishedAt,
+      String errorClass, String errorMessage, String responseSummary, String claimToken) {
+
+    static AttemptView of(StoredAttempt a) {
+      return new AttemptView(a.attemptNo(), a.outcome().name(), a.startedAt(), a.finishedAt(),
+          a.errorClass(), a.errorMessage(), a.responseSummary(),
+          a.claimToken() == null ? null : a.claimToken().toString());
+    }
+  }
+
+  /** {@code GET /admin/messages/{id}}: the job and its attempts, oldest first. */
+  @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
+  record MessageDetail(MessageDetailView message, List<AttemptView> attempts) {}
+
+  /** The result of a replay or cancel: the job's state before and after, and who acted. */
+  @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
+  record ActionResult(long id, String action, String previousState, String state, String by) {}
+
+  /**
+   * A bulk replay. {@code matched}: dead jobs the filter matched when counted; {@code replayed}:
+   * jobs moved to {@code R} (absent on a dry run). A run replays at most {@code limit} jobs, lowest
+   * ids first; repeat it for the rest.
+   */
+  @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
+  @JsonInclude(JsonInclude.Include.NON_NULL)
+  record BulkReplayResult(boolean dryRun, long matched, Integer replayed, int limit, String by) {}
+
+  @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
+  record ErrorClassView(String errorClass, long count) {
+    static ErrorClassView of(DeadJobCount c) {
+      return new ErrorClassView(c.errorClass(), c.count());
+    }
+  }
+
+  @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
+  record DeadKeyView(String orderingKey, long deadCount, long firstDeadId) {
+    static DeadKeyView of(DeadOrderingKey k) {
+      return new DeadKeyView(k.orderingKey(), k.deadCount(), k.firstDeadId());
+    }
+  }
+
+  /**
+   * {@code GET /admin/stats}. {@code dead_ordering_keys}: keys that had a job skipped (a dead job
+   * does not block its key); at most {@link AdminService#DEAD_KEYS_SHOWN}, oldest dead job first,
+   * with {@code dead_ordering_keys_truncated} telling whether there are more.
+   */
+  @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
+  record Stats(Map<String, Long> byState, Map<String, Map<String, Long>> byDestination,
+      double oldestReadyAgeSeconds, List<ErrorClassView> deadByErrorClass,
+      List<DeadKeyView> deadOrderingKeys, boolean deadOrderingKeysTruncated) {}
+}

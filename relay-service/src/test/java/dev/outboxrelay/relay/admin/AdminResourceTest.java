@@ -452,6 +452,14 @@ class AdminResourceTest {
     assertEquals('D', state(dead), "nothing was replayed by a refused request");
   }
 
+  @Test
+  void unknownAdminPathsAndWrongMethodsAnswerProblemsNotPages() {
+    operator().get("/admin/messages/1/nothing-here").then().statusCode(404).contentType(PROBLEM)
+        .body("status", equalTo(404));
+    operator().delete("/admin/messages/1").then().statusCode(405).contentType(PROBLEM)
+        .body("status", equalTo(405));
+  }
+
   // ---- helpers -----------------------------------------------------------------------------------
 
   static RequestSpecification viewer() {

@@ -39,17 +39,21 @@ final class AdminViews {
   @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
   record MessagePage(List<MessageView> messages, int limit, Long nextAfterId) {}
 
-  /** One job with everything stored about it; sensitive header values are redacted. */
+  /**
+   * One job with everything stored about it; sensitive header values are redacted. For a
+   * by-reference job ({@code payload_by_reference}) {@code payload} is its reference text: the
+   * body itself stays in {@code outbox_payload} (it can be large).
+   */
   @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
   record MessageDetailView(long id, String operationId, String destination, String orderingKey,
       String state, int attempts, String lastError, String contentType, Map<String, String> headers,
-      String payload, Instant deliverAfter, Instant createdAt, Instant claimedAt, Instant leaseUntil,
-      Instant sentAt, Instant confirmedAt) {
+      String payload, boolean payloadByReference, Instant deliverAfter, Instant createdAt,
+      Instant claimedAt, Instant leaseUntil, Instant sentAt, Instant confirmedAt) {
 
     static MessageDetailView of(StoredMessage m, Map<String, String> headers) {
       return new MessageDetailView(m.id(), m.operationId(), m.destination(), m.orderingKey(),
           String.valueOf(m.state()), m.attempts(), m.lastError(), m.contentType(), headers, m.payload(),
-          m.deliverAfter(), m.createdAt(), m.claimedAt(), m.leaseUntil(), m.sentAt(), m.confirmedAt());
+          m.payloadByReference(), m.deliverAfter(), m.createdAt(), m.claimedAt(), m.leaseUntil(), m.sentAt(), m.confirmedAt());
     }
   }
 

@@ -179,6 +179,7 @@ class AdminResourceTest {
         .body("message.attempts", equalTo(2))
         .body("message.last_error", containsString("422"))
         .body("message.payload", equalTo("{\"amount\":null}"))
+        .body("message.payload_by_reference", equalTo(false))
         .body("message.headers.X-Trace", equalTo("trace-1"))
         .body("message.headers.Authorization", equalTo(AdminService.REDACTED))
         .body("attempts.outcome", equalTo(List.of("RETRY", "DEAD")))

@@ -21,6 +21,7 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.AfterEach;
@@ -297,6 +298,38 @@ public abstract class LargePayloadContractTest {
     assertEquals(1, TestDatabases.update(ds, "DELETE FROM outbox_message WHERE id = ?", id));
     assertEquals(1, payloadRows());
     assertTrue(store.findPayload(id).isEmpty());
+  }
+
+  /**
+   * Regression: on an auto-commit connection the job row used to commit before its body, so a
+   * relay could claim it in between and end it D with "no outbox_payload row".
+   */
+  @Test
+  void onAnAutoCommitConnectionTheJobAndItsBodyCommitTogether() throws Exception {
+    List<String> log = new ArrayList<>();
+    try (Connection real = ds.getConnection()) {
+      assertTrue(real.getAutoCommit());
+      Connection watched = (Connection) java.lang.reflect.Proxy.newProxyInstance(
+          Connection.class.getClassLoader(), new Class<?>[] {Connection.class}, (proxy, method, args) -> {
+            if (method.getName().equals("prepareStatement")) {
+              String sql = ((String) args[0]).toLowerCase(java.util.Locale.ROOT);
+              if (sql.contains("insert into outbox_message") || sql.contains("insert into outbox_payload")) {
+                log.add((sql.contains("outbox_payload") ? "payload" : "job") + " autocommit=" + real.getAutoCommit());
+              }
+            } else if (method.getName().equals("commit")) {
+              log.add("commit");
+            }
+            try {
+              return method.invoke(real, args);
+            } catch (java.lang.reflect.InvocationTargetException e) {
+              throw e.getCause();
+            }
+          });
+      long id = outbox.enqueue(watched, job("doc-12/billing", json(100_000))).messageId();
+      assertEquals(List.of("job autocommit=false", "payload autocommit=false", "commit"), log);
+      assertTrue(real.getAutoCommit(), "the caller's auto-commit mode is restored");
+      assertTrue(store.findPayload(id).isPresent());
+    }
   }
 
   // ---- helpers -------------------------------------------------------------------------------

@@ -77,30 +77,40 @@ public class JdbcOutboxStore implements OutboxStore {
    * Inserts a validated job on the caller's connection, or finds the identical existing one.
    * Never commits; throws {@link DuplicateOperationException} when the operation ID names a
    * different job. A by-reference job ({@link NewMessage#byReference}) is two rows, the job with
-   * a reference and its body in {@code outbox_payload}, both in the caller's transaction.
+   * a reference and its body in {@code outbox_payload}, both in the caller's transaction; on a
+   * connection in auto-commit mode (no caller transaction) the two commit together in a short
+   * transaction of their own, or a relay could claim the job before its body exists.
    */
   public EnqueueResult insert(Connection c, NewMessage n) {
     OutboxMessage m = n.message();
     PayloadDigest digest = n.byReference() ? PayloadDigest.of(m.payload()) : null;
     try {
-      Optional<Long> id = tryInsert(c, n, digest);
-      if (id.isPresent()) {
-        if (digest != null) {
-          insertPayload(c, id.get(), m.payload(), digest);
-        }
-        return new EnqueueResult(id.get(), true);
+      if (digest != null && c.getAutoCommit()) {
+        return JdbcTransactions.inTransaction(c, tx -> insertOnce(tx, n, digest));
       }
-      StoredMessage existing = queryOne(c, dialect.findByOperationIdSql(), ps -> ps.setString(1, m.operationId()))
-          .orElseThrow(() -> new IllegalStateException(
-              "operation_id '" + m.operationId() + "' conflicted but no row holds it"));
-      String difference = difference(c, existing, n, digest);
-      if (difference != null) {
-        throw new DuplicateOperationException(m.operationId(), existing.id(), difference);
-      }
-      return new EnqueueResult(existing.id(), false);
+      return insertOnce(c, n, digest);
     } catch (SQLException e) {
       throw new OutboxStoreException("enqueue of operation_id '" + m.operationId() + "' failed", e);
     }
+  }
+
+  private EnqueueResult insertOnce(Connection c, NewMessage n, PayloadDigest digest) throws SQLException {
+    OutboxMessage m = n.message();
+    Optional<Long> id = tryInsert(c, n, digest);
+    if (id.isPresent()) {
+      if (digest != null) {
+        insertPayload(c, id.get(), m.payload(), digest);
+      }
+      return new EnqueueResult(id.get(), true);
+    }
+    StoredMessage existing = queryOne(c, dialect.findByOperationIdSql(), ps -> ps.setString(1, m.operationId()))
+        .orElseThrow(() -> new IllegalStateException(
+            "operation_id '" + m.operationId() + "' conflicted but no row holds it"));
+    String difference = difference(c, existing, n, digest);
+    if (difference != null) {
+      throw new DuplicateOperationException(m.operationId(), existing.id(), difference);
+    }
+    return new EnqueueResult(existing.id(), false);
   }
 
   private Optional<Long> tryInsert(Connection c, NewMessage n, PayloadDigest digest) throws SQLException {

@@ -93,8 +93,10 @@ public class ReconciliationJob {
       return store.findRun(runId);
     }
     store.finishRun(runId, counts, pending, items, null);
-    LOG.infof("reconciliation run %d of [%s, %s) by %s: %s, pending %d", runId, start.windowStart(),
-        start.windowEnd(), start.triggeredBy(), counts, pending);
+    StringBuilder summary = new StringBuilder();
+    counts.forEach((c, n) -> summary.append(c.wireName()).append('=').append(n).append(' '));
+    LOG.infof("reconciliation run %d of [%s, %s) by %s: %spending=%d", runId, start.windowStart(),
+        start.windowEnd(), start.triggeredBy(), summary, pending);
     return store.findRun(runId);
   }
 

@@ -135,6 +135,11 @@ public class ReconciliationService {
     ReconciliationSettings s = settings;
     Instant windowEnd = end != null ? end : store.databaseNow();
     Instant windowStart = start != null ? start : windowEnd.minus(s.window());
+    if (!windowEnd.isAfter(windowStart)) {
+      // Only a window_start without window_end gets here (both given are checked when parsed).
+      throw new ReconciliationProblem.InvalidRequestException("window_start", "window_start (" + start
+          + ") must be before now (" + windowEnd + ") when window_end is not given");
+    }
     RunStart runStart = new RunStart(windowStart, windowEnd, OPERATOR, owner, null);
     if (!store.acquireLock(RECONCILIATION_LOCK, owner, s.lease())) {
       LockHolder holder = store.lockHolder(RECONCILIATION_LOCK).orElse(null);

@@ -218,6 +218,8 @@ class ReconciliationResourceTest {
     problem(operator().contentType("application/json")
         .body(window(Instant.parse("2024-01-02T00:00:00Z"), Instant.parse("2024-01-01T00:00:00Z")))
         .post("/reconciliation/runs"), 400, "window_end");
+    problem(operator().contentType("application/json").body("{\"window_start\":\"2999-01-01T00:00:00Z\"}")
+        .post("/reconciliation/runs"), 400, "window_start");
     problem(operator().contentType("application/json").body("{\"window\":\"1h\"}")
         .post("/reconciliation/runs"), 400, "window");
     problem(viewer().get("/reconciliation/runs/abc"), 400, "id");

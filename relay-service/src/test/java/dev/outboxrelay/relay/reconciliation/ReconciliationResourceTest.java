@@ -43,8 +43,9 @@ import org.junit.jupiter.api.Test;
  * ({@code /ledger}, the demo sink's format) the tests falsify. The {@code ledgered} destination
  * re-drives sent_unconfirmed jobs and accepts confirmed_not_sent ones; grace period 1s.
  *
- * <p>Requests carry HTTP Basic credentials for the roles the endpoints declare; see the README
- * ("Reconciliation", security) for how they are checked.
+ * <p>Requests carry HTTP Basic credentials for the roles the endpoints declare: the test users of
+ * the admin API's security ({@code %test} users operator/operator-pw, viewer/viewer-pw). Without a
+ * security extension on the classpath the annotations, and these headers, are inert.
  */
 @QuarkusTest
 @QuarkusTestResource(RelayTestResources.class)
@@ -79,11 +80,11 @@ class ReconciliationResourceTest {
   }
 
   static RequestSpecification operator() {
-    return given().auth().preemptive().basic("operator", "operator");
+    return given().auth().preemptive().basic("operator", "operator-pw");
   }
 
   static RequestSpecification viewer() {
-    return given().auth().preemptive().basic("viewer", "viewer");
+    return given().auth().preemptive().basic("viewer", "viewer-pw");
   }
 
   void enqueue(String op) throws SQLException {

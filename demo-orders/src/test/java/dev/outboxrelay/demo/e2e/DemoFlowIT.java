@@ -28,7 +28,9 @@ import org.junit.jupiter.api.Test;
  * server mode, exactly as bin/demo runs them: orders in through demo-orders' REST API, jobs out
  * through the relay to the demo sink, checked at the sink's ledger and the relay's metrics.
  * Deliveries are signed: both services get one generated HMAC secret through the environment, as
- * in bin/demo, and the sink rejects any delivery without a valid signature.
+ * in bin/demo, and the sink rejects any delivery without a valid signature. The relay reconciles
+ * the billing destination against the sink's {@code GET /ledger}, as in bin/demo: a run on demand
+ * moves every delivered job to confirmed ({@code C}).
  */
 class DemoFlowIT {
   static final int ORDERS = 30;
@@ -36,6 +38,7 @@ class DemoFlowIT {
   static ServiceProcess demo;
   static ServiceProcess relay;
   static String secret;
+  static final String ADMIN_PASSWORD = "demo-" + System.nanoTime();
 
   @BeforeAll
   static void startServices() throws Exception {
@@ -54,7 +57,12 @@ class DemoFlowIT {
     relay = ServiceProcess.start("relay-service", ServiceProcess.moduleJar("relay-service"), ServiceProcess.freePort(),
         Map.of("quarkus.datasource.h2.jdbc.url", dbUrl,
             "outbox.destinations.billing.type", "http",
-            "outbox.destinations.billing.url", demo.baseUri() + "/sink/billing"),
+            "outbox.destinations.billing.url", demo.baseUri() + "/sink/billing",
+            "outbox.destinations.billing.confirmation.type", "http-ledger",
+            "outbox.destinations.billing.confirmation.url", demo.baseUri() + "/ledger",
+            // An operator login, as bin/demo makes one: the relay has no users by default.
+            "quarkus.security.users.embedded.users.demo", sha512Hex("demo:Quarkus:" + ADMIN_PASSWORD),
+            "quarkus.security.users.embedded.roles.demo", "outbox-operator"),
         Map.of("OUTBOX_DESTINATIONS_BILLING_HMAC_SECRET", secret), work);
   }
 
@@ -104,6 +112,19 @@ class DemoFlowIT {
     }
     assertEquals(operationIds, confirmed, "every order's operation ID reached the sink");
 
+    // Reconciliation against the sink's ledger confirms every delivered job: S -> C.
+    JsonPath run = given().baseUri(relay.baseUri().toString()).auth().preemptive().basic("demo", ADMIN_PASSWORD)
+        .post("/reconciliation/runs")
+        .then().statusCode(201).extract().jsonPath();
+    assertEquals(Map.of("matched", ORDERS, "sent_unconfirmed", 0, "confirmed_not_sent", 0,
+        "duplicate_effects", 0, "dead", 0), run.getMap("counts"));
+    assertEquals(List.of(), run.getList("items"));
+    given().baseUri(demo.baseUri().toString()).get("/demo/report").then().statusCode(200)
+        .body("outbox.C", equalTo(ORDERS)).body("outbox.S", equalTo(0));
+    given().baseUri(relay.baseUri().toString()).auth().preemptive().basic("demo", ADMIN_PASSWORD)
+        .get("/reconciliation/report").then().statusCode(200)
+        .body("run_id", equalTo(run.getInt("run_id")));
+
     // The sink really requires the signature: an unsigned delivery is refused and applies nothing.
     given().baseUri(demo.baseUri().toString()).header("Idempotency-Key", "forged/billing")
         .contentType("application/json").body("{}").post("/sink/billing")
@@ -119,5 +140,11 @@ class DemoFlowIT {
     assertTrue(relay.logText().contains("stopped (0 job(s) released unfinished)"), relay.tail());
     assertTrue(relay.logText().contains("signed [billing]"), "the start-up line names signed destinations");
     assertTrue(!relay.logText().contains(secret) && !demo.logText().contains(secret), "the secret is never logged");
+  }
+
+  /** How the relay's embedded users store a password: hex SHA-512 of "user:Quarkus:password". */
+  static String sha512Hex(String text) throws java.security.NoSuchAlgorithmException {
+    return HexFormat.of().formatHex(java.security.MessageDigest.getInstance("SHA-512")
+        .digest(text.getBytes(java.nio.charset.StandardCharsets.UTF_8)));
   }
 }

@@ -19,6 +19,9 @@ public interface RelayConfig {
   /** Sink routes by destination name: {@code outbox.destinations.<name>.type=http}, ... */
   Map<String, Destination> destinations();
 
+  /** The reconciliation job: {@code outbox.reconciliation.*}. */
+  Reconciliation reconciliation();
+
   interface Relay {
     /** Run the claim loop and reaper in this process. */
     @WithDefault("true")
@@ -135,5 +138,57 @@ public interface RelayConfig {
      * an empty or blank value fails start-up.
      */
     Optional<String> hmacSecret();
+
+    /** Where this destination's applied operations are read from, for reconciliation. */
+    Confirmation confirmation();
+
+    /** What reconciliation may change for this destination besides S → C. */
+    Reconcile reconcile();
+  }
+
+  /**
+   * A destination's confirmation source: {@code none} (not reconciled), {@code http-ledger} (the
+   * external system lists what it applied at {@code url}, paged by time, like the demo sink's
+   * {@code GET /ledger}) or {@code table} (consumers write {@code outbox_confirmation}).
+   */
+  interface Confirmation {
+    @WithDefault("none")
+    String type();
+
+    /** The ledger endpoint for {@code http-ledger}; queried with {@code ?since=<instant>&limit=}. */
+    Optional<URI> url();
+  }
+
+  interface Reconcile {
+    /** Re-drive sent_unconfirmed jobs (S → R, same operation ID, so the sink can deduplicate). */
+    @WithDefault("false")
+    boolean redriveUnconfirmed();
+
+    /** Mark confirmed_not_sent jobs (R or D) confirmed (C) with sent_at and confirmed_at. */
+    @WithDefault("false")
+    boolean acceptConfirmedNotSent();
+  }
+
+  /** The reconciliation job (one relay at a time across the fleet, through a database lease). */
+  interface Reconciliation {
+    /** Run on the schedule in this relay; POST /reconciliation/runs works either way. */
+    @WithDefault("true")
+    boolean enabled();
+
+    /** How often a scheduled run starts; windows end on multiples of it (database clock). */
+    @WithDefault("5m")
+    Duration interval();
+
+    /** Jobs created in [window end - window, window end) are reconciled by a scheduled run. */
+    @WithDefault("1h")
+    Duration window();
+
+    /** A sent job counts as unconfirmed only once it was sent longer ago than this. */
+    @WithDefault("5m")
+    Duration gracePeriod();
+
+    /** Lease of the fleet-wide lock a run holds; renewed between destinations. */
+    @WithDefault("5m")
+    Duration lease();
   }
 }

@@ -49,6 +49,7 @@ public class RelayService {
   @Inject RabbitMqChannel rabbitMqChannel;
 
   private OutboxStore store;
+  private AgroalDataSource dataSource;
   private RelayMetrics metrics;
   private LeaseRenewer renewer;
   private LeaseReaper reaper;
@@ -76,6 +77,7 @@ public class RelayService {
       LOG.infof("outbox schema on datasource '%s' is current (%d migration(s) applied)", dsName, applied);
     }
     store = JdbcOutboxStore.create(dataSource);
+    this.dataSource = dataSource;
     metrics = new RelayMetrics(registry);
     renewer = new LeaseRenewer(store, relay.leaseDuration(), () -> metrics.staleCompletion("renew"));
     reaper = new LeaseReaper(store, metrics, relay.maxAttempts(), relay.reapBatchSize());
@@ -191,6 +193,11 @@ public class RelayService {
 
   public OutboxStore store() {
     return store;
+  }
+
+  /** The outbox database chosen at start-up (for services that keep their own store on it). */
+  public AgroalDataSource dataSource() {
+    return dataSource;
   }
 
   public ClaimLoop claimLoop() {

@@ -40,6 +40,36 @@ class SinkRegistryTest {
     public Optional<String> topic() {
       return Optional.empty();
     }
+
+    @Override
+    public RelayConfig.Confirmation confirmation() {
+      return new RelayConfig.Confirmation() {
+        @Override
+        public String type() {
+          return "none";
+        }
+
+        @Override
+        public Optional<URI> url() {
+          return Optional.empty();
+        }
+      };
+    }
+
+    @Override
+    public RelayConfig.Reconcile reconcile() {
+      return new RelayConfig.Reconcile() {
+        @Override
+        public boolean redriveUnconfirmed() {
+          return false;
+        }
+
+        @Override
+        public boolean acceptConfirmedNotSent() {
+          return false;
+        }
+      };
+    }
   }
 
   static Destination http(Optional<String> secret) {

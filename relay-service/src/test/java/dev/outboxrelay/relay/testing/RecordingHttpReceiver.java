@@ -1,5 +1,6 @@
 package dev.outboxrelay.relay.testing;
 
+import com.fasterxml.jackson.databind.ObjectMapper;
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
 import dev.outboxrelay.outbox.webhook.WebhookSignature;
@@ -24,6 +25,10 @@ import java.util.concurrent.atomic.AtomicInteger;
  * operation ID (Idempotency-Key) a queue of responses, then 200. Applies each operation ID once
  * (like an idempotent receiver) and counts repeats. A path can be set to require a valid
  * {@code X-Outbox-Signature} under a given secret, answering 401 (before the script) otherwise.
+ *
+ * <p>Like the demo sink it keeps a ledger of the operations it applied (first 2xx per key), served
+ * at {@code GET /ledger?since=&limit=} in the demo's format ({@code LedgerResource}), which tests
+ * can falsify: forget an application, apply one twice, add a ghost.
  */
 public final class RecordingHttpReceiver implements AutoCloseable {
   /** One scripted answer; {@code delayMillis} stalls before answering. */
@@ -57,6 +62,13 @@ public final class RecordingHttpReceiver implements AutoCloseable {
   private final Map<String, AtomicInteger> applied = new ConcurrentHashMap<>();
   private volatile Response defaultResponse = Response.status(200);
   private final Map<String, byte[]> signatureSecrets = new ConcurrentHashMap<>();
+  private final Map<String, LedgerEntry> ledger = new ConcurrentHashMap<>();
+  private volatile int ledgerStatus = 200;
+  private static final ObjectMapper JSON = new ObjectMapper();
+
+  /** One applied operation, as the demo sink's ledger lists it. */
+  public record LedgerEntry(String operationId, String destination, Long messageId, Instant appliedAt,
+      long deliveries, long appliedCount) {}
 
   public RecordingHttpReceiver() throws IOException {
     server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
@@ -84,6 +96,10 @@ public final class RecordingHttpReceiver implements AutoCloseable {
   }
 
   private void handle(HttpExchange ex) throws IOException {
+    if (ex.getRequestURI().getPath().equals("/ledger") && ex.getRequestMethod().equals("GET")) {
+      serveLedger(ex);
+      return;
+    }
     try (InputStream in = ex.getRequestBody()) {
       byte[] raw = in.readAllBytes();
       String body = new String(raw, StandardCharsets.UTF_8);
@@ -115,6 +131,12 @@ public final class RecordingHttpReceiver implements AutoCloseable {
       }
       if (r.status() / 100 == 2 && key != null) {
         applied.computeIfAbsent(key, k -> new AtomicInteger()).incrementAndGet();
+        String path = ex.getRequestURI().getPath();
+        String messageId = ex.getRequestHeaders().getFirst("X-Outbox-Message-Id");
+        ledger.compute(key, (k, e) -> e == null
+            ? new LedgerEntry(key, path.substring(path.lastIndexOf('/') + 1),
+                messageId == null ? null : Long.valueOf(messageId), now(), 1, 1)
+            : new LedgerEntry(k, e.destination(), e.messageId(), e.appliedAt(), e.deliveries() + 1, e.appliedCount()));
       }
       r.headers().forEach((k, v) -> ex.getResponseHeaders().add(k, v));
       byte[] bytes = r.body().getBytes(StandardCharsets.UTF_8);
@@ -127,6 +149,97 @@ public final class RecordingHttpReceiver implements AutoCloseable {
     } finally {
       ex.close();
     }
+  }
+
+  /**
+   * {@code GET /ledger}: entries applied strictly after {@code since}, in appliedAt, operation ID
+   * order, at most {@code limit} (default 100); {@code next} is the last entry's appliedAt when
+   * more follow. A page is never cut inside a run of equal appliedAt (as in the demo sink).
+   */
+  private void serveLedger(HttpExchange ex) throws IOException {
+    try (ex) {
+      if (ledgerStatus != 200) {
+        byte[] bytes = "ledger unavailable".getBytes(StandardCharsets.UTF_8);
+        ex.sendResponseHeaders(ledgerStatus, bytes.length);
+        ex.getResponseBody().write(bytes);
+        return;
+      }
+      Map<String, String> query = new java.util.HashMap<>();
+      String raw = ex.getRequestURI().getRawQuery();
+      if (raw != null) {
+        for (String pair : raw.split("&")) {
+          int eq = pair.indexOf('=');
+          query.put(pair.substring(0, eq), java.net.URLDecoder.decode(pair.substring(eq + 1), StandardCharsets.UTF_8));
+        }
+      }
+      Instant since = query.containsKey("since") ? Instant.parse(query.get("since")) : Instant.EPOCH;
+      int limit = query.containsKey("limit") ? Integer.parseInt(query.get("limit")) : 100;
+      List<LedgerEntry> after = ledger.values().stream().filter(e -> e.appliedAt().isAfter(since))
+          .sorted(java.util.Comparator.comparing(LedgerEntry::appliedAt).thenComparing(LedgerEntry::operationId))
+          .toList();
+      List<LedgerEntry> page = after;
+      Instant next = null;
+      if (after.size() > limit) {
+        int end = limit;
+        while (end > 0 && after.get(end - 1).appliedAt().equals(after.get(limit).appliedAt())) {
+          end--;
+        }
+        page = after.subList(0, end == 0 ? limit : end);
+        next = page.get(page.size() - 1).appliedAt();
+      }
+      List<Map<String, Object>> items = new java.util.ArrayList<>();
+      for (LedgerEntry e : page) {
+        Map<String, Object> item = new java.util.LinkedHashMap<>();
+        item.put("operationId", e.operationId());
+        item.put("destination", e.destination());
+        item.put("messageId", e.messageId());
+        item.put("appliedAt", e.appliedAt().toString());
+        item.put("deliveries", e.deliveries());
+        item.put("appliedCount", e.appliedCount());
+        items.add(item);
+      }
+      Map<String, Object> body = new java.util.LinkedHashMap<>();
+      body.put("items", items);
+      body.put("next", next == null ? null : next.toString());
+      byte[] bytes = JSON.writeValueAsBytes(body);
+      ex.getResponseHeaders().add("Content-Type", "application/json");
+      ex.sendResponseHeaders(200, bytes.length);
+      ex.getResponseBody().write(bytes);
+    }
+  }
+
+  /** Microseconds, as the databases store them, so times compare equal after a round trip. */
+  private static Instant now() {
+    return Instant.now().truncatedTo(java.time.temporal.ChronoUnit.MICROS);
+  }
+
+  /** The sink lost its record of applying {@code operationId} (a possibly lost effect). */
+  public void forgetInLedger(String operationId) {
+    if (ledger.remove(operationId) == null) {
+      throw new IllegalStateException(operationId + " is not in the ledger");
+    }
+  }
+
+  /** The sink applied {@code operationId} once more (its deduplication failed). */
+  public void applyAgainInLedger(String operationId) {
+    if (ledger.computeIfPresent(operationId, (k, e) -> new LedgerEntry(k, e.destination(), e.messageId(),
+        e.appliedAt(), e.deliveries() + 1, e.appliedCount() + 1)) == null) {
+      throw new IllegalStateException(operationId + " is not in the ledger");
+    }
+  }
+
+  /** A confirmation the relay's deliveries did not cause (a ghost, or an applied-then-failed request). */
+  public void confirmInLedger(String operationId, String destination) {
+    ledger.put(operationId, new LedgerEntry(operationId, destination, null, now(), 1, 1));
+  }
+
+  /** The ledger answers {@code status} (200: normally). */
+  public void ledgerStatus(int status) {
+    ledgerStatus = status;
+  }
+
+  public java.util.Optional<LedgerEntry> ledgerEntry(String operationId) {
+    return java.util.Optional.ofNullable(ledger.get(operationId));
   }
 
   public List<Request> requests() {
@@ -148,6 +261,8 @@ public final class RecordingHttpReceiver implements AutoCloseable {
     script.clear();
     applied.clear();
     signatureSecrets.clear();
+    ledger.clear();
+    ledgerStatus = 200;
     defaultResponse = Response.status(200);
   }
 

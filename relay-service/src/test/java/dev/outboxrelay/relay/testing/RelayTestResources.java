@@ -10,7 +10,9 @@ import java.util.Map;
 /**
  * Prepares what a relay under test talks to: the PostgreSQL schema {@code relay_it} on the
  * local server, and a real HTTP receiver as the {@code billing} sink and as the {@code signed}
- * sink (path {@code /signed}, requests signed with {@link #SIGNED_SECRET}).
+ * sink (path {@code /signed}, requests signed with {@link #SIGNED_SECRET}), and as the
+ * {@code ledgered} sink, reconciled against the receiver's {@code /ledger} with re-drive and
+ * accept enabled.
  */
 public class RelayTestResources implements QuarkusTestResourceLifecycleManager {
   /** The {@code signed} destination's HMAC secret. */
@@ -33,13 +35,19 @@ public class RelayTestResources implements QuarkusTestResourceLifecycleManager {
     } catch (java.io.IOException e) {
       throw new IllegalStateException(e);
     }
-    return Map.of(
-        "outbox.destinations.billing.type", "http",
-        "outbox.destinations.billing.url", receiver.url("/billing").toString(),
-        "outbox.destinations.billing.request-timeout", "20s",
-        "outbox.destinations.signed.type", "http",
-        "outbox.destinations.signed.url", receiver.url("/signed").toString(),
-        "outbox.destinations.signed.hmac-secret", SIGNED_SECRET);
+    return Map.ofEntries(
+        Map.entry("outbox.destinations.ledgered.type", "http"),
+        Map.entry("outbox.destinations.ledgered.url", receiver.url("/ledgered").toString()),
+        Map.entry("outbox.destinations.ledgered.confirmation.type", "http-ledger"),
+        Map.entry("outbox.destinations.ledgered.confirmation.url", receiver.url("/ledger").toString()),
+        Map.entry("outbox.destinations.ledgered.reconcile.redrive-unconfirmed", "true"),
+        Map.entry("outbox.destinations.ledgered.reconcile.accept-confirmed-not-sent", "true"),
+        Map.entry("outbox.destinations.billing.type", "http"),
+        Map.entry("outbox.destinations.billing.url", receiver.url("/billing").toString()),
+        Map.entry("outbox.destinations.billing.request-timeout", "20s"),
+        Map.entry("outbox.destinations.signed.type", "http"),
+        Map.entry("outbox.destinations.signed.url", receiver.url("/signed").toString()),
+        Map.entry("outbox.destinations.signed.hmac-secret", SIGNED_SECRET));
   }
 
   @Override

@@ -1,0 +1,404 @@
+package dev.outboxrelay.outbox.store;
+
+import static dev.outboxrelay.outbox.store.dialect.OutboxDialect.readAll;
+
+import dev.outboxrelay.outbox.OutboxStoreException;
+import dev.outboxrelay.outbox.store.dialect.DialectDetector;
+import dev.outboxrelay.outbox.store.dialect.JdbcTransactions;
+import dev.outboxrelay.outbox.store.dialect.OutboxDialect;
+import dev.outboxrelay.outbox.store.dialect.ReconciliationDialect;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Types;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.OffsetDateTime;
+import java.time.ZoneOffset;
+import java.util.EnumMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import javax.sql.DataSource;
+
+/**
+ * {@link ReconciliationStore} over JDBC. Statements come from the {@link ReconciliationDialect};
+ * this class binds parameters, runs short transactions and maps rows. SQL errors become {@link
+ * OutboxStoreException} naming the operation.
+ */
+public class JdbcReconciliationStore implements ReconciliationStore {
+  /** Errors and diagnoses are stored truncated to the column width. */
+  private static final int MAX_TEXT = 2000;
+
+  private final DataSource dataSource;
+  private final ReconciliationDialect dialect;
+
+  public JdbcReconciliationStore(DataSource dataSource, ReconciliationDialect dialect) {
+    this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
+    this.dialect = Objects.requireNonNull(dialect, "dialect");
+  }
+
+  /** Detects the dialect from one connection of {@code dataSource}. */
+  public static JdbcReconciliationStore create(DataSource dataSource) {
+    OutboxDialect outbox;
+    try (Connection c = dataSource.getConnection()) {
+      outbox = DialectDetector.detect(c.getMetaData());
+    } catch (SQLException e) {
+      throw new OutboxStoreException("cannot connect to detect the outbox dialect", e);
+    }
+    return new JdbcReconciliationStore(dataSource, ReconciliationDialect.of(outbox));
+  }
+
+  public ReconciliationDialect dialect() {
+    return dialect;
+  }
+
+  // ---- confirmations -------------------------------------------------------------------------
+
+  @Override
+  public int upsertConfirmations(List<Confirmation> confirmations) {
+    if (confirmations.isEmpty()) {
+      return 0;
+    }
+    try (Connection conn = dataSource.getConnection()) {
+      return JdbcTransactions.inTransaction(conn, c -> {
+        try (PreparedStatement ps = c.prepareStatement(dialect.upsertConfirmationSql())) {
+          for (Confirmation k : confirmations) {
+            ps.setString(1, k.operationId());
+            ps.setString(2, k.destination());
+            ps.setObject(3, timestamp(k.confirmedAt()));
+            ps.setInt(4, k.appliedCount());
+            ps.setString(5, truncate(k.source(), 200));
+            ps.addBatch();
+          }
+          ps.executeBatch();
+        }
+        return confirmations.size();
+      });
+    } catch (SQLException e) {
+      throw new OutboxStoreException("upsert of " + confirmations.size() + " confirmation(s) failed", e);
+    }
+  }
+
+  // ---- classification and conditional moves -------------------------------------------------
+
+  @Override
+  public List<WindowEntry> classifyWindow(String destination, Instant start, Instant end, Duration gracePeriod) {
+    String what = "classification of destination '" + destination + "' in [" + start + ", " + end + ")";
+    try (Connection c = dataSource.getConnection();
+        PreparedStatement ps = c.prepareStatement(dialect.classifyWindowSql())) {
+      ps.setLong(1, -gracePeriod.toMillis());
+      ps.setString(2, destination);
+      ps.setObject(3, timestamp(start));
+      ps.setObject(4, timestamp(end));
+      ps.setString(5, destination);
+      ps.setObject(6, timestamp(start));
+      ps.setObject(7, timestamp(end));
+      return readAll(ps, rs -> {
+        long id = rs.getLong(1);
+        Long messageId = rs.wasNull() ? null : id;
+        String state = rs.getString(4);
+        int attempts = rs.getInt(7);
+        Integer attemptsOrNull = rs.wasNull() ? null : attempts;
+        return new WindowEntry(messageId, rs.getString(2), rs.getString(3),
+            state == null ? null : state.charAt(0), instant(rs, 5), rs.getString(6), attemptsOrNull,
+            rs.getInt(8), instant(rs, 9), ReconciliationCategory.fromWireName(rs.getString(10).trim()));
+      });
+    } catch (SQLException e) {
+      throw new OutboxStoreException(what + " failed", e);
+    }
+  }
+
+  @Override
+  public boolean confirmSent(WindowEntry e) {
+    requireJob(e, "confirm");
+    return update("confirmation of message " + e.messageId(), dialect.confirmSentSql(), ps -> {
+      ps.setObject(1, timestamp(e.confirmedAt()));
+      ps.setLong(2, e.messageId());
+      ps.setInt(3, e.attempts());
+    }) == 1;
+  }
+
+  @Override
+  public boolean redrive(WindowEntry e, String reason) {
+    requireJob(e, "re-drive");
+    return update("re-drive of message " + e.messageId(), dialect.redriveSql(), ps -> {
+      ps.setString(1, truncate(reason, MAX_TEXT));
+      ps.setLong(2, e.messageId());
+      ps.setInt(3, e.attempts());
+    }) == 1;
+  }
+
+  @Override
+  public boolean acceptConfirmed(WindowEntry e) {
+    requireJob(e, "accept");
+    if (e.confirmedAt() == null) {
+      throw new IllegalStateException("message " + e.messageId() + " has no confirmation to accept");
+    }
+    return update("acceptance of message " + e.messageId(), dialect.acceptConfirmedSql(), ps -> {
+      ps.setObject(1, timestamp(e.confirmedAt()));
+      ps.setObject(2, timestamp(e.confirmedAt()));
+      ps.setLong(3, e.messageId());
+      ps.setString(4, String.valueOf(e.state()));
+      ps.setInt(5, e.attempts());
+    }) == 1;
+  }
+
+  private static void requireJob(WindowEntry e, String move) {
+    if (!e.knownJob()) {
+      throw new IllegalStateException("cannot " + move + " operation '" + e.operationId()
+          + "': no job of destination '" + e.destination() + "' holds it");
+    }
+  }
+
+  // ---- runs ----------------------------------------------------------------------------------
+
+  @Override
+  public Optional<Long> startRun(RunStart s) {
+    try (Connection c = autoCommitConnection();
+        PreparedStatement ps = c.prepareStatement(dialect.insertRunSql(), new String[] {"id"})) {
+      ps.setObject(1, timestamp(s.windowStart()));
+      ps.setObject(2, timestamp(s.windowEnd()));
+      ps.setString(3, s.triggeredBy());
+      ps.setString(4, truncate(s.owner(), 200));
+      if (s.scheduleSlot() == null) {
+        ps.setNull(5, Types.TIMESTAMP_WITH_TIMEZONE);
+      } else {
+        ps.setObject(5, timestamp(s.scheduleSlot()));
+      }
+      ps.executeUpdate();
+      try (ResultSet keys = ps.getGeneratedKeys()) {
+        if (!keys.next()) {
+          throw new IllegalStateException("the run insert returned no id");
+        }
+        return Optional.of(keys.getLong(1));
+      }
+    } catch (SQLException e) {
+      if (s.scheduleSlot() != null && dialect.isUniqueViolation(e)) {
+        return Optional.empty(); // another relay reconciled this slot first
+      }
+      throw new OutboxStoreException("start of a reconciliation run for [" + s.windowStart() + ", "
+          + s.windowEnd() + ") failed", e);
+    }
+  }
+
+  @Override
+  public boolean scheduleSlotTaken(Instant slot) {
+    return query("schedule slot " + slot, dialect.countRunsInSlotSql(),
+        ps -> ps.setObject(1, timestamp(slot)), rs -> rs.getLong(1)).get(0) > 0;
+  }
+
+  @Override
+  public boolean finishRun(long runId, Map<ReconciliationCategory, Integer> counts, int pending,
+      List<ReconciliationItem> items, String error) {
+    try (Connection conn = dataSource.getConnection()) {
+      return JdbcTransactions.inTransaction(conn, c -> {
+        try (PreparedStatement ps = c.prepareStatement(dialect.finishRunSql())) {
+          int i = 1;
+          for (ReconciliationCategory category : ReconciliationCategory.REPORTED) {
+            Integer n = counts.get(category);
+            if (n == null) {
+              ps.setNull(i++, Types.INTEGER);
+            } else {
+              ps.setInt(i++, n);
+            }
+          }
+          ps.setInt(i++, pending);
+          ps.setString(i++, truncate(error, MAX_TEXT));
+          ps.setLong(i, runId);
+          if (ps.executeUpdate() != 1) {
+            return false;
+          }
+        }
+        try (PreparedStatement ps = c.prepareStatement(dialect.insertItemSql())) {
+          for (ReconciliationItem item : items) {
+            ps.setLong(1, runId);
+            ps.setString(2, item.operationId());
+            if (item.messageId() == null) {
+              ps.setNull(3, Types.BIGINT);
+            } else {
+              ps.setLong(3, item.messageId());
+            }
+            ps.setString(4, item.destination());
+            ps.setString(5, item.state() == null ? null : String.valueOf(item.state()));
+            ps.setString(6, item.category().wireName());
+            if (item.sentAt() == null) {
+              ps.setNull(7, Types.TIMESTAMP_WITH_TIMEZONE);
+            } else {
+              ps.setObject(7, timestamp(item.sentAt()));
+            }
+            ps.setInt(8, item.confirmedCount());
+            ps.setString(9, truncate(item.lastError(), MAX_TEXT));
+            ps.setString(10, item.action());
+            ps.addBatch();
+          }
+          if (!items.isEmpty()) {
+            ps.executeBatch();
+          }
+        }
+        return true;
+      });
+    } catch (SQLException e) {
+      throw new OutboxStoreException("finish of reconciliation run " + runId + " failed", e);
+    }
+  }
+
+  @Override
+  public Optional<ReconciliationRun> findRun(long runId) {
+    return query("read of reconciliation run " + runId, dialect.findRunSql(), ps -> ps.setLong(1, runId),
+        JdbcReconciliationStore::run).stream().findFirst().map(r -> r.withItems(items(r.id())));
+  }
+
+  @Override
+  public Optional<ReconciliationRun> latestFinishedRun() {
+    return query("read of the latest reconciliation run", dialect.latestFinishedRunSql(), ps -> {},
+        JdbcReconciliationStore::run).stream().findFirst().map(r -> r.withItems(items(r.id())));
+  }
+
+  @Override
+  public List<ReconciliationRun> recentRuns(int limit) {
+    return query("read of the latest " + limit + " reconciliation runs", dialect.recentRunsSql(),
+        ps -> ps.setInt(1, limit), JdbcReconciliationStore::run);
+  }
+
+  @Override
+  public Optional<Map.Entry<ReconciliationRun, Duration>> latestSuccessfulRun() {
+    return query("read of the latest successful reconciliation run", dialect.latestSuccessfulRunSql(),
+        ps -> {}, rs -> {
+          ReconciliationRun run = run(rs);
+          Instant now = instant(rs, 16);
+          return Map.entry(run, Duration.between(run.finishedAt(), now));
+        }).stream().findFirst();
+  }
+
+  private List<ReconciliationItem> items(long runId) {
+    return query("items of reconciliation run " + runId, dialect.itemsSql(), ps -> ps.setLong(1, runId),
+        rs -> {
+          long id = rs.getLong(2);
+          Long messageId = rs.wasNull() ? null : id;
+          String state = rs.getString(4);
+          return new ReconciliationItem(rs.getString(1), messageId, rs.getString(3),
+              state == null ? null : state.charAt(0), ReconciliationCategory.fromWireName(rs.getString(5)),
+              instant(rs, 6), rs.getInt(7), rs.getString(8), rs.getString(9));
+        });
+  }
+
+  private static ReconciliationRun run(ResultSet rs) throws SQLException {
+    Map<ReconciliationCategory, Integer> counts = new EnumMap<>(ReconciliationCategory.class);
+    int column = 9;
+    for (ReconciliationCategory category : ReconciliationCategory.REPORTED) {
+      int n = rs.getInt(column++);
+      if (!rs.wasNull()) {
+        counts.put(category, n);
+      }
+    }
+    int pending = rs.getInt(14);
+    return new ReconciliationRun(rs.getLong(1), instant(rs, 2), instant(rs, 3), instant(rs, 4),
+        instant(rs, 5), rs.getString(6), rs.getString(7), instant(rs, 8), counts, pending,
+        rs.getString(15), List.of());
+  }
+
+  // ---- fleet lock ----------------------------------------------------------------------------
+
+  @Override
+  public boolean acquireLock(String name, String owner, Duration leaseFor) {
+    String what = "acquisition of lock '" + name + "' by " + owner;
+    int taken = update(what, dialect.takeLockSql(), ps -> {
+      ps.setString(1, owner);
+      ps.setLong(2, leaseFor.toMillis());
+      ps.setString(3, name);
+      ps.setString(4, owner);
+    });
+    if (taken == 1) {
+      return true;
+    }
+    try (Connection c = autoCommitConnection();
+        PreparedStatement ps = c.prepareStatement(dialect.insertLockSql())) {
+      ps.setString(1, name);
+      ps.setString(2, owner);
+      ps.setLong(3, leaseFor.toMillis());
+      return ps.executeUpdate() == 1;
+    } catch (SQLException e) {
+      if (dialect.isUniqueViolation(e)) {
+        return false; // created by a concurrent contender, whose lease is live
+      }
+      throw new OutboxStoreException(what + " failed", e);
+    }
+  }
+
+  @Override
+  public boolean renewLock(String name, String owner, Duration leaseFor) {
+    return update("renewal of lock '" + name + "' by " + owner, dialect.renewLockSql(), ps -> {
+      ps.setLong(1, leaseFor.toMillis());
+      ps.setString(2, name);
+      ps.setString(3, owner);
+    }) == 1;
+  }
+
+  @Override
+  public void releaseLock(String name, String owner) {
+    update("release of lock '" + name + "' by " + owner, dialect.releaseLockSql(), ps -> {
+      ps.setString(1, name);
+      ps.setString(2, owner);
+    });
+  }
+
+  @Override
+  public Optional<LockHolder> lockHolder(String name) {
+    return query("read of lock '" + name + "'", dialect.lockHolderSql(), ps -> ps.setString(1, name),
+        rs -> new LockHolder(name, rs.getString(1), instant(rs, 2), instant(rs, 3))).stream().findFirst();
+  }
+
+  @Override
+  public Instant databaseNow() {
+    return query("database now", dialect.databaseNowSql(), ps -> {}, rs -> instant(rs, 1)).get(0);
+  }
+
+  // ---- helpers -------------------------------------------------------------------------------
+
+  @FunctionalInterface
+  private interface Binder {
+    void bind(PreparedStatement ps) throws SQLException;
+  }
+
+  private Connection autoCommitConnection() throws SQLException {
+    Connection c = dataSource.getConnection();
+    if (!c.getAutoCommit()) {
+      c.setAutoCommit(true);
+    }
+    return c;
+  }
+
+  private int update(String what, String sql, Binder binder) {
+    try (Connection c = autoCommitConnection(); PreparedStatement ps = c.prepareStatement(sql)) {
+      binder.bind(ps);
+      return ps.executeUpdate();
+    } catch (SQLException e) {
+      throw new OutboxStoreException(what + " failed", e);
+    }
+  }
+
+  private <T> List<T> query(String what, String sql, Binder binder, OutboxDialect.RowMapper<T> mapper) {
+    try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(sql)) {
+      binder.bind(ps);
+      return readAll(ps, mapper);
+    } catch (SQLException e) {
+      throw new OutboxStoreException(what + " failed", e);
+    }
+  }
+
+  private static OffsetDateTime timestamp(Instant t) {
+    return OffsetDateTime.ofInstant(t, ZoneOffset.UTC);
+  }
+
+  private static Instant instant(ResultSet rs, int column) throws SQLException {
+    OffsetDateTime t = rs.getObject(column, OffsetDateTime.class);
+    return t == null ? null : t.toInstant();
+  }
+
+  private static String truncate(String s, int max) {
+    return s == null || s.length() <= max ? s : s.substring(0, max - 1) + "…";
+  }
+}

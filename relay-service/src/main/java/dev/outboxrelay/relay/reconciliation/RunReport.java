@@ -67,11 +67,11 @@ public record RunReport(
 
     public static Summary of(ReconciliationRun run) {
       return new Summary(run.id(), run.windowStart(), run.windowEnd(), run.startedAt(), run.finishedAt(),
-          run.triggeredBy(), counts(run), run.pending(), run.error());
+          run.triggeredBy(), countsOf(run), run.pending(), run.error());
     }
   }
 
-  private static Map<String, Integer> counts(ReconciliationRun run) {
+  private static Map<String, Integer> countsOf(ReconciliationRun run) {
     Map<String, Integer> counts = new LinkedHashMap<>();
     for (ReconciliationCategory c : ReconciliationCategory.REPORTED) {
       counts.put(c.wireName(), run.counts().getOrDefault(c, 0));
@@ -81,7 +81,7 @@ public record RunReport(
 
   public static RunReport of(ReconciliationRun run) {
     return new RunReport(run.id(), run.windowStart(), run.windowEnd(), run.startedAt(), run.finishedAt(),
-        run.triggeredBy(), run.owner(), counts(run), run.pending(), run.error(),
+        run.triggeredBy(), run.owner(), countsOf(run), run.pending(), run.error(),
         run.items().stream().map(Item::of).toList());
   }
 }

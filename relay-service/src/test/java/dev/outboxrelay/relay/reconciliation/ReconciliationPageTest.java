@@ -1,0 +1,174 @@
+package dev.outboxrelay.relay.reconciliation;
+
+import static io.restassured.RestAssured.given;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.outboxrelay.outbox.Outbox;
+import dev.outboxrelay.outbox.OutboxConfig;
+import dev.outboxrelay.outbox.OutboxMessage;
+import dev.outboxrelay.outbox.store.OutboxStore;
+import dev.outboxrelay.relay.lifecycle.RelayService;
+import dev.outboxrelay.relay.testing.HeadlessChromium;
+import dev.outboxrelay.relay.testing.RecordingHttpReceiver;
+import dev.outboxrelay.relay.testing.RecordingHttpReceiver.Response;
+import dev.outboxrelay.relay.testing.RelayTestResources;
+import io.agroal.api.AgroalDataSource;
+import io.quarkus.test.common.QuarkusTestResource;
+import io.quarkus.test.common.http.TestHTTPResource;
+import io.quarkus.test.junit.QuarkusTest;
+import io.restassured.path.json.JsonPath;
+import jakarta.inject.Inject;
+import java.net.URL;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.awaitility.Awaitility;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The report page for people, {@code GET /reconciliation}, opened in a real headless Chromium
+ * (Debian's, driven over the DevTools protocol): after two runs over jobs that fall into several
+ * categories, the numbers, the items and the chart the page renders must be exactly those of the
+ * JSON API, and its filters must narrow the table. Screenshots go to {@code target/}.
+ */
+@QuarkusTest
+@QuarkusTestResource(RelayTestResources.class)
+class ReconciliationPageTest {
+  static final Duration WAIT = Duration.ofSeconds(30);
+  static final String DEST = "ledgered";
+  static final ObjectMapper JSON = new ObjectMapper();
+
+  @Inject
+  @io.quarkus.agroal.DataSource("postgresql")
+  AgroalDataSource ds;
+
+  @Inject RelayService relay;
+
+  @TestHTTPResource("/")
+  URL base;
+
+  RecordingHttpReceiver receiver;
+  OutboxStore store;
+  final Outbox outbox = new Outbox(OutboxConfig.builder().destinations(DEST).build());
+
+  @BeforeEach
+  void clean() throws SQLException {
+    receiver = RelayTestResources.receiver;
+    receiver.reset();
+    store = relay.store();
+    try (Connection c = ds.getConnection(); Statement s = c.createStatement()) {
+      for (String table : List.of("outbox_reconciliation_item", "outbox_reconciliation_run", "outbox_confirmation",
+          "outbox_lock", "outbox_attempt", "outbox_message")) {
+        s.execute("DELETE FROM " + table);
+      }
+    }
+  }
+
+  @Test
+  void thePageShowsExactlyWhatTheReportSaysAndFiltersItsItems() throws Exception {
+    Instant start = store.databaseNow().minusSeconds(60);
+    receiver.script("dead-1", new Response(422, Map.of(), "{\"error\":\"amount missing\"}", 0));
+    List<String> ops = List.of("ok-1", "ok-2", "ok-3", "twice-1", "dead-1");
+    for (String op : ops) {
+      try (Connection c = ds.getConnection()) {
+        outbox.enqueue(c, OutboxMessage.builder().operationId(op).destination(DEST)
+            .payload("{\"op\":\"" + op + "\"}").build());
+      }
+    }
+    Awaitility.await().atMost(WAIT).until(() -> ops.stream().allMatch(op -> {
+      char state = store.findByOperationId(op).orElseThrow().state();
+      return op.startsWith("dead") ? state == 'D' : state == 'S';
+    }));
+    receiver.applyAgainInLedger("twice-1");
+    receiver.confirmInLedger("ghost-1", DEST);
+    receiver.confirmInLedger("ghost-2", DEST);
+    String window = "{\"window_start\":\"" + start + "\",\"window_end\":\"" + store.databaseNow().plusSeconds(60)
+        + "\"}";
+    for (int run = 0; run < 2; run++) {
+      given().auth().preemptive().basic("operator", "operator-pw").contentType("application/json").body(window)
+          .post("/reconciliation/runs").then().statusCode(201);
+    }
+    JsonPath report = viewer().get("/reconciliation/report").then().statusCode(200).extract().jsonPath();
+    JsonPath runs = viewer().get("/reconciliation/runs?limit=20").then().statusCode(200).extract().jsonPath();
+    Map<String, Integer> counts = report.getMap("counts");
+    assertTrue(counts.get("matched") >= 3 && counts.get("duplicate_effects") == 1 && counts.get("dead") == 1
+        && counts.get("confirmed_not_sent") == 2, "the data covers several categories: " + counts);
+    List<String> itemOps = report.getList("items.operation_id", String.class);
+
+    // Only logged-in people see the page at all.
+    given().get("/reconciliation").then().statusCode(401);
+    given().auth().preemptive().basic("nobody", "nobody-pw").get("/reconciliation").then().statusCode(403);
+
+    String page = "http://viewer:viewer-pw@" + base.getHost() + ":" + base.getPort() + "/reconciliation";
+    Path shots = Path.of("target", "screenshots");
+    try (HeadlessChromium chromium = HeadlessChromium.start(1280, 1000)) {
+      chromium.navigate(page);
+      chromium.await("the loaded report", "document.body.dataset.loaded === 'true'", WAIT);
+      assertEquals(String.valueOf(report.getLong("run_id")),
+          chromium.evaluate("document.getElementById('run-id').textContent").asText());
+      Map<String, Integer> shown = new LinkedHashMap<>();
+      JSON.readTree(chromium.evaluate("JSON.stringify(Object.fromEntries([...document.querySelectorAll("
+          + "'[data-count]')].map(e => [e.dataset.count, Number(e.textContent)])))").asText())
+          .fields().forEachRemaining(e -> shown.put(e.getKey(), e.getValue().asInt()));
+      assertEquals(counts, shown, "the cards show the report's counts");
+      assertEquals(itemOps, rows(chromium), "the table lists the report's items in its order");
+      assertEquals(String.valueOf(itemOps.size()), chromium.evaluate(
+          "document.getElementById('total').textContent").asText());
+      List<Long> runIds = new ArrayList<>();
+      for (JsonNode id : JSON.readTree(chromium.evaluate("JSON.stringify([...document.querySelectorAll("
+          + "'#chart g[data-run]')].map(g => Number(g.dataset.run)))").asText())) {
+        runIds.add(id.asLong());
+      }
+      List<Long> expectedRuns = new ArrayList<>(runs.getList("runs.run_id", Long.class));
+      expectedRuns.sort(null);
+      assertEquals(expectedRuns, runIds, "one bar per recent run, oldest first");
+      assertEquals(2, runIds.size());
+      chromium.screenshot(shots.resolve("reconciliation-page.png"));
+
+      // Filter to the dead jobs: the table narrows and the filter lands in the address.
+      chromium.evaluate("(() => { const s = document.getElementById('f-category'); s.value = 'dead';"
+          + " s.dispatchEvent(new Event('change')); return true; })()");
+      List<String> deadOps = new ArrayList<>();
+      for (Map<String, Object> item : report.<Map<String, Object>>getList("items")) {
+        if ("dead".equals(item.get("category"))) {
+          deadOps.add((String) item.get("operation_id"));
+        }
+      }
+      assertEquals(List.of("dead-1"), deadOps);
+      assertEquals(deadOps, rows(chromium));
+      assertEquals("?category=dead", chromium.evaluate("location.search").asText());
+      chromium.screenshot(shots.resolve("reconciliation-page-dead.png"));
+
+      // A filtered address opens filtered, on its own.
+      chromium.navigate(page + "?category=confirmed_not_sent&operation=ghost-2");
+      chromium.await("the filtered report", "document.body.dataset.loaded === 'true'", WAIT);
+      assertEquals(List.of("ghost-2"), rows(chromium));
+    }
+    assertTrue(Files.size(shots.resolve("reconciliation-page.png")) > 10_000, "a real screenshot");
+  }
+
+  private static io.restassured.specification.RequestSpecification viewer() {
+    return given().auth().preemptive().basic("viewer", "viewer-pw");
+  }
+
+  private static List<String> rows(HeadlessChromium chromium) throws Exception {
+    List<String> ops = new ArrayList<>();
+    for (JsonNode op : JSON.readTree(chromium.evaluate("JSON.stringify([...document.querySelectorAll("
+        + "'#items tr[data-operation-id]')].map(r => r.dataset.operationId))").asText())) {
+      ops.add(op.asText());
+    }
+    return ops;
+  }
+}

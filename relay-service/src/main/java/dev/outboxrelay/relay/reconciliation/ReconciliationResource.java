@@ -4,7 +4,8 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.outboxrelay.outbox.store.ReconciliationRun;
-import dev.outboxrelay.relay.reconciliation.ReconciliationProblem.InvalidRequestException;
+import dev.outboxrelay.relay.web.Problem;
+import dev.outboxrelay.relay.web.ProblemException;
 import jakarta.annotation.security.RolesAllowed;
 import jakarta.inject.Inject;
 import jakarta.ws.rs.Consumes;
@@ -18,8 +19,6 @@ import jakarta.ws.rs.core.MediaType;
 import jakarta.ws.rs.core.Response;
 import jakarta.ws.rs.core.Response.Status;
 import jakarta.ws.rs.core.UriBuilder;
-import jakarta.ws.rs.ext.ExceptionMapper;
-import jakarta.ws.rs.ext.Provider;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
@@ -55,7 +54,7 @@ public class ReconciliationResource {
     Instant[] window = parseWindow(body);
     ReconciliationRun run = service.runOnDemand(window[0], window[1]);
     if (run.error() != null) {
-      return ReconciliationProblem.response(Status.BAD_GATEWAY, "reconciliation run " + run.id()
+      return Problem.response(Status.BAD_GATEWAY, "reconciliation run " + run.id()
           + " ended without a verdict: " + run.error(), null, run.id());
     }
     return Response.created(UriBuilder.fromPath("/reconciliation/runs/{id}").build(run.id()))
@@ -67,7 +66,7 @@ public class ReconciliationResource {
   @RolesAllowed({"outbox-viewer", "outbox-operator"})
   public Response report() {
     return service.latestRun().map(r -> Response.ok(RunReport.of(r)).build())
-        .orElseGet(() -> ReconciliationProblem.response(Status.NOT_FOUND,
+        .orElseGet(() -> Problem.response(Status.NOT_FOUND,
             "no reconciliation run has finished yet: POST /reconciliation/runs runs one", null, null));
   }
 
@@ -84,11 +83,11 @@ public class ReconciliationResource {
       try {
         n = Integer.parseInt(limit.strip());
       } catch (NumberFormatException e) {
-        throw new InvalidRequestException("limit", "limit must be a whole number from 1 to " + MAX_RUNS
+        throw ProblemException.badRequest("limit", "limit must be a whole number from 1 to " + MAX_RUNS
             + ", was '" + limit + "'");
       }
       if (n < 1 || n > MAX_RUNS) {
-        throw new InvalidRequestException("limit", "limit must be from 1 to " + MAX_RUNS + ", was " + n);
+        throw ProblemException.badRequest("limit", "limit must be from 1 to " + MAX_RUNS + ", was " + n);
       }
     }
     return Response.ok(Map.of("runs", service.recentRuns(n).stream().map(RunReport.Summary::of).toList()))
@@ -126,10 +125,10 @@ public class ReconciliationResource {
     try {
       runId = Long.parseLong(id.strip());
     } catch (NumberFormatException e) {
-      throw new InvalidRequestException("id", "id must be a run id (a whole number), was '" + id + "'");
+      throw ProblemException.badRequest("id", "id must be a run id (a whole number), was '" + id + "'");
     }
     return service.findRun(runId).map(r -> Response.ok(RunReport.of(r)).build())
-        .orElseGet(() -> ReconciliationProblem.response(Status.NOT_FOUND,
+        .orElseGet(() -> Problem.response(Status.NOT_FOUND,
             "no reconciliation run " + runId, "id", null));
   }
 
@@ -142,24 +141,24 @@ public class ReconciliationResource {
     try {
       json = JSON.readTree(body);
     } catch (JsonProcessingException e) {
-      throw new InvalidRequestException("body", "the body must be a JSON object such as"
+      throw ProblemException.badRequest("body", "the body must be a JSON object such as"
           + " {\"window_start\":\"2024-01-31T12:00:00Z\",\"window_end\":\"2024-01-31T13:00:00Z\"}: "
           + e.getOriginalMessage());
     }
     if (json == null || !json.isObject()) {
-      throw new InvalidRequestException("body", "the body must be a JSON object with window_start and/or"
+      throw ProblemException.badRequest("body", "the body must be a JSON object with window_start and/or"
           + " window_end, was " + (json == null ? "empty" : json.getNodeType().name().toLowerCase()));
     }
     for (Iterator<String> names = json.fieldNames(); names.hasNext(); ) {
       String name = names.next();
       if (!BODY_FIELDS.contains(name)) {
-        throw new InvalidRequestException(name, "unknown field '" + name + "'; expected window_start, window_end");
+        throw ProblemException.badRequest(name, "unknown field '" + name + "'; expected window_start, window_end");
       }
     }
     Instant start = instant(json, "window_start");
     Instant end = instant(json, "window_end");
     if (start != null && end != null && !end.isAfter(start)) {
-      throw new InvalidRequestException("window_end", "window_end (" + end + ") must be after window_start ("
+      throw ProblemException.badRequest("window_end", "window_end (" + end + ") must be after window_start ("
           + start + ")");
     }
     return new Instant[] {start, end};
@@ -177,25 +176,7 @@ public class ReconciliationResource {
         // answered below
       }
     }
-    throw new InvalidRequestException(field, field + " must be an ISO-8601 instant such as 2024-01-31T12:00:00Z,"
+    throw ProblemException.badRequest(field, field + " must be an ISO-8601 instant such as 2024-01-31T12:00:00Z,"
         + " was " + v);
-  }
-
-  /** Bad input of this resource: 400 naming the field. */
-  @Provider
-  public static class InvalidRequestMapper implements ExceptionMapper<InvalidRequestException> {
-    @Override
-    public Response toResponse(InvalidRequestException e) {
-      return ReconciliationProblem.response(Status.BAD_REQUEST, e.getMessage(), e.field(), null);
-    }
-  }
-
-  /** Another relay is running reconciliation: 409. */
-  @Provider
-  public static class BusyMapper implements ExceptionMapper<ReconciliationBusyException> {
-    @Override
-    public Response toResponse(ReconciliationBusyException e) {
-      return ReconciliationProblem.response(Status.CONFLICT, e.getMessage(), null, null);
-    }
   }
 }

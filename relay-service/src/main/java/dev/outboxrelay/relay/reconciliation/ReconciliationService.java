@@ -137,7 +137,7 @@ public class ReconciliationService {
     Instant windowStart = start != null ? start : windowEnd.minus(s.window());
     if (!windowEnd.isAfter(windowStart)) {
       // Only a window_start without window_end gets here (both given are checked when parsed).
-      throw new ReconciliationProblem.InvalidRequestException("window_start", "window_start (" + start
+      throw dev.outboxrelay.relay.web.ProblemException.badRequest("window_start", "window_start (" + start
           + ") must be before now (" + windowEnd + ") when window_end is not given");
     }
     RunStart runStart = new RunStart(windowStart, windowEnd, OPERATOR, owner, null);

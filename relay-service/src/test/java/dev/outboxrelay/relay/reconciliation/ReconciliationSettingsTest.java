@@ -4,7 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.outboxrelay.relay.reconciliation.ReconciliationProblem.InvalidRequestException;
+import dev.outboxrelay.relay.web.ProblemException;
 import java.net.URI;
 import java.time.Duration;
 import java.time.Instant;
@@ -95,7 +95,7 @@ class ReconciliationSettingsTest {
   }
 
   private static void assertField(String field, String body) {
-    InvalidRequestException e = assertThrows(InvalidRequestException.class,
+    ProblemException e = assertThrows(ProblemException.class,
         () -> ReconciliationResource.parseWindow(body));
     assertEquals(field, e.field(), e.getMessage());
   }

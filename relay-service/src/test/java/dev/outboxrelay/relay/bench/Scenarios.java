@@ -282,7 +282,7 @@ final class Scenarios {
       throw new IllegalStateException(sink.orderViolations() + " job(s) arrived before an earlier job of their key");
     }
     return new DrainResult(jobs, sent, seconds, sent / seconds, drained, claims, sink.duplicates(),
-        sink.orderViolations(), waitAvg, waitMax, maxUsed, tx < 0 ? Double.NaN : (double) tx / Math.max(1, sent),
+        sink.orderViolations(), waitAvg, waitMax, maxUsed, tx0 < 0 ? Double.NaN : (double) tx / Math.max(1, sent),
         cpu / seconds, host / seconds, indexScanDelta(scansBefore));
   }
 
@@ -367,7 +367,7 @@ final class Scenarios {
       report.line("drain").put("relays", MULTI_RELAYS).put("jobs", jobs).put("sent", sent)
           .put("seconds", seconds).put("jobs_per_s", rate).put("claims", claims)
           .put("duplicates", duplicates).put("lost", lost).put("delivered_attempts", delivered)
-          .put("db_tx_per_job", tx < 0 ? Double.NaN : (double) tx / Math.max(1, sent))
+          .put("db_tx_per_job", tx0 < 0 ? Double.NaN : (double) tx / Math.max(1, sent))
           .put("host_cpu_cores", host / seconds)
           .put("ratio_to_sql_limit", rate / limit).put("ratio_to_1_relay", rate / one.jobsPerS())
           .target("jobs_per_s>=1_relay", rate >= one.jobsPerS()).print();

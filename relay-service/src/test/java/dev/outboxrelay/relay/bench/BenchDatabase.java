@@ -191,35 +191,6 @@ final class BenchDatabase implements AutoCloseable {
     return count("SELECT xact_commit FROM pg_stat_database WHERE datname = current_database()");
   }
 
-  /** PostgreSQL: the planner's plan of the claim's candidate scan, as the index names it uses. */
-  String claimPlan(String claimSql) {
-    if (!postgres()) {
-      return "n/a";
-    }
-    StringBuilder plan = new StringBuilder();
-    try (Connection c = plain.getConnection(); PreparedStatement ps = c.prepareStatement("EXPLAIN " + claimSql)) {
-      ps.setInt(1, 32);
-      ps.setObject(2, java.util.UUID.randomUUID());
-      ps.setLong(3, 30_000);
-      try (ResultSet rs = ps.executeQuery()) {
-        while (rs.next()) {
-          java.util.regex.Matcher m = java.util.regex.Pattern
-              .compile("(Index Only Scan|Index Scan|Bitmap Index Scan|Seq Scan)(?: using (\\S+))? on (\\S+)")
-              .matcher(rs.getString(1));
-          if (m.find()) {
-            if (plan.length() > 0) {
-              plan.append(',');
-            }
-            plan.append(m.group(2) != null ? m.group(2) : "seq:" + m.group(3));
-          }
-        }
-      }
-    } catch (SQLException e) {
-      return "explain-failed";
-    }
-    return plan.toString();
-  }
-
   void execute(String sql) {
     try (Connection c = plain.getConnection(); Statement s = c.createStatement()) {
       s.execute(sql);

@@ -5,7 +5,6 @@ import dev.outboxrelay.outbox.store.JdbcOutboxStore;
 import dev.outboxrelay.outbox.store.OutboxStore;
 import dev.outboxrelay.relay.claim.Backoff;
 import dev.outboxrelay.relay.claim.ClaimLoop;
-import dev.outboxrelay.relay.claim.Deliverer;
 import dev.outboxrelay.relay.claim.IdleWait;
 import dev.outboxrelay.relay.config.RelayConfig;
 import dev.outboxrelay.relay.lease.LeaseReaper;
@@ -76,16 +75,14 @@ public class RelayService {
       int applied = OutboxSchema.migrate(dataSource);
       LOG.infof("outbox schema on datasource '%s' is current (%d migration(s) applied)", dsName, applied);
     }
-    store = JdbcOutboxStore.create(dataSource);
+    RelayAssembly assembly = RelayAssembly.assemble(dataSource, registry, sinks, relay, backoff, idle,
+        clockSkew::get);
+    store = assembly.store();
     this.dataSource = dataSource;
-    metrics = new RelayMetrics(registry);
-    renewer = new LeaseRenewer(store, relay.leaseDuration(), () -> metrics.staleCompletion("renew"));
-    reaper = new LeaseReaper(store, metrics, relay.maxAttempts(), relay.reapBatchSize());
-    Deliverer deliverer = new Deliverer(store, sinks, renewer, backoff, metrics, relay.maxAttempts(),
-        relay.leaseDuration(), clockSkew::get);
-    claimLoop = new ClaimLoop(store, deliverer, relay.batchSize(), relay.concurrency(),
-        relay.leaseDuration(), idle);
-    metrics.claimStatements(claimLoop::claimStatements);
+    metrics = assembly.metrics();
+    renewer = assembly.renewer();
+    reaper = assembly.reaper();
+    claimLoop = assembly.claimLoop();
     maintenance = Executors.newScheduledThreadPool(1, r -> {
       Thread t = new Thread(r, "outbox-maintenance");
       t.setDaemon(true);

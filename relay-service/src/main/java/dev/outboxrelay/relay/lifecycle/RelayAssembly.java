@@ -1,0 +1,43 @@
+package dev.outboxrelay.relay.lifecycle;
+
+import dev.outboxrelay.outbox.store.JdbcOutboxStore;
+import dev.outboxrelay.relay.claim.Backoff;
+import dev.outboxrelay.relay.claim.ClaimLoop;
+import dev.outboxrelay.relay.claim.Deliverer;
+import dev.outboxrelay.relay.claim.IdleWait;
+import dev.outboxrelay.relay.config.RelayConfig;
+import dev.outboxrelay.relay.lease.LeaseReaper;
+import dev.outboxrelay.relay.lease.LeaseRenewer;
+import dev.outboxrelay.relay.metrics.RelayMetrics;
+import dev.outboxrelay.relay.sink.SinkRegistry;
+import io.micrometer.core.instrument.MeterRegistry;
+import java.time.Duration;
+import java.util.function.Supplier;
+import javax.sql.DataSource;
+
+/**
+ * The relay's delivery services wired together from one configuration. {@link RelayService} runs
+ * what this builds, and so does the benchmark (in-process, with a no-op sink): one wiring, so a
+ * measured relay is the production relay. Nothing is started here; the caller starts the claim
+ * loop and schedules the reaper.
+ */
+public record RelayAssembly(JdbcOutboxStore store, RelayMetrics metrics, LeaseRenewer renewer,
+    LeaseReaper reaper, ClaimLoop claimLoop) {
+
+  /**
+   * @param clockSkew database clock minus this process's clock, for commit-to-sent latency
+   */
+  public static RelayAssembly assemble(DataSource dataSource, MeterRegistry registry, SinkRegistry sinks,
+      RelayConfig.Relay relay, Backoff backoff, IdleWait idle, Supplier<Duration> clockSkew) {
+    JdbcOutboxStore store = JdbcOutboxStore.create(dataSource);
+    RelayMetrics metrics = new RelayMetrics(registry);
+    LeaseRenewer renewer = new LeaseRenewer(store, relay.leaseDuration(), () -> metrics.staleCompletion("renew"));
+    LeaseReaper reaper = new LeaseReaper(store, metrics, relay.maxAttempts(), relay.reapBatchSize());
+    Deliverer deliverer = new Deliverer(store, sinks, renewer, backoff, metrics, relay.maxAttempts(),
+        relay.leaseDuration(), clockSkew);
+    ClaimLoop claimLoop = new ClaimLoop(store, deliverer, relay.batchSize(), relay.concurrency(),
+        relay.leaseDuration(), idle);
+    metrics.claimStatements(claimLoop::claimStatements);
+    return new RelayAssembly(store, metrics, renewer, reaper, claimLoop);
+  }
+}

@@ -1,0 +1,110 @@
+package dev.outboxrelay.relay.bench;
+
+import dev.outboxrelay.relay.claim.Backoff;
+import dev.outboxrelay.relay.claim.IdleWait;
+import dev.outboxrelay.relay.config.RelayConfig;
+import dev.outboxrelay.relay.lifecycle.RelayAssembly;
+import dev.outboxrelay.relay.sink.SinkRegistry;
+import io.agroal.api.AgroalDataSource;
+import io.agroal.api.AgroalDataSourceMetrics;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.quarkus.runtime.configuration.DurationConverter;
+import io.smallrye.config.SmallRyeConfig;
+import io.smallrye.config.SmallRyeConfigBuilder;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.Map;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A relay in this process, wired by {@link RelayAssembly} like {@code RelayService}, with the
+ * defaults of {@link RelayConfig} (read from the real mapping, so they cannot drift; a system
+ * property such as {@code -Doutbox.relay.batch-size=64} overrides one), a pooled Agroal
+ * datasource of the relay's size and the {@link RecordingSink}. Runs the claim loop, the reaper
+ * and the gauge refresh on their configured intervals, as the service does.
+ */
+final class InProcessRelay implements AutoCloseable {
+  private final AgroalDataSource dataSource;
+  private final RelayAssembly assembly;
+  private final ScheduledExecutorService maintenance;
+  private final RelayConfig.Relay config;
+
+  InProcessRelay(String url, String user, RecordingSink sink) throws SQLException {
+    this.config = config().relay();
+    this.dataSource = BenchDatabase.pool(url, user, BenchDatabase.RELAY_POOL_MAX_SIZE);
+    this.assembly = RelayAssembly.assemble(dataSource, new SimpleMeterRegistry(),
+        new SinkRegistry(Map.of(BenchDatabase.DESTINATION, sink)), config,
+        Backoff.fromConfig(config.backoff()), new IdleWait(config.idleMinWait(), config.idleMaxWait()),
+        () -> Duration.ZERO);
+    this.maintenance = Executors.newScheduledThreadPool(1, r -> {
+      Thread t = new Thread(r, "outbox-maintenance");
+      t.setDaemon(true);
+      return t;
+    });
+  }
+
+  /** The relay's configuration: RelayConfig's defaults, overridden by {@code outbox.*} system properties. */
+  static RelayConfig config() {
+    // Durations as Quarkus writes them ("30s", "10ms"), as in application.properties.
+    SmallRyeConfig c = new SmallRyeConfigBuilder().withMapping(RelayConfig.class).addSystemSources()
+        .withConverter(Duration.class, 200, new DurationConverter()).build();
+    return c.getConfigMapping(RelayConfig.class);
+  }
+
+  /** Starts claiming, reaping and refreshing gauges (the maintenance of RelayService). */
+  void start() {
+    long gauges = config.metricsRefreshInterval().toMillis();
+    maintenance.scheduleWithFixedDelay(this::refreshGauges, gauges, gauges, TimeUnit.MILLISECONDS);
+    long reap = config.reapInterval().toMillis();
+    maintenance.scheduleWithFixedDelay(() -> {
+      try {
+        assembly.reaper().reapOnce();
+      } catch (RuntimeException e) {
+        System.err.println("bench relay: reaping failed: " + e);
+      }
+    }, reap, reap, TimeUnit.MILLISECONDS);
+    assembly.claimLoop().start();
+  }
+
+  /** The gauge refresh of RelayService: its statements load the database too. */
+  private void refreshGauges() {
+    try {
+      assembly.metrics().messagesByState(assembly.store().countByState());
+      assembly.metrics().oldestReadyAge(assembly.store().oldestReadyAge().orElse(Duration.ZERO));
+      assembly.store().databaseNow();
+    } catch (RuntimeException e) {
+      System.err.println("bench relay: gauge refresh failed: " + e);
+    }
+  }
+
+  int claimStatements() {
+    return assembly.claimLoop().claimStatements();
+  }
+
+  RelayConfig.Relay settings() {
+    return config;
+  }
+
+  AgroalDataSourceMetrics poolMetrics() {
+    return dataSource.getMetrics();
+  }
+
+  double staleCompletions() {
+    return assembly.metrics().staleCompletionCount();
+  }
+
+  /** Stops like RelayService on shutdown; returns the jobs released unfinished. */
+  int stop() {
+    int left = assembly.claimLoop().stop(config.shutdownGrace());
+    maintenance.shutdownNow();
+    assembly.renewer().close();
+    return left;
+  }
+
+  @Override
+  public void close() {
+    dataSource.close();
+  }
+}

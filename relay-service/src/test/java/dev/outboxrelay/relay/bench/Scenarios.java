@@ -1,0 +1,687 @@
+package dev.outboxrelay.relay.bench;
+
+import dev.outboxrelay.outbox.EnqueueResult;
+import dev.outboxrelay.outbox.Outbox;
+import dev.outboxrelay.outbox.OutboxConfig;
+import dev.outboxrelay.outbox.OutboxMessage;
+import dev.outboxrelay.outbox.store.AttemptOutcome;
+import dev.outboxrelay.outbox.store.JdbcOutboxStore;
+import dev.outboxrelay.outbox.store.dialect.JdbcTransactions;
+import dev.outboxrelay.outbox.store.dialect.OutboxDialect;
+import dev.outboxrelay.relay.config.RelayConfig;
+import io.agroal.api.AgroalDataSource;
+import io.agroal.api.AgroalDataSourceMetrics;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * The seven scenarios. Each prints its lines through the {@link BenchReport}; results later
+ * scenarios compare against (sql-limit, the one-relay drain, latency on an empty table) are kept
+ * and measured on demand when an earlier scenario was skipped ({@code --only}).
+ */
+final class Scenarios {
+  static final int[] SQL_BATCHES = {1, 10, 100};
+  static final int[] RATES = {200, 1_000, 5_000};
+  static final int TARGET_RATE = 1_000;
+  static final int ORDERING_KEYS = 1_000;
+  static final int MULTI_RELAYS = 3;
+  static final int PRODUCER_THREADS = 8;
+  static final int ENQUEUE_CLIENTS = 4;
+  static final double MAX_RSS_MB = 300;
+
+  private final BenchDatabase db;
+  private final Bench.Sizes sizes;
+  private final BenchReport report;
+  private final RelayConfig.Relay relayConfig = InProcessRelay.config().relay();
+  private final Path childDir = Path.of("target", "bench").toAbsolutePath();
+  private int tags;
+  private Double sqlLimit;
+  private DrainResult drainOne;
+  private LatencyResult latencyEmpty;
+
+  Scenarios(BenchDatabase db, Bench.Sizes sizes, BenchReport report) {
+    this.db = db;
+    this.sizes = sizes;
+    this.report = report;
+  }
+
+  void header(boolean quick) {
+    report.line("config").put("db", db.kind()).put("quick", quick)
+        .put("cores", Runtime.getRuntime().availableProcessors())
+        .put("batch", relayConfig.batchSize()).put("concurrency", relayConfig.concurrency())
+        .put("lease", relayConfig.leaseDuration().toMillis() + "ms").put("idle", relayConfig.idleMinWait().toMillis() + "ms.."
+            + relayConfig.idleMaxWait().toMillis() + "ms")
+        .put("pool_max", BenchDatabase.RELAY_POOL_MAX_SIZE).put("sink", "in-process-noop")
+        .put("java", System.getProperty("java.version")).print();
+  }
+
+  void run(String name) throws Exception {
+    switch (name) {
+      case "sql-limit" -> measureSqlLimit();
+      case "drain" -> drain();
+      case "latency" -> latency();
+      case "enqueue-overhead" -> enqueueOverhead();
+      case "history" -> history();
+      case "ordered" -> ordered();
+      case "idle" -> idle();
+      default -> throw new IllegalArgumentException(name);
+    }
+  }
+
+  private String tag() {
+    return "b" + (++tags);
+  }
+
+  // ---- 1. sql-limit ----------------------------------------------------------------------------
+
+  private record Claimed(long id, UUID token, int attemptNo) {}
+
+  /**
+   * The store's own statements with nothing around them: one claim statement ({@code
+   * OutboxDialect.claim}), then per job the completion transaction of {@code markDelivered} (the
+   * token-checked update and the attempt row), on one held connection per client, no pool, no
+   * threads handing work over. Twice: with as many clients as cores, and with as many as the
+   * relay has workers (a commit waits for its WAL flush, and concurrent commits share one). The
+   * best of all runs is the anchor.
+   */
+  private void measureSqlLimit() throws Exception {
+    OutboxDialect dialect = JdbcOutboxStore.create(db.plain()).dialect();
+    double best = 0;
+    int bestBatch = 0;
+    int bestClients = 0;
+    List<int[]> runs = new ArrayList<>();
+    for (int clients : new int[] {Runtime.getRuntime().availableProcessors(), relayConfig.concurrency()}) {
+      for (int batch : SQL_BATCHES) {
+        runs.add(new int[] {clients, batch});
+      }
+    }
+    for (int[] run : runs) {
+      int clients = run[0];
+      int batch = run[1];
+      db.truncate();
+      db.fillReady(tag(), sizes.sqlJobs(), 0);
+      AtomicLong done = new AtomicLong();
+      long deadline = System.nanoTime() + sizes.sqlCap().toNanos();
+      List<Thread> threads = new ArrayList<>();
+      List<Throwable> errors = new java.util.concurrent.CopyOnWriteArrayList<>();
+      long t0 = System.nanoTime();
+      for (int i = 0; i < clients; i++) {
+        Thread t = new Thread(() -> {
+          try {
+            sqlLoop(dialect, batch, deadline, done);
+          } catch (Throwable e) {
+            errors.add(e);
+          }
+        }, "bench-sql-" + i);
+        threads.add(t);
+        t.start();
+      }
+      for (Thread t : threads) {
+        t.join();
+      }
+      double seconds = (System.nanoTime() - t0) / 1e9;
+      if (!errors.isEmpty()) {
+        throw new IllegalStateException("sql-limit loop failed: " + errors.get(0), errors.get(0));
+      }
+      double rate = done.get() / seconds;
+      if (rate > best) {
+        best = rate;
+        bestBatch = batch;
+        bestClients = clients;
+      }
+      report.line("sql-limit").put("batch", batch).put("clients", clients).put("jobs", done.get())
+          .put("seconds", seconds).put("jobs_per_s", rate)
+          .put("statements_per_job", 1.0 / batch + 2).put("transactions_per_job", 1.0 / batch + 1).print();
+    }
+    report.line("sql-limit").put("best_batch", bestBatch).put("best_clients", bestClients)
+        .put("best_jobs_per_s", best).print();
+    sqlLimit = best;
+  }
+
+  private void sqlLoop(OutboxDialect dialect, int batch, long deadline, AtomicLong done) throws SQLException {
+    String complete = dialect.markDeliveredSql();
+    String attempt = dialect.insertAttemptSql();
+    try (Connection c = db.plain().getConnection()) {
+      while (System.nanoTime() < deadline) {
+        List<Claimed> rows = dialect.claim(c, UUID.randomUUID(), relayConfig.leaseDuration().toMillis(),
+            batch, rs -> new Claimed(rs.getLong(1), rs.getObject(9, UUID.class), rs.getInt(8) + 1));
+        if (rows.isEmpty()) {
+          return;
+        }
+        for (Claimed r : rows) {
+          JdbcTransactions.inTransaction(c, tx -> {
+            try (PreparedStatement ps = tx.prepareStatement(complete)) {
+              ps.setLong(1, r.id());
+              ps.setObject(2, r.token());
+              if (ps.executeUpdate() != 1) {
+                throw new IllegalStateException("message " + r.id() + " was not ours to complete");
+              }
+            }
+            try (PreparedStatement ps = tx.prepareStatement(attempt)) {
+              ps.setLong(1, r.id());
+              ps.setInt(2, r.attemptNo());
+              ps.setObject(3, r.token());
+              ps.setLong(4, 0);
+              ps.setString(5, AttemptOutcome.DELIVERED.name());
+              ps.setString(6, null);
+              ps.setString(7, null);
+              ps.setString(8, "bench no-op");
+              ps.executeUpdate();
+            }
+            return null;
+          });
+          done.incrementAndGet();
+        }
+      }
+    }
+  }
+
+  private double sqlLimitRate() throws Exception {
+    if (sqlLimit == null) {
+      measureSqlLimit();
+    }
+    return sqlLimit;
+  }
+
+  // ---- 2. drain --------------------------------------------------------------------------------
+
+  /** One drain by one in-process relay. */
+  record DrainResult(int jobs, long sent, double seconds, double jobsPerS, boolean drained, int claims,
+      long duplicates, long orderViolations, double poolWaitAvgMs, double poolWaitMaxMs, long poolMaxUsed,
+      double txPerJob, double relayCpuCores, double hostCpuCores, String indexScans) {}
+
+  private void drain() throws Exception {
+    double limit = sqlLimitRate();
+    DrainResult one = drainInProcess(sizes.drainJobs(), 0, true);
+    drainOne = one;
+    drainLine("drain", one, limit).put("ratio_to_sql_limit", one.jobsPerS() / limit)
+        .target("ratio_to_sql_limit>=0.7", one.jobsPerS() >= 0.7 * limit).print();
+    drainMulti(limit, one);
+  }
+
+  private DrainResult drainOne() throws Exception {
+    if (drainOne == null) {
+      drainOne = drainInProcess(sizes.drainJobs(), 0, true);
+      drainLine("drain", drainOne, sqlLimitRate()).put("baseline_for", "ratios").print();
+    }
+    return drainOne;
+  }
+
+  private BenchReport.Line drainLine(String scenario, DrainResult r, double limit) {
+    return report.line(scenario).put("relays", 1).put("jobs", r.jobs()).put("sent", r.sent())
+        .put("drained", r.drained()).put("seconds", r.seconds()).put("jobs_per_s", r.jobsPerS())
+        .put("claims", r.claims()).put("jobs_per_claim", r.sent() / Math.max(1.0, r.claims()))
+        .put("duplicates", r.duplicates()).put("pool_wait_avg_ms", r.poolWaitAvgMs())
+        .put("pool_wait_max_ms", r.poolWaitMaxMs()).put("pool_max_used", r.poolMaxUsed())
+        .put("db_tx_per_job", r.txPerJob()).put("relay_cpu_cores", r.relayCpuCores())
+        .put("host_cpu_cores", r.hostCpuCores()).put("index_scans", r.indexScans())
+        .put("sql_limit_jobs_per_s", limit);
+  }
+
+  /**
+   * Fills {@code jobs} ready jobs (on an emptied table when {@code fresh}, else on what is
+   * there) and lets one in-process relay drain them; the clock runs from the relay's start until
+   * the database holds no ready or leased job. Fails on a duplicate or a lost job.
+   */
+  DrainResult drainInProcess(int jobs, int keys, boolean fresh) throws Exception {
+    if (fresh) {
+      db.truncate();
+    }
+    long sentBefore = db.count("SELECT COUNT(*) FROM outbox_message WHERE state = 'S'");
+    db.fillReady(tag(), jobs, keys);
+    RecordingSink sink = new RecordingSink();
+    long pid = ProcessHandle.current().pid();
+    Map<String, Long> scansBefore = indexScans();
+    long tx0 = db.committedTransactions();
+    double cpu0 = HostStats.cpuSeconds(pid);
+    double host0 = HostStats.hostBusySeconds();
+    InProcessRelay relay = new InProcessRelay(db.url(), db.user(), sink);
+    long t0 = System.nanoTime();
+    long deadline = t0 + sizes.drainCap().toNanos();
+    relay.start();
+    while (sink.distinct() < jobs && System.nanoTime() < deadline) {
+      Thread.sleep(5);
+    }
+    while (db.unfinished() > 0 && System.nanoTime() < deadline) {
+      Thread.sleep(5);
+    }
+    double seconds = (System.nanoTime() - t0) / 1e9;
+    double cpu = HostStats.cpuSeconds(pid) - cpu0;
+    double host = HostStats.hostBusySeconds() - host0;
+    relay.stop();
+    AgroalDataSourceMetrics pool = relay.poolMetrics();
+    double waitAvg = pool.blockingTimeAverage().toNanos() / 1e6;
+    double waitMax = pool.blockingTimeMax().toNanos() / 1e6;
+    long maxUsed = pool.maxUsedCount();
+    int claims = relay.claimStatements();
+    relay.close();
+    long tx = db.committedTransactions() - tx0;
+    long sent = db.count("SELECT COUNT(*) FROM outbox_message WHERE state = 'S'") - sentBefore;
+    boolean drained = sent == jobs;
+    if (sink.duplicates() > 0) {
+      throw new IllegalStateException(sink.duplicates() + " job(s) received twice by one relay");
+    }
+    if (drained && sink.distinct() != jobs) {
+      throw new IllegalStateException("jobs lost: " + jobs + " filled, " + sink.distinct() + " received");
+    }
+    if (sink.orderViolations() > 0) {
+      throw new IllegalStateException(sink.orderViolations() + " job(s) arrived before an earlier job of their key");
+    }
+    return new DrainResult(jobs, sent, seconds, sent / seconds, drained, claims, sink.duplicates(),
+        sink.orderViolations(), waitAvg, waitMax, maxUsed, tx0 < 0 ? Double.NaN : (double) tx / Math.max(1, sent),
+        cpu / seconds, host / seconds, indexScanDelta(scansBefore));
+  }
+
+  /** PostgreSQL: index scans per index of outbox_message so far (the claim plan, as it ran). */
+  private Map<String, Long> indexScans() {
+    Map<String, Long> scans = new TreeMap<>();
+    if (!db.postgres()) {
+      return scans;
+    }
+    try (Connection c = db.plain().getConnection(); PreparedStatement ps = c.prepareStatement(
+        "SELECT indexrelname, idx_scan FROM pg_stat_user_indexes WHERE schemaname = current_schema()"
+            + " AND relname = 'outbox_message'"); ResultSet rs = ps.executeQuery()) {
+      while (rs.next()) {
+        scans.put(rs.getString(1), rs.getLong(2));
+      }
+    } catch (SQLException e) {
+      throw new IllegalStateException("reading index statistics failed", e);
+    }
+    return scans;
+  }
+
+  private String indexScanDelta(Map<String, Long> before) throws InterruptedException {
+    if (!db.postgres()) {
+      return "n/a";
+    }
+    Thread.sleep(300); // closed backends flush their statistics on exit, asynchronously
+    StringBuilder b = new StringBuilder();
+    indexScans().forEach((index, n) -> {
+      long d = n - before.getOrDefault(index, 0L);
+      if (d > 0) {
+        b.append(b.length() == 0 ? "" : ",").append(index.replace("ix_outbox_message_", "")).append(':').append(d);
+      }
+    });
+    return b.length() == 0 ? "none" : b.toString();
+  }
+
+  /** Three relays in their own JVMs on one backlog: throughput, duplicates across processes, memory. */
+  private void drainMulti(double limit, DrainResult one) throws Exception {
+    int jobs = sizes.drainJobs();
+    db.truncate();
+    db.fillReady(tag(), jobs, 0);
+    List<ChildRelay> children = new ArrayList<>();
+    try {
+      for (int i = 1; i <= MULTI_RELAYS; i++) {
+        children.add(ChildRelay.launch("drain-relay-" + i, db.childUrl(), db.user(), childDir));
+      }
+      for (ChildRelay c : children) {
+        c.await("READY", Duration.ofSeconds(90));
+      }
+      long tx0 = db.committedTransactions();
+      double host0 = HostStats.hostBusySeconds();
+      long t0 = System.nanoTime();
+      for (ChildRelay c : children) {
+        c.send("GO");
+      }
+      long deadline = t0 + sizes.drainCap().toNanos();
+      while (db.unfinished() > 0 && System.nanoTime() < deadline) {
+        Thread.sleep(10);
+      }
+      double seconds = (System.nanoTime() - t0) / 1e9;
+      double host = HostStats.hostBusySeconds() - host0;
+      long tx = db.committedTransactions() - tx0;
+      double rssPeak = 0;
+      double heapPeak = 0;
+      long claims = 0;
+      Map<Long, Integer> received = new HashMap<>();
+      for (ChildRelay c : children) {
+        rssPeak = Math.max(rssPeak, HostStats.peakRssMb(c.pid()));
+        c.send("STOP");
+        String stopped = c.await("STOPPED", Duration.ofSeconds(60));
+        heapPeak = Math.max(heapPeak, ChildRelay.field(stopped, "heap_used_peak_mb"));
+        claims += (long) ChildRelay.field(stopped, "claims");
+        for (long id : c.receivedIds()) {
+          received.merge(id, 1, Integer::sum);
+        }
+      }
+      long duplicates = received.values().stream().mapToLong(n -> n - 1).sum();
+      long sent = db.count("SELECT COUNT(*) FROM outbox_message WHERE state = 'S'");
+      long delivered = db.count("SELECT COUNT(*) FROM outbox_attempt WHERE outcome = 'DELIVERED'");
+      // At the time cap the relays release what they hold: jobs still R are late, not lost; a job
+      // is lost when it is S but no relay's sink received it.
+      long lost = sent - received.size();
+      boolean drained = sent == jobs;
+      double rate = sent / seconds;
+      report.line("drain").put("relays", MULTI_RELAYS).put("jobs", jobs).put("sent", sent)
+          .put("drained", drained).put("seconds", seconds).put("jobs_per_s", rate).put("claims", claims)
+          .put("duplicates", duplicates).put("lost", lost).put("delivered_attempts", delivered)
+          .put("db_tx_per_job", tx0 < 0 ? Double.NaN : (double) tx / Math.max(1, sent))
+          .put("host_cpu_cores", host / seconds)
+          .put("ratio_to_sql_limit", rate / limit).put("ratio_to_1_relay", rate / one.jobsPerS())
+          .target("jobs_per_s>=1_relay", rate >= one.jobsPerS()).print();
+      report.line("drain").put("relays", MULTI_RELAYS).put("measure", "memory")
+          .put("rss_peak_mb", rssPeak).put("heap_used_peak_mb", heapPeak).put("xmx", ChildRelay.HEAP)
+          .target("rss_peak_mb<=" + (int) MAX_RSS_MB, rssPeak > 0 && rssPeak <= MAX_RSS_MB).print();
+      if (duplicates > 0 || lost != 0 || delivered != sent) {
+        throw new IllegalStateException("3 relays: duplicates=" + duplicates + " lost=" + lost + " sent="
+            + sent + " delivered_attempts=" + delivered + " of " + jobs + " jobs");
+      }
+    } finally {
+      for (ChildRelay c : children) {
+        c.close();
+      }
+    }
+  }
+
+  // ---- 3. latency ------------------------------------------------------------------------------
+
+  /** {@code late}: jobs not received when the measurement ended; the percentiles are then lower bounds. */
+  record LatencyResult(int rate, double achievedRate, int produced, LatencySummary summary, long behind,
+      int late) {}
+
+  private void latency() throws Exception {
+    for (int rate : RATES) {
+      LatencyResult r = measureLatency(rate, true);
+      BenchReport.Line line = latencyLine("latency", r);
+      if (rate == TARGET_RATE) {
+        latencyEmpty = r;
+        line.target("p50<=10ms,p99<=50ms", r.summary().p50Ms() <= 10 && r.summary().p99Ms() <= 50);
+      }
+      line.print();
+    }
+  }
+
+  private LatencyResult latencyEmpty() throws Exception {
+    if (latencyEmpty == null) {
+      latencyEmpty = measureLatency(TARGET_RATE, true);
+      latencyLine("latency", latencyEmpty).put("baseline_for", "ratios").print();
+    }
+    return latencyEmpty;
+  }
+
+  private BenchReport.Line latencyLine(String scenario, LatencyResult r) {
+    LatencySummary s = r.summary();
+    return report.line(scenario).put("rate", r.rate()).put("achieved_rate", r.achievedRate())
+        .put("sustained", r.achievedRate() >= 0.95 * r.rate()).put("jobs", r.produced())
+        .put("late", r.late()).put("p50_ms", s.p50Ms()).put("p95_ms", s.p95Ms()).put("p99_ms", s.p99Ms())
+        .put("max_ms", s.maxMs()).put("lower_bounds", r.late() > 0);
+  }
+
+  /**
+   * A producer commits one job per transaction at {@code rate} per second ({@value
+   * #PRODUCER_THREADS} threads on their own pool, each job due at its slot of the schedule) while
+   * one in-process relay delivers; latency is commit (after {@code commit()} returned) to the
+   * sink's receipt, so it is never understated by the producer's own wait.
+   */
+  LatencyResult measureLatency(int rate, boolean fresh) throws Exception {
+    if (fresh) {
+      db.truncate();
+    }
+    int total = (int) (rate * sizes.latencyRun().toMillis() / 1000);
+    RecordingSink sink = new RecordingSink();
+    Outbox outbox = new Outbox(OutboxConfig.builder().destinations(BenchDatabase.DESTINATION).build());
+    Map<Long, Long> committed = new ConcurrentHashMap<>();
+    AtomicInteger next = new AtomicInteger();
+    AtomicLong behind = new AtomicLong();
+    AtomicLong lastCommit = new AtomicLong();
+    List<Throwable> errors = new java.util.concurrent.CopyOnWriteArrayList<>();
+    String tag = tag();
+    try (InProcessRelay relay = new InProcessRelay(db.url(), db.user(), sink);
+        AgroalDataSource producerPool = db.pool(PRODUCER_THREADS)) {
+      relay.start();
+      long start = System.nanoTime() + 100_000_000L;
+      List<Thread> threads = new ArrayList<>();
+      for (int t = 0; t < PRODUCER_THREADS; t++) {
+        Thread th = new Thread(() -> {
+          try {
+            int i;
+            while ((i = next.getAndIncrement()) < total) {
+              long due = start + (long) i * 1_000_000_000L / rate;
+              long wait = due - System.nanoTime();
+              if (wait > 0) {
+                LockSupport.parkNanos(wait);
+              } else if (-wait > 100_000_000L) {
+                behind.incrementAndGet();
+              }
+              try (Connection c = producerPool.getConnection()) {
+                c.setAutoCommit(false);
+                EnqueueResult r = outbox.enqueue(c, OutboxMessage.builder().operationId(tag + "-" + i)
+                    .destination(BenchDatabase.DESTINATION).payload("{\"n\":" + i + "}").build());
+                c.commit();
+                long now = System.nanoTime();
+                committed.put(r.messageId(), now);
+                lastCommit.accumulateAndGet(now, Math::max);
+              }
+            }
+          } catch (Throwable e) {
+            errors.add(e);
+          }
+        }, "bench-producer-" + t);
+        threads.add(th);
+        th.start();
+      }
+      for (Thread th : threads) {
+        th.join();
+      }
+      if (!errors.isEmpty()) {
+        throw new IllegalStateException("producer failed: " + errors.get(0), errors.get(0));
+      }
+      double achieved = total / ((lastCommit.get() - start) / 1e9);
+      long deadline = System.nanoTime() + 60_000_000_000L;
+      while (sink.distinct() < total && System.nanoTime() < deadline) {
+        Thread.sleep(5);
+      }
+      long measuredUntil = System.nanoTime();
+      relay.stop();
+      // A duplicate breaks the promise and fails the run. A job not received 60 s after the
+      // producer stopped is late, not lost (it stays R in the table): it is reported, and its
+      // latency counts as at least the time it had waited, so the percentiles are lower bounds.
+      if (sink.duplicates() > 0) {
+        throw new IllegalStateException("latency at " + rate + "/s: " + sink.duplicates() + " duplicates");
+      }
+      long[] nanos = new long[total];
+      int k = 0;
+      int late = 0;
+      for (Map.Entry<Long, Long> e : committed.entrySet()) {
+        Long received = sink.receivedAt(e.getKey());
+        if (received == null) {
+          late++;
+        }
+        nanos[k++] = Math.max(0, (received == null ? measuredUntil : received) - e.getValue());
+      }
+      return new LatencyResult(rate, achieved, total, LatencySummary.of(nanos), behind.get(), late);
+    }
+  }
+
+  // ---- 4. enqueue-overhead ---------------------------------------------------------------------
+
+  private record TxRun(double txPerS, LatencySummary latency) {}
+
+  /**
+   * A minimal business transaction (one row) with and without one outbox job, on one pool,
+   * {@value #ENQUEUE_CLIENTS} clients; the variants alternate twice so drift hits both.
+   */
+  private void enqueueOverhead() throws Exception {
+    db.truncate();
+    Outbox outbox = new Outbox(OutboxConfig.builder().destinations(BenchDatabase.DESTINATION).build());
+    Duration half = sizes.enqueueRun().dividedBy(2);
+    List<long[]> without = new ArrayList<>();
+    List<long[]> with = new ArrayList<>();
+    double withoutSeconds = 0;
+    double withSeconds = 0;
+    String tag = tag();
+    try (AgroalDataSource pool = db.pool(BenchDatabase.RELAY_POOL_MAX_SIZE)) {
+      businessTransactions(pool, null, tag, Duration.ofMillis(500)); // warm-up: connections, JIT
+      for (int round = 0; round < 2; round++) {
+        long t0 = System.nanoTime();
+        without.add(businessTransactions(pool, null, tag, half));
+        withoutSeconds += (System.nanoTime() - t0) / 1e9;
+        t0 = System.nanoTime();
+        with.add(businessTransactions(pool, outbox, tag + "r" + round, half));
+        withSeconds += (System.nanoTime() - t0) / 1e9;
+      }
+    }
+    TxRun a = new TxRun(count(without) / withoutSeconds, LatencySummary.of(concat(without)));
+    TxRun b = new TxRun(count(with) / withSeconds, LatencySummary.of(concat(with)));
+    double ratio = b.txPerS() / a.txPerS();
+    report.line("enqueue-overhead").put("clients", ENQUEUE_CLIENTS)
+        .put("without_tx_per_s", a.txPerS()).put("with_tx_per_s", b.txPerS())
+        .put("without_p50_ms", a.latency().p50Ms()).put("with_p50_ms", b.latency().p50Ms())
+        .put("without_p99_ms", a.latency().p99Ms()).put("with_p99_ms", b.latency().p99Ms())
+        .put("added_p50_ms", b.latency().p50Ms() - a.latency().p50Ms())
+        .put("added_p99_ms", b.latency().p99Ms() - a.latency().p99Ms())
+        .put("throughput_ratio", ratio).put("throughput_loss_pct", (1 - ratio) * 100)
+        .target("throughput_loss_pct<=15", ratio >= 0.85).print();
+  }
+
+  private long[] businessTransactions(AgroalDataSource pool, Outbox outbox, String tag, Duration run)
+      throws Exception {
+    long deadline = System.nanoTime() + run.toNanos();
+    AtomicLong seq = new AtomicLong();
+    List<long[]> perThread = new java.util.concurrent.CopyOnWriteArrayList<>();
+    List<Throwable> errors = new java.util.concurrent.CopyOnWriteArrayList<>();
+    List<Thread> threads = new ArrayList<>();
+    for (int t = 0; t < ENQUEUE_CLIENTS; t++) {
+      Thread th = new Thread(() -> {
+        long[] lat = new long[1024];
+        int n = 0;
+        try {
+          while (System.nanoTime() < deadline) {
+            long i = seq.incrementAndGet();
+            long t0 = System.nanoTime();
+            try (Connection c = pool.getConnection()) {
+              c.setAutoCommit(false);
+              try (PreparedStatement ps = c.prepareStatement(
+                  "INSERT INTO bench_business (customer, amount) VALUES (?, ?)")) {
+                ps.setString(1, "customer-" + i);
+                ps.setInt(2, (int) (i % 1000));
+                ps.executeUpdate();
+              }
+              if (outbox != null) {
+                outbox.enqueue(c, OutboxMessage.builder().operationId(tag + "-" + i)
+                    .destination(BenchDatabase.DESTINATION).payload("{\"order\":" + i + "}").build());
+              }
+              c.commit();
+            }
+            if (n == lat.length) {
+              lat = java.util.Arrays.copyOf(lat, n * 2);
+            }
+            lat[n++] = System.nanoTime() - t0;
+          }
+        } catch (Throwable e) {
+          errors.add(e);
+        }
+        perThread.add(java.util.Arrays.copyOf(lat, n));
+      }, "bench-business-" + t);
+      threads.add(th);
+      th.start();
+    }
+    for (Thread th : threads) {
+      th.join();
+    }
+    if (!errors.isEmpty()) {
+      throw new IllegalStateException("business transaction failed: " + errors.get(0), errors.get(0));
+    }
+    return concat(perThread);
+  }
+
+  private static long count(List<long[]> runs) {
+    return runs.stream().mapToLong(r -> r.length).sum();
+  }
+
+  private static long[] concat(List<long[]> runs) {
+    long[] all = new long[(int) count(runs)];
+    int k = 0;
+    for (long[] r : runs) {
+      System.arraycopy(r, 0, all, k, r.length);
+      k += r.length;
+    }
+    return all;
+  }
+
+  // ---- 5. history ------------------------------------------------------------------------------
+
+  /** Drain and latency at {@value #TARGET_RATE}/s with {@code historyRows} S rows present, vs. empty. */
+  private void history() throws Exception {
+    double limit = sqlLimitRate();
+    DrainResult empty = drainOne();
+    LatencyResult emptyLatency = latencyEmpty();
+    db.truncate();
+    db.fillHistory(sizes.historyRows());
+    DrainResult r = drainInProcess(sizes.drainJobs(), 0, false);
+    double ratio = r.jobsPerS() / empty.jobsPerS();
+    drainLine("history", r, limit).put("history_rows", sizes.historyRows()).put("empty_jobs_per_s", empty.jobsPerS())
+        .put("ratio_to_empty", ratio).put("ratio_to_sql_limit", r.jobsPerS() / limit)
+        .target("ratio_to_empty>=0.9", ratio >= 0.9).print();
+    LatencyResult l = measureLatency(TARGET_RATE, false);
+    double latencyRatio = l.summary().p50Ms() / emptyLatency.summary().p50Ms();
+    latencyLine("history", l).put("history_rows", sizes.historyRows()).put("empty_p50_ms", emptyLatency.summary().p50Ms())
+        .put("empty_p99_ms", emptyLatency.summary().p99Ms())
+        .put("p50_ratio_to_empty", latencyRatio)
+        .put("p99_ratio_to_empty", l.summary().p99Ms() / emptyLatency.summary().p99Ms())
+        .target("p50_ratio_to_empty<=1.1", latencyRatio <= 1.1).print();
+  }
+
+  // ---- 6. ordered ------------------------------------------------------------------------------
+
+  /** The drain with every job under one of {@value #ORDERING_KEYS} keys (FIFO per key) vs. none. */
+  private void ordered() throws Exception {
+    double limit = sqlLimitRate();
+    DrainResult unordered = drainOne();
+    DrainResult r = drainInProcess(sizes.drainJobs(), ORDERING_KEYS, true);
+    double ratio = r.jobsPerS() / unordered.jobsPerS();
+    drainLine("ordered", r, limit).put("keys", ORDERING_KEYS).put("order_violations", r.orderViolations())
+        .put("unordered_jobs_per_s", unordered.jobsPerS()).put("ratio_to_unordered", ratio)
+        .put("ratio_to_sql_limit", r.jobsPerS() / limit)
+        .target("ratio_to_unordered>=0.8", ratio >= 0.8).print();
+  }
+
+  // ---- 7. idle ---------------------------------------------------------------------------------
+
+  /**
+   * A relay process on an empty outbox, once its idle wait has grown to the maximum: claim
+   * statements per second and CPU used (of one core), from /proc.
+   */
+  private void idle() throws Exception {
+    db.truncate();
+    try (ChildRelay child = ChildRelay.launch("idle-relay", db.childUrl(), db.user(), childDir)) {
+      child.await("READY", Duration.ofSeconds(90));
+      child.send("GO");
+      child.await("STARTED", Duration.ofSeconds(30));
+      // The wait doubles from idle-min-wait: after about twice idle-max-wait it sits at the maximum.
+      Thread.sleep(relayConfig.idleMaxWait().multipliedBy(2).plusMillis(500).toMillis());
+      child.send("STATS");
+      double claims0 = ChildRelay.field(child.await("STATS", Duration.ofSeconds(10)), "claims");
+      double cpu0 = HostStats.cpuSeconds(child.pid());
+      long t0 = System.nanoTime();
+      Thread.sleep(sizes.idleWindow().toMillis());
+      child.send("STATS");
+      String stats = child.await("STATS", Duration.ofSeconds(10));
+      double seconds = (System.nanoTime() - t0) / 1e9;
+      double claimsPerS = (ChildRelay.field(stats, "claims") - claims0) / seconds;
+      double cpuPct = (HostStats.cpuSeconds(child.pid()) - cpu0) / seconds * 100;
+      double rss = HostStats.peakRssMb(child.pid());
+      child.send("STOP");
+      child.await("STOPPED", Duration.ofSeconds(30));
+      report.line("idle").put("seconds", seconds).put("idle_max_wait_ms", relayConfig.idleMaxWait().toMillis())
+          .put("claims_per_s", claimsPerS).put("cpu_pct_of_one_core", cpuPct).put("rss_peak_mb", rss)
+          .put("heap_used_peak_mb", ChildRelay.field(stats, "heap_used_peak_mb"))
+          .target("claims_per_s<=2", claimsPerS <= 2).print();
+    }
+  }
+}

@@ -4,6 +4,9 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.time.Instant;
+import java.time.OffsetDateTime;
+import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
@@ -51,6 +54,38 @@ public abstract class OutboxDialect {
   /** True when the exception is a unique-key violation. */
   public boolean isUniqueViolation(SQLException e) {
     return "23505".equals(e.getSQLState());
+  }
+
+  // ---- binding (the store binds and reads tokens and times only through these) ---------------
+
+  /** Binds a claim token (may be null). Default: the driver's native UUID type. */
+  public void bindUuid(PreparedStatement ps, int index, UUID token) throws SQLException {
+    ps.setObject(index, token);
+  }
+
+  /** Reads a claim token column (null stays null). */
+  public UUID readUuid(ResultSet rs, int column) throws SQLException {
+    return rs.getObject(column, UUID.class);
+  }
+
+  /** Binds a timestamp read earlier by {@link #readInstant}. Default: timestamp with time zone. */
+  public void bindInstant(PreparedStatement ps, int index, Instant instant) throws SQLException {
+    ps.setObject(index, instant == null ? null : OffsetDateTime.ofInstant(instant, ZoneOffset.UTC));
+  }
+
+  /** Reads a timestamp column written by the database clock (null stays null). */
+  public Instant readInstant(ResultSet rs, int column) throws SQLException {
+    OffsetDateTime t = rs.getObject(column, OffsetDateTime.class);
+    return t == null ? null : t.toInstant();
+  }
+
+  /**
+   * True when the database chose this statement's transaction as a deadlock victim (or failed it
+   * as a serialization conflict) and rolled it back whole, so running the same unit of work again
+   * is safe. The store retries such a failure a bounded number of times. Default: never.
+   */
+  public boolean isRetryableConflict(SQLException e) {
+    return false;
   }
 
   // ---- claim ---------------------------------------------------------------------------------

@@ -24,7 +24,7 @@ import org.junit.jupiter.api.Test;
  * dialects' SQL names. Parses {@code CREATE TABLE} text simply: one column per top-level comma.
  */
 class MigrationScriptsTest {
-  private static final List<String> DATABASES = List.of("postgresql", "h2");
+  static final List<String> DATABASES = List.of("postgresql", "h2", "mariadb", "sqlserver");
   private static final String SCRIPT = "V1__outbox_tables.sql";
   private static final Set<String> TABLE_CONSTRAINT_WORDS =
       Set.of("constraint", "primary", "unique", "check", "foreign", "exclude");
@@ -76,11 +76,16 @@ class MigrationScriptsTest {
 
   // ---- parsing -------------------------------------------------------------------------------
 
-  private static Set<String> columns(String db, String table) throws IOException {
+  static Set<String> columns(String db, String table) throws IOException {
+    return columnsOf(script(db), table);
+  }
+
+  /** The text of {@code db}'s V1 migration. */
+  static String script(String db) throws IOException {
     String path = "db/outbox/" + db + "/" + SCRIPT;
     try (InputStream in = MigrationScriptsTest.class.getClassLoader().getResourceAsStream(path)) {
       assertNotNull(in, "missing migration " + path);
-      return columnsOf(new String(in.readAllBytes(), StandardCharsets.UTF_8), table);
+      return new String(in.readAllBytes(), StandardCharsets.UTF_8);
     }
   }
 

@@ -39,7 +39,7 @@ class DialectConsistencyTest {
           "FINAL TABLE", "ON CONFLICT", "UPDATE [^;]*RETURNING", "::", "WITH \\(UPDLOCK", "\\bTOP \\("),
       "sqlserver", List.of("\\bLIMIT\\b", "FOR UPDATE", "SKIP LOCKED", "RETURNING", "INTERVAL",
           "CURRENT_TIMESTAMP", "UTC_TIMESTAMP", "(?i)\\bnow\\(\\)", "FINAL TABLE", "ON CONFLICT", "::",
-          "MIN\\(CASE[^;]*\\(SELECT"));
+          "MIN\\(CASE[^;]*COALESCE\\(\\(SELECT"));
 
   private static final Pattern IDENTIFIER = Pattern.compile("(?<![.\\w])([a-z_][a-z0-9_]*)\\b(?!\\s*[.(])");
   private static final Pattern QUALIFIED = Pattern.compile("\\.([a-z_][a-z0-9_]*)\\b");
@@ -52,7 +52,7 @@ class DialectConsistencyTest {
   @Test
   void everyDialectHasEveryStatementWithTheParametersTheStoreBinds() throws Exception {
     Map<String, String> reference = statements(dialect("postgresql"));
-    assertTrue(reference.size() >= 17, "statements found: " + reference.keySet());
+    assertEquals(16, reference.size(), "statements found: " + reference.keySet());
     for (String db : MigrationScriptsTest.DATABASES) {
       Map<String, String> statements = statements(dialect(db));
       assertEquals(reference.keySet(), statements.keySet(), db);
@@ -186,7 +186,7 @@ class DialectConsistencyTest {
   }
 
   private static String withoutLiterals(String sql) {
-    return sql.replaceAll("'[^']*'", "''").replaceAll("@+\\w+", "@v");
+    return sql.replaceAll("'[^']*'", "''").replaceAll("@+\\w+", "@VARIABLE");
   }
 
   private static int parameters(String sql) {

@@ -4,7 +4,9 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.time.Instant;
 import java.time.OffsetDateTime;
+import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
@@ -80,6 +82,38 @@ public abstract class OutboxDialect {
   /** True when the exception is a unique-key violation. */
   public boolean isUniqueViolation(SQLException e) {
     return "23505".equals(e.getSQLState());
+  }
+
+  // ---- binding (the store binds and reads tokens and times only through these) ---------------
+
+  /** Binds a claim token (may be null). Default: the driver's native UUID type. */
+  public void bindUuid(PreparedStatement ps, int index, UUID token) throws SQLException {
+    ps.setObject(index, token);
+  }
+
+  /** Reads a claim token column (null stays null). */
+  public UUID readUuid(ResultSet rs, int column) throws SQLException {
+    return rs.getObject(column, UUID.class);
+  }
+
+  /** Binds a timestamp read earlier by {@link #readInstant}. Default: timestamp with time zone. */
+  public void bindInstant(PreparedStatement ps, int index, Instant instant) throws SQLException {
+    ps.setObject(index, instant == null ? null : OffsetDateTime.ofInstant(instant, ZoneOffset.UTC));
+  }
+
+  /** Reads a timestamp column written by the database clock (null stays null). */
+  public Instant readInstant(ResultSet rs, int column) throws SQLException {
+    OffsetDateTime t = rs.getObject(column, OffsetDateTime.class);
+    return t == null ? null : t.toInstant();
+  }
+
+  /**
+   * True when the database chose this statement's transaction as a deadlock victim (or failed it
+   * as a serialization conflict) and rolled it back whole, so running the same unit of work again
+   * is safe. The store retries such a failure a bounded number of times. Default: never.
+   */
+  public boolean isRetryableConflict(SQLException e) {
+    return false;
   }
 
   // ---- claim ---------------------------------------------------------------------------------
@@ -268,8 +302,8 @@ public abstract class OutboxDialect {
   }
 
   /** Counts the dead jobs a filter matches. Columns: the count. */
-  public BoundSql countDead(String destination, String errorClass, OffsetDateTime diedFrom,
-      OffsetDateTime diedTo, String orderingKey) {
+  public BoundSql countDead(String destination, String errorClass, Instant diedFrom,
+      Instant diedTo, String orderingKey) {
     StringBuilder sql = new StringBuilder("SELECT COUNT(*) FROM outbox_message m" + LATEST_FAILURE_JOIN
         + " WHERE m.state = 'D'");
     List<Object> params = new ArrayList<>();
@@ -282,8 +316,8 @@ public abstract class OutboxDialect {
    * {@code D → R} as by {@link #replayDeadSql()}, conditional on still being {@code D}. Returns
    * the update count.
    */
-  public BoundSql replayDead(String destination, String errorClass, OffsetDateTime diedFrom,
-      OffsetDateTime diedTo, String orderingKey, int limit) {
+  public BoundSql replayDead(String destination, String errorClass, Instant diedFrom,
+      Instant diedTo, String orderingKey, int limit) {
     StringBuilder select = new StringBuilder("SELECT m.id FROM outbox_message m" + LATEST_FAILURE_JOIN
         + " WHERE m.state = 'D'");
     List<Object> params = new ArrayList<>();
@@ -294,7 +328,7 @@ public abstract class OutboxDialect {
   }
 
   private static void deadConditions(StringBuilder sql, List<Object> params, String destination,
-      String errorClass, OffsetDateTime diedFrom, OffsetDateTime diedTo, String orderingKey) {
+      String errorClass, Instant diedFrom, Instant diedTo, String orderingKey) {
     and(sql, params, "m.destination = ?", destination);
     and(sql, params, "f.error_class = ?", errorClass);
     and(sql, params, DIED_AT + " >= ?", diedFrom);

@@ -451,21 +451,25 @@ public class JdbcOutboxStore implements OutboxStore {
   @Override
   public boolean cancelReady(long id, String reason) {
     String error = truncate(reason, MAX_TEXT);
-    try (Connection conn = dataSource.getConnection()) {
-      return JdbcTransactions.inTransaction(conn, c -> {
-        try (PreparedStatement ps = c.prepareStatement(dialect.cancelReadySql())) {
-          ps.setString(1, error);
-          ps.setLong(2, id);
-          if (ps.executeUpdate() != 1) {
-            return false;
-          }
+    try {
+      return retryingConflicts(() -> {
+        try (Connection conn = dataSource.getConnection()) {
+          return JdbcTransactions.inTransaction(conn, c -> {
+            try (PreparedStatement ps = c.prepareStatement(dialect.cancelReadySql())) {
+              ps.setString(1, error);
+              ps.setLong(2, id);
+              if (ps.executeUpdate() != 1) {
+                return false;
+              }
+            }
+            try (PreparedStatement ps = c.prepareStatement(dialect.insertCancelAttemptSql())) {
+              ps.setString(1, error);
+              ps.setLong(2, id);
+              ps.executeUpdate();
+            }
+            return true;
+          });
         }
-        try (PreparedStatement ps = c.prepareStatement(dialect.insertCancelAttemptSql())) {
-          ps.setString(1, error);
-          ps.setLong(2, id);
-          ps.executeUpdate();
-        }
-        return true;
       });
     } catch (SQLException e) {
       throw new OutboxStoreException("cancel of message " + id + " failed", e);

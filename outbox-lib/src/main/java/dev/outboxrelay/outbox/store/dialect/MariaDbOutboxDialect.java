@@ -44,8 +44,8 @@ public class MariaDbOutboxDialect extends OutboxDialect {
     // not the caller's transaction, so the store treats it as "exists" (as on H2). No INSERT
     // IGNORE: it would also turn overlong values and other errors into silent warnings.
     return "INSERT INTO outbox_message (operation_id, destination, ordering_key, payload,"
-        + " content_type, headers, deliver_after) VALUES (?, ?, ?, ?, ?, ?, " + nowPlusMillisParam()
-        + ") RETURNING id";
+        + " content_type, headers, deliver_after, payload_by_ref) VALUES (?, ?, ?, ?, ?, ?, "
+        + nowPlusMillisParam() + ", ?) RETURNING id";
   }
 
   @Override
@@ -78,13 +78,27 @@ public class MariaDbOutboxDialect extends OutboxDialect {
   @Override
   public void bindInstant(PreparedStatement ps, int index, Instant instant) throws SQLException {
     // DATETIME has no zone: the column holds UTC wall-clock time, bound without conversion.
-    ps.setObject(index, instant == null ? null : LocalDateTime.ofInstant(instant, ZoneOffset.UTC));
+    if (instant == null) {
+      ps.setNull(index, Types.TIMESTAMP);
+    } else {
+      ps.setObject(index, LocalDateTime.ofInstant(instant, ZoneOffset.UTC));
+    }
   }
 
   @Override
   public Instant readInstant(ResultSet rs, int column) throws SQLException {
     LocalDateTime t = rs.getObject(column, LocalDateTime.class);
     return t == null ? null : t.toInstant(ZoneOffset.UTC);
+  }
+
+  // ---- admin ---------------------------------------------------------------------------------
+
+  @Override
+  protected String updatePickedDead(String assignments, String pickIds) {
+    // No LIMIT inside IN (error 1235) and no sub-query on the updated table (1093): the picked ids
+    // join in as a derived table, which MariaDB materialises before it updates.
+    return "UPDATE outbox_message JOIN (" + pickIds + ") picked ON picked.id = outbox_message.id "
+        + assignments + " WHERE outbox_message.state = 'D'";
   }
 
   // ---- claim ---------------------------------------------------------------------------------

@@ -4,6 +4,7 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.Types;
 import java.time.Instant;
 import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
@@ -98,7 +99,11 @@ public abstract class OutboxDialect {
 
   /** Binds a timestamp read earlier by {@link #readInstant}. Default: timestamp with time zone. */
   public void bindInstant(PreparedStatement ps, int index, Instant instant) throws SQLException {
-    ps.setObject(index, instant == null ? null : OffsetDateTime.ofInstant(instant, ZoneOffset.UTC));
+    if (instant == null) {
+      ps.setNull(index, Types.TIMESTAMP_WITH_TIMEZONE);
+    } else {
+      ps.setObject(index, OffsetDateTime.ofInstant(instant, ZoneOffset.UTC));
+    }
   }
 
   /** Reads a timestamp column written by the database clock (null stays null). */
@@ -324,7 +329,16 @@ public abstract class OutboxDialect {
     deadConditions(select, params, destination, errorClass, diedFrom, diedTo, orderingKey);
     params.add(limit);
     select.append(" ORDER BY m.id").append(limitParam());
-    return new BoundSql(replaySet() + " WHERE state = 'D' AND id IN (" + select + ")", params);
+    return new BoundSql(updatePickedDead(replayAssignments(), select.toString()), params);
+  }
+
+  /**
+   * The bulk replay's UPDATE: applies {@code assignments} ({@code SET ...}) to the rows whose ids
+   * {@code pickIds} selects (a limited, ordered {@code SELECT m.id FROM outbox_message m ...}),
+   * only while they are still {@code D}.
+   */
+  protected String updatePickedDead(String assignments, String pickIds) {
+    return "UPDATE outbox_message " + assignments + " WHERE state = 'D' AND id IN (" + pickIds + ")";
   }
 
   private static void deadConditions(StringBuilder sql, List<Object> params, String destination,
@@ -350,8 +364,8 @@ public abstract class OutboxDialect {
   }
 
   /** The replay's assignments: a full attempt budget, due now, no claim. */
-  private String replaySet() {
-    return "UPDATE outbox_message SET state = 'R', attempts = 0, deliver_after = " + now()
+  private String replayAssignments() {
+    return "SET state = 'R', attempts = 0, deliver_after = " + now()
         + ", claim_token = NULL, lease_until = NULL";
   }
 
@@ -360,7 +374,7 @@ public abstract class OutboxDialect {
    * replaces it. Conditional on {@code D}: 0 rows means unknown or not dead. Parameters: id.
    */
   public String replayDeadSql() {
-    return replaySet() + " WHERE id = ? AND state = 'D'";
+    return "UPDATE outbox_message " + replayAssignments() + " WHERE id = ? AND state = 'D'";
   }
 
   /**

@@ -71,11 +71,11 @@ public class SqlServerOutboxDialect extends OutboxDialect {
     // treats as "exists". No HOLDLOCK: its key-range lock would serialise every enqueue of a new
     // highest operation ID until the caller commits.
     return "INSERT INTO outbox_message (operation_id, destination, ordering_key, payload,"
-        + " content_type, headers, deliver_after) OUTPUT inserted.id"
+        + " content_type, headers, deliver_after, payload_by_ref) OUTPUT inserted.id"
         + " SELECT v.operation_id, v.destination, v.ordering_key, v.payload, v.content_type,"
-        + " v.headers, v.deliver_after FROM (SELECT ? AS operation_id, ? AS destination,"
-        + " ? AS ordering_key, ? AS payload, ? AS content_type, ? AS headers, "
-        + nowPlusMillisParam() + " AS deliver_after) v"
+        + " v.headers, v.deliver_after, v.payload_by_ref FROM (SELECT ? AS operation_id,"
+        + " ? AS destination, ? AS ordering_key, ? AS payload, ? AS content_type, ? AS headers, "
+        + nowPlusMillisParam() + " AS deliver_after, ? AS payload_by_ref) v"
         + " WHERE NOT EXISTS (SELECT 1 FROM outbox_message e WHERE e.operation_id = v.operation_id)";
   }
 
@@ -110,7 +110,11 @@ public class SqlServerOutboxDialect extends OutboxDialect {
   @Override
   public void bindInstant(PreparedStatement ps, int index, Instant instant) throws SQLException {
     // datetime2 has no zone: the columns hold UTC wall-clock time.
-    ps.setObject(index, instant == null ? null : LocalDateTime.ofInstant(instant, ZoneOffset.UTC));
+    if (instant == null) {
+      ps.setNull(index, Types.TIMESTAMP);
+    } else {
+      ps.setObject(index, LocalDateTime.ofInstant(instant, ZoneOffset.UTC));
+    }
   }
 
   @Override
@@ -136,7 +140,8 @@ public class SqlServerOutboxDialect extends OutboxDialect {
           + " DECLARE @claimed TABLE (id BIGINT NOT NULL, operation_id NVARCHAR(200),"
           + " destination NVARCHAR(200), ordering_key NVARCHAR(200), payload NVARCHAR(MAX),"
           + " content_type NVARCHAR(100), headers NVARCHAR(MAX), attempts INT,"
-          + " claim_token UNIQUEIDENTIFIER, created_at DATETIME2(3), lease_until DATETIME2(3));"
+          + " claim_token UNIQUEIDENTIFIER, created_at DATETIME2(3), lease_until DATETIME2(3),"
+          + " payload_by_ref BIT);"
           + " WITH candidate AS (SELECT TOP (?) c.* FROM outbox_message c"
           + " WITH (UPDLOCK, READPAST, READCOMMITTEDLOCK)"
           + " WHERE c.state = 'R' AND c.deliver_after <= SYSUTCDATETIME() AND " + keyHeadCondition("c")
@@ -145,7 +150,8 @@ public class SqlServerOutboxDialect extends OutboxDialect {
           + " lease_until = " + NOW_PLUS_MILLIS + ", claimed_at = SYSUTCDATETIME()"
           + " OUTPUT inserted.id, inserted.operation_id, inserted.destination, inserted.ordering_key,"
           + " inserted.payload, inserted.content_type, inserted.headers, inserted.attempts,"
-          + " inserted.claim_token, inserted.created_at, inserted.lease_until INTO @claimed;"
+          + " inserted.claim_token, inserted.created_at, inserted.lease_until,"
+          + " inserted.payload_by_ref INTO @claimed;"
           + " SELECT " + CLAIM_COLUMNS + " FROM @claimed ORDER BY id;";
 
   @Override
@@ -194,6 +200,14 @@ public class SqlServerOutboxDialect extends OutboxDialect {
     return "SELECT TOP (?) id, claim_token, attempts, claimed_at FROM outbox_message"
         + " WITH (UPDLOCK, READPAST, READCOMMITTEDLOCK, ROWLOCK)"
         + " WHERE state = 'W' AND lease_until < SYSUTCDATETIME() ORDER BY lease_until";
+  }
+
+  // ---- admin ---------------------------------------------------------------------------------
+
+  @Override
+  protected String limitParam() {
+    // No LIMIT: OFFSET/FETCH after the ORDER BY (also valid in the bulk replay's IN sub-query).
+    return " OFFSET 0 ROWS FETCH NEXT ? ROWS ONLY";
   }
 
   // ---- inspection ----------------------------------------------------------------------------

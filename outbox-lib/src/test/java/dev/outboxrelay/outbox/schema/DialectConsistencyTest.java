@@ -5,12 +5,15 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
+import dev.outboxrelay.outbox.store.dialect.BoundSql;
 import dev.outboxrelay.outbox.store.dialect.DialectDetector;
 import dev.outboxrelay.outbox.store.dialect.OutboxDialect;
+import dev.outboxrelay.outbox.store.dialect.ReconciliationDialect;
 import java.io.IOException;
 import java.lang.reflect.Field;
 import java.lang.reflect.Method;
 import java.lang.reflect.Modifier;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
@@ -33,18 +36,27 @@ import org.junit.jupiter.api.Test;
 class DialectConsistencyTest {
   /** Syntax each database does not have (or must not use: the session clock), as regexes. */
   private static final Map<String, List<String>> FOREIGN_SYNTAX = Map.of(
-      "postgresql", List.of("SYSUTCDATETIME", "UTC_TIMESTAMP", "WITH \\(UPDLOCK", "\\bTOP \\(", "FINAL TABLE"),
-      "h2", List.of("SYSUTCDATETIME", "UTC_TIMESTAMP", "WITH \\(UPDLOCK", "\\bTOP \\(", "ON CONFLICT"),
+      "postgresql", List.of("SYSUTCDATETIME", "UTC_TIMESTAMP", "WITH \\(UPDLOCK", "\\bTOP \\(", "FINAL TABLE",
+          "ON DUPLICATE KEY", "\\bFETCH NEXT"),
+      "h2", List.of("SYSUTCDATETIME", "UTC_TIMESTAMP", "WITH \\(UPDLOCK", "\\bTOP \\(", "ON CONFLICT",
+          "ON DUPLICATE KEY"),
       "mariadb", List.of("SYSUTCDATETIME", "CURRENT_TIMESTAMP", "(?i)\\bnow\\(\\)", "INTERVAL '",
-          "FINAL TABLE", "ON CONFLICT", "UPDATE [^;]*RETURNING", "::", "WITH \\(UPDLOCK", "\\bTOP \\("),
+          "FINAL TABLE", "ON CONFLICT", "UPDATE [^;]*RETURNING", "::", "WITH \\(UPDLOCK", "\\bTOP \\(",
+          "\\bMERGE\\b", "\\bFETCH NEXT", "CAST\\(NULL AS (BIGINT|VARCHAR)",
+          // error 1235: no LIMIT inside IN (...); error 1093: no sub-query on the updated table
+          "\\bIN \\(SELECT [^;]*\\bLIMIT\\b", "UPDATE outbox_message SET [^;]*IN \\(SELECT [^;]*FROM outbox_message"),
       "sqlserver", List.of("\\bLIMIT\\b", "FOR UPDATE", "SKIP LOCKED", "RETURNING", "INTERVAL",
           "CURRENT_TIMESTAMP", "UTC_TIMESTAMP", "(?i)\\bnow\\(\\)", "FINAL TABLE", "ON CONFLICT", "::",
-          "MIN\\(CASE[^;]*COALESCE\\(\\(SELECT"));
+          "MIN\\(CASE[^;]*COALESCE\\(\\(SELECT", "ON DUPLICATE KEY", "\\bTRUE\\b", "\\bFALSE\\b"));
+
+  /** Every table of the migrations (V1 to V3). */
+  private static final List<String> TABLES = List.of("outbox_message", "outbox_attempt", "outbox_payload",
+      "outbox_confirmation", "outbox_reconciliation_run", "outbox_reconciliation_item", "outbox_lock");
 
   private static final Pattern IDENTIFIER = Pattern.compile("(?<![.\\w])([a-z_][a-z0-9_]*)\\b(?!\\s*[.(])");
   private static final Pattern QUALIFIED = Pattern.compile("\\.([a-z_][a-z0-9_]*)\\b");
   private static final Pattern DECLARED = Pattern.compile(
-      "(?:\\bAS\\s+|\\bWITH\\s+|\\boutbox_message\\s+|\\boutbox_attempt\\s+|\\)\\s*)([a-z_][a-z0-9_]*)\\b");
+      "(?:\\bAS\\s+|\\bWITH\\s+|\\boutbox_[a-z_]+\\s+|\\)\\s*)([a-z_][a-z0-9_]*)\\b");
   private static final Pattern INDEX_NAME = Pattern.compile("\\b(ix_[a-z0-9_]+)");
   private static final Pattern CREATE_INDEX =
       Pattern.compile("(?i)CREATE\\s+INDEX\\s+(\\w+)\\s+ON\\s+(\\w+)\\s*\\(([^)]*)\\)");
@@ -52,7 +64,7 @@ class DialectConsistencyTest {
   @Test
   void everyDialectHasEveryStatementWithTheParametersTheStoreBinds() throws Exception {
     Map<String, String> reference = statements(dialect("postgresql"));
-    assertEquals(16, reference.size(), "statements found: " + reference.keySet());
+    assertEquals(26, reference.size(), "statements found: " + reference.keySet());
     for (String db : MigrationScriptsTest.DATABASES) {
       Map<String, String> statements = statements(dialect(db));
       assertEquals(reference.keySet(), statements.keySet(), db);
@@ -66,14 +78,45 @@ class DialectConsistencyTest {
   }
 
   @Test
+  void everyReconciliationDialectHasEveryStatementWithTheSameParameters() throws Exception {
+    Map<String, String> reference = statements(ReconciliationDialect.of(dialect("postgresql")));
+    assertEquals(20, reference.size(), "statements found: " + reference.keySet());
+    for (String db : MigrationScriptsTest.DATABASES) {
+      ReconciliationDialect reconciliation = ReconciliationDialect.of(dialect(db));
+      assertEquals(db, reconciliation.name());
+      Map<String, String> statements = statements(reconciliation);
+      assertEquals(reference.keySet(), statements.keySet(), db);
+      for (var e : reference.entrySet()) {
+        String sql = statements.get(e.getKey());
+        assertFalse(sql == null || sql.isBlank(), db + " " + e.getKey() + " is empty");
+        assertEquals(parameters(e.getValue()), parameters(sql),
+            db + " reconciliation " + e.getKey() + " binds another number of parameters: " + sql);
+      }
+    }
+  }
+
+  /** The operator statements built per filter bind exactly the parameters they list. */
+  @Test
+  void everyBuiltStatementBindsTheParametersItLists() throws Exception {
+    for (String db : MigrationScriptsTest.DATABASES) {
+      for (var e : builtSql(dialect(db)).entrySet()) {
+        assertEquals(e.getValue().params().size(), parameters(e.getValue().sql()),
+            db + " " + e.getKey() + ": " + e.getValue().sql());
+      }
+    }
+  }
+
+  @Test
   void everyDialectNamesOnlyColumnsAndIndexesOfItsOwnMigration() throws Exception {
     for (String db : MigrationScriptsTest.DATABASES) {
-      Set<String> columns = new HashSet<>(MigrationScriptsTest.columns(db, "outbox_message"));
-      columns.addAll(MigrationScriptsTest.columns(db, "outbox_attempt"));
+      Set<String> columns = new HashSet<>();
+      for (String table : TABLES) {
+        columns.addAll(MigrationScriptsTest.columns(db, table));
+      }
       Set<String> indexes = indexes(db).keySet();
       for (var e : allSql(dialect(db)).entrySet()) {
         String sql = withoutLiterals(e.getValue());
-        Set<String> declared = new HashSet<>(Set.of("outbox_message", "outbox_attempt"));
+        Set<String> declared = new HashSet<>(TABLES);
         Matcher d = DECLARED.matcher(sql);
         while (d.find()) {
           declared.add(d.group(1));
@@ -92,7 +135,7 @@ class DialectConsistencyTest {
             }
           }
         }
-        assertEquals(Set.of(), unknown, db + " " + e.getKey() + " names what its V1 migration lacks: "
+        assertEquals(Set.of(), unknown, db + " " + e.getKey() + " names what its migrations lack: "
             + e.getValue());
       }
     }
@@ -124,6 +167,17 @@ class DialectConsistencyTest {
     }
     assertFalse(claim.contains("SNAPSHOT"), claim);
     assertEquals(3, parameters(claim), "limit, token, lease millis");
+  }
+
+  /**
+   * A MERGE is not atomic by itself: two upserts of a new confirmation could both miss the match
+   * and one fail on the unique key. HOLDLOCK keeps the key range from the match to the insert.
+   */
+  @Test
+  void theSqlServerUpsertHoldsItsKeyRange() {
+    String upsert = ReconciliationDialect.of(dialect("sqlserver")).upsertConfirmationSql();
+    assertTrue(upsert.startsWith("MERGE INTO outbox_confirmation WITH (HOLDLOCK)"), upsert);
+    assertTrue(upsert.endsWith(";"), "a MERGE must end with a semicolon: " + upsert);
   }
 
   @Test
@@ -158,9 +212,10 @@ class DialectConsistencyTest {
   }
 
   /** Every public no-argument {@code *Sql()} statement of the dialect, by method name. */
-  private static Map<String, String> statements(OutboxDialect dialect) throws Exception {
+  private static Map<String, String> statements(Object dialect) throws Exception {
+    Class<?> api = dialect instanceof OutboxDialect ? OutboxDialect.class : ReconciliationDialect.class;
     Map<String, String> sql = new LinkedHashMap<>();
-    for (Method m : OutboxDialect.class.getMethods()) {
+    for (Method m : api.getMethods()) {
       if (m.getName().endsWith("Sql") && m.getParameterCount() == 0 && m.getReturnType() == String.class) {
         sql.put(m.getName(), (String) m.invoke(dialect));
       }
@@ -168,9 +223,23 @@ class DialectConsistencyTest {
     return sql;
   }
 
-  /** The statements plus the dialect's own SQL constants (its claim) and time fragments. */
+  /**
+   * The statements plus the dialect's own SQL constants (its claim), time fragments, the operator
+   * statements built with every filter set, and the same for its reconciliation dialect.
+   */
   private static Map<String, String> allSql(OutboxDialect dialect) throws Exception {
     Map<String, String> sql = statements(dialect);
+    sql.putAll(constantsAndFragments(dialect, OutboxDialect.class));
+    builtSql(dialect).forEach((name, bound) -> sql.put(name, bound.sql()));
+    ReconciliationDialect reconciliation = ReconciliationDialect.of(dialect);
+    statements(reconciliation).forEach((name, statement) -> sql.put("reconciliation." + name, statement));
+    constantsAndFragments(reconciliation, ReconciliationDialect.class)
+        .forEach((name, statement) -> sql.put("reconciliation." + name, statement));
+    return sql;
+  }
+
+  private static Map<String, String> constantsAndFragments(Object dialect, Class<?> base) throws Exception {
+    Map<String, String> sql = new LinkedHashMap<>();
     for (Field f : dialect.getClass().getDeclaredFields()) {
       if (Modifier.isStatic(f.getModifiers()) && f.getType() == String.class) {
         f.setAccessible(true);
@@ -178,10 +247,23 @@ class DialectConsistencyTest {
       }
     }
     for (String fragment : List.of("now", "nowPlusMillisParam")) {
-      Method m = OutboxDialect.class.getDeclaredMethod(fragment);
+      Method m = base.getDeclaredMethod(fragment);
       m.setAccessible(true);
       sql.put(fragment, (String) m.invoke(dialect));
     }
+    return sql;
+  }
+
+  /** The admin statements built per filter, with every filter set (the longest SQL). */
+  private static Map<String, BoundSql> builtSql(OutboxDialect dialect) {
+    Instant from = Instant.parse("2024-01-01T00:00:00Z");
+    Instant to = from.plusSeconds(3600);
+    Map<String, BoundSql> sql = new LinkedHashMap<>();
+    sql.put("listMessages", dialect.listMessages('D', "http:billing", "key-1", 10, 50));
+    sql.put("listMessages(unfiltered)", dialect.listMessages(null, null, null, 0, 50));
+    sql.put("countDead", dialect.countDead("http:billing", "HttpStatus", from, to, "key-1"));
+    sql.put("replayDead", dialect.replayDead("http:billing", "HttpStatus", from, to, "key-1", 100));
+    sql.put("replayDead(unfiltered)", dialect.replayDead(null, null, null, null, null, 100));
     return sql;
   }
 
@@ -193,7 +275,7 @@ class DialectConsistencyTest {
     return (int) withoutLiterals(sql).chars().filter(c -> c == '?').count();
   }
 
-  /** Index name to {@code table(columns)} of {@code db}'s V1 migration. */
+  /** Index name to {@code table(columns)} of {@code db}'s migrations. */
   private static Map<String, String> indexes(String db) throws IOException {
     Map<String, String> indexes = new LinkedHashMap<>();
     Matcher m = CREATE_INDEX.matcher(MigrationScriptsTest.script(db).replaceAll("--[^\\n]*", ""));

@@ -1,11 +1,14 @@
 package dev.outboxrelay.outbox.testing;
 
 import dev.outboxrelay.outbox.schema.OutboxSchema;
+import dev.outboxrelay.outbox.store.dialect.DialectDetector;
+import dev.outboxrelay.outbox.store.dialect.OutboxDialect;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -63,6 +66,7 @@ public final class TestDatabases {
   private static final Map<String, DataSource> MARIADB = new ConcurrentHashMap<>();
   private static final Map<String, DataSource> SQLSERVER = new ConcurrentHashMap<>();
   private static final Map<DataSource, String> PRODUCT = new ConcurrentHashMap<>();
+  private static final Map<DataSource, OutboxDialect> DIALECT = new ConcurrentHashMap<>();
 
   private TestDatabases() {}
 
@@ -355,7 +359,7 @@ public final class TestDatabases {
   /** Runs an update in auto-commit mode; returns the row count. */
   public static int update(DataSource ds, String sql, Object... params) {
     try (Connection c = ds.getConnection(); PreparedStatement ps = c.prepareStatement(sql)) {
-      bind(ps, params);
+      bind(ds, ps, params);
       return ps.executeUpdate();
     } catch (SQLException e) {
       throw new IllegalStateException("update failed: " + sql, e);
@@ -365,7 +369,7 @@ public final class TestDatabases {
   /** The first column of every row, as longs. */
   public static List<Long> queryLongs(DataSource ds, String sql, Object... params) {
     try (Connection c = ds.getConnection(); PreparedStatement ps = c.prepareStatement(sql)) {
-      bind(ps, params);
+      bind(ds, ps, params);
       List<Long> values = new ArrayList<>();
       try (ResultSet rs = ps.executeQuery()) {
         while (rs.next()) {
@@ -401,9 +405,31 @@ public final class TestDatabases {
     }
   }
 
-  private static void bind(PreparedStatement ps, Object... params) throws SQLException {
+  /** Times and claim tokens go through the dialect's hooks (MariaDB DATETIME holds UTC, ...). */
+  private static void bind(DataSource ds, PreparedStatement ps, Object... params) throws SQLException {
+    OutboxDialect dialect = null;
     for (int i = 0; i < params.length; i++) {
-      ps.setObject(i + 1, params[i]);
+      if (params[i] instanceof Instant || params[i] instanceof UUID) {
+        dialect = dialect != null ? dialect : dialect(ds);
+        if (params[i] instanceof Instant t) {
+          dialect.bindInstant(ps, i + 1, t);
+        } else {
+          dialect.bindUuid(ps, i + 1, (UUID) params[i]);
+        }
+      } else {
+        ps.setObject(i + 1, params[i]);
+      }
     }
+  }
+
+  /** The outbox dialect of {@code ds} (cached per data source). */
+  public static OutboxDialect dialect(DataSource ds) {
+    return DIALECT.computeIfAbsent(ds, d -> {
+      try (Connection c = d.getConnection()) {
+        return DialectDetector.detect(c.getMetaData());
+      } catch (SQLException e) {
+        throw new IllegalStateException("cannot detect the outbox dialect", e);
+      }
+    });
   }
 }

@@ -153,6 +153,22 @@ public final class TestDatabases {
         + query;
   }
 
+  /**
+   * Another data source on the migrated {@code database} whose sessions' clock stands still at
+   * {@code at} (MariaDB's {@code timestamp} session variable: every statement sees the same
+   * {@code UTC_TIMESTAMP(3)}), for what happens within one millisecond.
+   */
+  public static DataSource mariadbFrozenClock(String database, java.time.Instant at) {
+    mariadb(database);
+    String url = mariadbUrl(database).replace("sessionVariables=",
+        "sessionVariables=timestamp=" + at.getEpochSecond() + "." + String.format("%03d", at.getNano() / 1_000_000) + ",");
+    try {
+      return mariaDbDataSource(url);
+    } catch (SQLException e) {
+      throw new IllegalStateException("cannot open MariaDB database " + database, e);
+    }
+  }
+
   public static String mariadbUser() {
     return System.getProperty("outbox.test.mariadb.user", DEFAULT_MARIADB_USER);
   }

@@ -54,4 +54,12 @@ public class MariaDbReconciliationDialect extends ReconciliationDialect {
     return "INSERT INTO outbox_lock (name, owner, lease_until, acquired_at) VALUES (?, ?, "
         + nowPlusMillisParam() + ", UTC_TIMESTAMP(3))";
   }
+
+  @Override
+  public String releaseLockSql() {
+    // A millisecond clock: a lease ending "now" would stay live for the rest of this millisecond
+    // (taking needs lease_until < now), so a release ends it one millisecond ago.
+    return "UPDATE outbox_lock SET lease_until = TIMESTAMPADD(MICROSECOND, -1000, UTC_TIMESTAMP(3))"
+        + " WHERE name = ? AND owner = ?";
+  }
 }

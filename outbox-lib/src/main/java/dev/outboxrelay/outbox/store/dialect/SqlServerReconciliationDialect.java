@@ -58,4 +58,12 @@ public class SqlServerReconciliationDialect extends ReconciliationDialect {
     return "INSERT INTO outbox_lock (name, owner, lease_until, acquired_at) VALUES (?, ?, "
         + NOW_PLUS_MILLIS + ", SYSUTCDATETIME())";
   }
+
+  @Override
+  public String releaseLockSql() {
+    // datetime2(3) rounds SYSUTCDATETIME() to the millisecond, possibly up: a lease ending "now"
+    // could still be live a moment later (taking needs lease_until < now), so end it 1 ms ago.
+    return "UPDATE outbox_lock SET lease_until = DATEADD(MILLISECOND, -1, SYSUTCDATETIME())"
+        + " WHERE name = ? AND owner = ?";
+  }
 }

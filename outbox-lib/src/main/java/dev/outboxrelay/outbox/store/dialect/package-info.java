@@ -6,6 +6,9 @@
  * Dialects: PostgreSQL, H2, MariaDB 10.6+, SQL Server 2017+ (the last not yet run against a
  * server). Tokens and times are bound and read through the dialect ({@code bindUuid}, {@code
  * readInstant}, ...), so the store stays database-neutral; {@code isRetryableConflict} marks
- * deadlock victims the store may run again.
+ * deadlock victims the store may run again. {@link
+ * dev.outboxrelay.outbox.store.dialect.ReconciliationDialect} holds the reconciliation's
+ * statements, one subclass per database ({@code ReconciliationDialect.of(outboxDialect)}); its
+ * store binds and reads times and tells unique violations through the outbox dialect's hooks.
  */
 package dev.outboxrelay.outbox.store.dialect;

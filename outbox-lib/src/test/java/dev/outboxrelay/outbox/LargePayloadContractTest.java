@@ -45,11 +45,15 @@ public abstract class LargePayloadContractTest {
 
   protected abstract DataSource dataSource();
 
+  /** Creates the business table {@code name} unless it exists. */
+  protected String createDocumentsTableSql(String name) {
+    return "CREATE TABLE IF NOT EXISTS " + name + " (id BIGINT PRIMARY KEY, note VARCHAR(100) NOT NULL)";
+  }
+
   @BeforeEach
   void setUp() {
     ds = dataSource();
-    TestDatabases.execute(ds, "CREATE TABLE IF NOT EXISTS " + DOCUMENTS
-        + " (id BIGINT PRIMARY KEY, note VARCHAR(100) NOT NULL)");
+    TestDatabases.execute(ds, createDocumentsTableSql(DOCUMENTS));
     resetAll();
     store = JdbcOutboxStore.create(ds);
     outbox = new Outbox(OutboxConfig.builder().destinations(HTTP_BILLING, KAFKA_ORDERS).build());

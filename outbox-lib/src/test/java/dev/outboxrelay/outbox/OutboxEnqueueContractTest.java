@@ -39,11 +39,15 @@ public abstract class OutboxEnqueueContractTest {
 
   protected abstract DataSource dataSource();
 
+  /** Creates the business table {@code name} unless it exists. SQL Server overrides it. */
+  protected String createOrdersTableSql(String name) {
+    return "CREATE TABLE IF NOT EXISTS " + name + " (id BIGINT PRIMARY KEY, note VARCHAR(100) NOT NULL)";
+  }
+
   @BeforeEach
   void setUp() {
     ds = dataSource();
-    TestDatabases.execute(ds, "CREATE TABLE IF NOT EXISTS " + ORDERS
-        + " (id BIGINT PRIMARY KEY, note VARCHAR(100) NOT NULL)");
+    TestDatabases.execute(ds, createOrdersTableSql(ORDERS));
     resetAll();
     store = JdbcOutboxStore.create(ds);
     outbox = new Outbox(OutboxConfig.builder().destinations(HTTP_BILLING, KAFKA_ORDERS).build());

@@ -20,7 +20,6 @@ import java.sql.SQLException;
 import java.sql.Types;
 import java.time.Duration;
 import java.time.Instant;
-import java.time.OffsetDateTime;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -39,6 +38,13 @@ public class JdbcOutboxStore implements OutboxStore {
   private static final TypeReference<LinkedHashMap<String, String>> HEADERS = new TypeReference<>() {};
   /** Errors are stored truncated to the column width. */
   private static final int MAX_TEXT = 2000;
+  /**
+   * How often a unit of work the database rolled back as a deadlock victim (see {@link
+   * OutboxDialect#isRetryableConflict}) is run again before the failure reaches the caller.
+   */
+  public static final int DEFAULT_CONFLICT_RETRIES = 3;
+  /** Pause before the first such retry; doubled for each further one, plus jitter. */
+  public static final Duration CONFLICT_RETRY_PAUSE = Duration.ofMillis(5);
 
   private final DataSource dataSource;
   private final OutboxDialect dialect;
@@ -207,11 +213,15 @@ public class JdbcOutboxStore implements OutboxStore {
 
   @Override
   public List<ClaimedMessage> claimBatch(ClaimRequest r) {
-    try (Connection c = autoCommitConnection()) {
-      List<ClaimedMessage> claimed = new java.util.ArrayList<>(
-          dialect.claim(c, r.token(), r.leaseFor().toMillis(), r.limit(), JdbcOutboxStore::claimed));
-      claimed.sort((a, b) -> Long.compare(a.id(), b.id()));
-      return claimed;
+    try {
+      return retryingConflicts(() -> {
+        try (Connection c = autoCommitConnection()) {
+          List<ClaimedMessage> claimed = new java.util.ArrayList<>(
+              dialect.claim(c, r.token(), r.leaseFor().toMillis(), r.limit(), this::claimed));
+          claimed.sort((a, b) -> Long.compare(a.id(), b.id()));
+          return claimed;
+        }
+      });
     } catch (SQLException e) {
       throw new OutboxStoreException("claim of up to " + r.limit() + " jobs failed", e);
     }
@@ -222,7 +232,7 @@ public class JdbcOutboxStore implements OutboxStore {
     return update("renew lease of message " + id, dialect.renewLeaseSql(), ps -> {
       ps.setLong(1, leaseFor.toMillis());
       ps.setLong(2, id);
-      ps.setObject(3, token);
+      dialect.bindUuid(ps, 3, token);
     }) == 1;
   }
 
@@ -230,7 +240,7 @@ public class JdbcOutboxStore implements OutboxStore {
   public boolean markDelivered(ClaimedMessage m, AttemptRecord attempt) {
     return transition(m, AttemptOutcome.DELIVERED, attempt, dialect.markDeliveredSql(), ps -> {
       ps.setLong(1, m.id());
-      ps.setObject(2, m.claimToken());
+      dialect.bindUuid(ps, 2, m.claimToken());
     });
   }
 
@@ -240,7 +250,7 @@ public class JdbcOutboxStore implements OutboxStore {
       ps.setString(1, lastError(attempt));
       ps.setLong(2, Math.max(0, retryAfter.toMillis()));
       ps.setLong(3, m.id());
-      ps.setObject(4, m.claimToken());
+      dialect.bindUuid(ps, 4, m.claimToken());
     });
   }
 
@@ -249,7 +259,7 @@ public class JdbcOutboxStore implements OutboxStore {
     return transition(m, AttemptOutcome.DEAD, attempt, dialect.markDeadSql(), ps -> {
       ps.setString(1, lastError(attempt));
       ps.setLong(2, m.id());
-      ps.setObject(3, m.claimToken());
+      dialect.bindUuid(ps, 3, m.claimToken());
     });
   }
 
@@ -257,7 +267,7 @@ public class JdbcOutboxStore implements OutboxStore {
   public boolean release(long id, UUID token) {
     return update("release of message " + id, dialect.releaseSql(), ps -> {
       ps.setLong(1, id);
-      ps.setObject(2, token);
+      dialect.bindUuid(ps, 2, token);
     }) == 1;
   }
 
@@ -269,15 +279,19 @@ public class JdbcOutboxStore implements OutboxStore {
   private boolean transition(
       ClaimedMessage m, AttemptOutcome outcome, AttemptRecord attempt, String sql, Binder binder) {
     String what = outcome + " of message " + m.id() + " (attempt " + m.attemptNo() + ")";
-    try (Connection c = dataSource.getConnection()) {
-      return JdbcTransactions.inTransaction(c, tx -> {
-        int changed;
-        try (PreparedStatement ps = tx.prepareStatement(sql)) {
-          binder.bind(ps);
-          changed = ps.executeUpdate();
+    try {
+      return retryingConflicts(() -> {
+        try (Connection c = dataSource.getConnection()) {
+          return JdbcTransactions.inTransaction(c, tx -> {
+            int changed;
+            try (PreparedStatement ps = tx.prepareStatement(sql)) {
+              binder.bind(ps);
+              changed = ps.executeUpdate();
+            }
+            insertAttempt(tx, m, changed == 1 ? outcome : AttemptOutcome.STALE, attempt);
+            return changed == 1;
+          });
         }
-        insertAttempt(tx, m, changed == 1 ? outcome : AttemptOutcome.STALE, attempt);
-        return changed == 1;
       });
     } catch (SQLException e) {
       throw new OutboxStoreException(what + " failed", e);
@@ -289,7 +303,7 @@ public class JdbcOutboxStore implements OutboxStore {
     try (PreparedStatement ps = c.prepareStatement(dialect.insertAttemptSql())) {
       ps.setLong(1, m.id());
       ps.setInt(2, m.attemptNo());
-      ps.setObject(3, m.claimToken());
+      dialect.bindUuid(ps, 3, m.claimToken());
       ps.setLong(4, -a.elapsed().toMillis());
       ps.setString(5, outcome.name());
       ps.setString(6, truncate(a.errorClass(), 300));
@@ -308,14 +322,22 @@ public class JdbcOutboxStore implements OutboxStore {
 
   @Override
   public ReapResult releaseExpiredLeases(int maxAttempts, int limit) {
-    record Expired(long id, UUID token, int attempts, OffsetDateTime claimedAt) {}
+    try {
+      return retryingConflicts(() -> reapOnce(maxAttempts, limit));
+    } catch (SQLException e) {
+      throw new OutboxStoreException("release of expired leases failed", e);
+    }
+  }
+
+  private ReapResult reapOnce(int maxAttempts, int limit) throws SQLException {
+    record Expired(long id, UUID token, int attempts, Instant claimedAt) {}
     try (Connection conn = dataSource.getConnection()) {
       return JdbcTransactions.inTransaction(conn, c -> {
         List<Expired> expired;
         try (PreparedStatement ps = c.prepareStatement(dialect.lockExpiredLeasesSql())) {
           ps.setInt(1, limit);
-          expired = readAll(ps, rs -> new Expired(rs.getLong(1), rs.getObject(2, UUID.class),
-              rs.getInt(3), rs.getObject(4, OffsetDateTime.class)));
+          expired = readAll(ps, rs -> new Expired(rs.getLong(1), dialect.readUuid(rs, 2),
+              rs.getInt(3), dialect.readInstant(rs, 4)));
         }
         int ready = 0;
         int dead = 0;
@@ -328,15 +350,15 @@ public class JdbcOutboxStore implements OutboxStore {
             ps.setInt(1, maxAttempts);
             ps.setString(2, error);
             ps.setLong(3, e.id());
-            ps.setObject(4, e.token());
+            dialect.bindUuid(ps, 4, e.token());
             changed = ps.executeUpdate();
           }
           if (changed == 1) {
             try (PreparedStatement ps = c.prepareStatement(dialect.insertExpiredAttemptSql())) {
               ps.setLong(1, e.id());
               ps.setInt(2, e.attempts() + 1);
-              ps.setObject(3, e.token());
-              ps.setObject(4, e.claimedAt());
+              dialect.bindUuid(ps, 3, e.token());
+              dialect.bindInstant(ps, 4, e.claimedAt());
               ps.setString(5, error);
               ps.executeUpdate();
             }
@@ -349,8 +371,6 @@ public class JdbcOutboxStore implements OutboxStore {
         }
         return new ReapResult(ready, dead);
       });
-    } catch (SQLException e) {
-      throw new OutboxStoreException("release of expired leases failed", e);
     }
   }
 
@@ -372,8 +392,8 @@ public class JdbcOutboxStore implements OutboxStore {
   @Override
   public Optional<Duration> oldestReadyAge() {
     return query("oldest ready age", dialect.oldestReadySql(), ps -> {}, rs -> {
-      OffsetDateTime oldest = rs.getObject(1, OffsetDateTime.class);
-      OffsetDateTime now = rs.getObject(2, OffsetDateTime.class);
+      Instant oldest = dialect.readInstant(rs, 1);
+      Instant now = dialect.readInstant(rs, 2);
       return oldest == null ? null : Duration.between(oldest, now);
     }).stream().filter(Objects::nonNull).findFirst();
   }
@@ -381,13 +401,13 @@ public class JdbcOutboxStore implements OutboxStore {
   @Override
   public Instant databaseNow() {
     return query("database now", dialect.databaseNowSql(), ps -> {},
-        rs -> rs.getObject(1, OffsetDateTime.class).toInstant()).get(0);
+        rs -> dialect.readInstant(rs, 1)).get(0);
   }
 
   @Override
   public Optional<StoredMessage> findMessage(long id) {
     return query("read of message " + id, dialect.findMessageSql(), ps -> ps.setLong(1, id),
-        JdbcOutboxStore::stored).stream().findFirst();
+        this::stored).stream().findFirst();
   }
 
   @Override
@@ -400,14 +420,14 @@ public class JdbcOutboxStore implements OutboxStore {
   @Override
   public Optional<StoredMessage> findByOperationId(String operationId) {
     return query("read of operation_id '" + operationId + "'", dialect.findByOperationIdSql(),
-        ps -> ps.setString(1, operationId), JdbcOutboxStore::stored).stream().findFirst();
+        ps -> ps.setString(1, operationId), this::stored).stream().findFirst();
   }
 
   @Override
   public List<StoredAttempt> attempts(long messageId) {
     return query("attempts of message " + messageId, dialect.attemptsSql(),
         ps -> ps.setLong(1, messageId), rs -> new StoredAttempt(
-            rs.getLong(1), rs.getInt(2), rs.getObject(3, UUID.class), instant(rs, 4), instant(rs, 5),
+            rs.getLong(1), rs.getInt(2), dialect.readUuid(rs, 3), instant(rs, 4), instant(rs, 5),
             AttemptOutcome.valueOf(rs.getString(6)), rs.getString(7), rs.getString(8), rs.getString(9)));
   }
 
@@ -431,21 +451,25 @@ public class JdbcOutboxStore implements OutboxStore {
   @Override
   public boolean cancelReady(long id, String reason) {
     String error = truncate(reason, MAX_TEXT);
-    try (Connection conn = dataSource.getConnection()) {
-      return JdbcTransactions.inTransaction(conn, c -> {
-        try (PreparedStatement ps = c.prepareStatement(dialect.cancelReadySql())) {
-          ps.setString(1, error);
-          ps.setLong(2, id);
-          if (ps.executeUpdate() != 1) {
-            return false;
-          }
+    try {
+      return retryingConflicts(() -> {
+        try (Connection conn = dataSource.getConnection()) {
+          return JdbcTransactions.inTransaction(conn, c -> {
+            try (PreparedStatement ps = c.prepareStatement(dialect.cancelReadySql())) {
+              ps.setString(1, error);
+              ps.setLong(2, id);
+              if (ps.executeUpdate() != 1) {
+                return false;
+              }
+            }
+            try (PreparedStatement ps = c.prepareStatement(dialect.insertCancelAttemptSql())) {
+              ps.setString(1, error);
+              ps.setLong(2, id);
+              ps.executeUpdate();
+            }
+            return true;
+          });
         }
-        try (PreparedStatement ps = c.prepareStatement(dialect.insertCancelAttemptSql())) {
-          ps.setString(1, error);
-          ps.setLong(2, id);
-          ps.executeUpdate();
-        }
-        return true;
       });
     } catch (SQLException e) {
       throw new OutboxStoreException("cancel of message " + id + " failed", e);
@@ -454,7 +478,7 @@ public class JdbcOutboxStore implements OutboxStore {
 
   @Override
   public long countDead(DeadJobFilter f) {
-    BoundSql sql = dialect.countDead(f.destination(), f.errorClass(), utc(f.deadFrom()), utc(f.deadTo()),
+    BoundSql sql = dialect.countDead(f.destination(), f.errorClass(), f.deadFrom(), f.deadTo(),
         f.orderingKey());
     return query("count of dead jobs matching " + f, sql.sql(), ps -> bindAll(ps, sql.params()),
         rs -> rs.getLong(1)).get(0);
@@ -465,7 +489,7 @@ public class JdbcOutboxStore implements OutboxStore {
     if (limit <= 0) {
       throw new IllegalArgumentException("limit must be positive, was " + limit);
     }
-    BoundSql sql = dialect.replayDead(f.destination(), f.errorClass(), utc(f.deadFrom()), utc(f.deadTo()),
+    BoundSql sql = dialect.replayDead(f.destination(), f.errorClass(), f.deadFrom(), f.deadTo(),
         f.orderingKey(), limit);
     return update("replay of dead jobs matching " + f, sql.sql(), ps -> bindAll(ps, sql.params()));
   }
@@ -505,15 +529,56 @@ public class JdbcOutboxStore implements OutboxStore {
     void bind(PreparedStatement ps) throws SQLException;
   }
 
-  /** Binds a dialect's parameters in order (strings, numbers, timestamps). */
-  private static void bindAll(PreparedStatement ps, List<Object> params) throws SQLException {
+  /**
+   * Binds a dialect's parameters in order: times and tokens through the dialect's hooks (a
+   * MariaDB DATETIME holds UTC, SQL Server has datetime2 and uniqueidentifier), the rest as is.
+   */
+  private void bindAll(PreparedStatement ps, List<Object> params) throws SQLException {
     for (int i = 0; i < params.size(); i++) {
-      ps.setObject(i + 1, params.get(i));
+      Object p = params.get(i);
+      if (p instanceof Instant t) {
+        dialect.bindInstant(ps, i + 1, t);
+      } else if (p instanceof UUID u) {
+        dialect.bindUuid(ps, i + 1, u);
+      } else {
+        ps.setObject(i + 1, p);
+      }
     }
   }
 
-  private static OffsetDateTime utc(Instant t) {
-    return t == null ? null : t.atOffset(java.time.ZoneOffset.UTC);
+  /** A unit of work that takes its own connection, so it can run again from the start. */
+  @FunctionalInterface
+  private interface Work<T> {
+    T run() throws SQLException;
+  }
+
+  /**
+   * Runs {@code work} and, while the database rolls it back as a deadlock victim, runs it again,
+   * at most {@link #DEFAULT_CONFLICT_RETRIES} more times: the victim's transaction was undone
+   * whole, so nothing of the failed run remains. Any other failure, or the last conflict, goes
+   * to the caller.
+   */
+  private <T> T retryingConflicts(Work<T> work) throws SQLException {
+    for (int retry = 0; ; retry++) {
+      try {
+        return work.run();
+      } catch (SQLException e) {
+        if (retry >= DEFAULT_CONFLICT_RETRIES || !dialect.isRetryableConflict(e)) {
+          throw e;
+        }
+        pauseBeforeRetry(retry, e);
+      }
+    }
+  }
+
+  private static void pauseBeforeRetry(int retry, SQLException conflict) throws SQLException {
+    long base = CONFLICT_RETRY_PAUSE.toMillis() << retry;
+    try {
+      Thread.sleep(base + java.util.concurrent.ThreadLocalRandom.current().nextLong(base + 1));
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw conflict;
+    }
   }
 
   private Connection autoCommitConnection() throws SQLException {
@@ -525,9 +590,13 @@ public class JdbcOutboxStore implements OutboxStore {
   }
 
   private int update(String what, String sql, Binder binder) {
-    try (Connection c = autoCommitConnection(); PreparedStatement ps = c.prepareStatement(sql)) {
-      binder.bind(ps);
-      return ps.executeUpdate();
+    try {
+      return retryingConflicts(() -> {
+        try (Connection c = autoCommitConnection(); PreparedStatement ps = c.prepareStatement(sql)) {
+          binder.bind(ps);
+          return ps.executeUpdate();
+        }
+      });
     } catch (SQLException e) {
       throw new OutboxStoreException(what + " failed", e);
     }
@@ -546,28 +615,27 @@ public class JdbcOutboxStore implements OutboxStore {
   private Optional<StoredMessage> queryOne(Connection c, String sql, Binder binder) throws SQLException {
     try (PreparedStatement ps = c.prepareStatement(sql)) {
       binder.bind(ps);
-      return readAll(ps, JdbcOutboxStore::stored).stream().findFirst();
+      return readAll(ps, this::stored).stream().findFirst();
     }
   }
 
-  private static ClaimedMessage claimed(ResultSet rs) throws SQLException {
+  private ClaimedMessage claimed(ResultSet rs) throws SQLException {
     return new ClaimedMessage(
         rs.getLong(1), rs.getString(2), rs.getString(3), rs.getString(4), rs.getString(5),
-        rs.getString(6), headers(rs.getString(7)), rs.getInt(8), rs.getObject(9, UUID.class),
+        rs.getString(6), headers(rs.getString(7)), rs.getInt(8), dialect.readUuid(rs, 9),
         instant(rs, 10), instant(rs, 11), rs.getBoolean(12));
   }
 
-  private static StoredMessage stored(ResultSet rs) throws SQLException {
+  private StoredMessage stored(ResultSet rs) throws SQLException {
     return new StoredMessage(
         rs.getLong(1), rs.getString(2), rs.getString(3), rs.getString(4), rs.getString(5),
-        rs.getString(6), rs.getString(7), rs.getString(8).charAt(0), rs.getObject(9, UUID.class),
+        rs.getString(6), rs.getString(7), rs.getString(8).charAt(0), dialect.readUuid(rs, 9),
         instant(rs, 10), instant(rs, 11), rs.getInt(12), rs.getString(13), instant(rs, 14),
         instant(rs, 15), instant(rs, 16), instant(rs, 17), rs.getBoolean(18));
   }
 
-  private static Instant instant(ResultSet rs, int column) throws SQLException {
-    OffsetDateTime t = rs.getObject(column, OffsetDateTime.class);
-    return t == null ? null : t.toInstant();
+  private Instant instant(ResultSet rs, int column) throws SQLException {
+    return dialect.readInstant(rs, column);
   }
 
   private static Map<String, String> headers(String json) throws SQLException {

@@ -14,8 +14,6 @@ import java.sql.SQLException;
 import java.sql.Types;
 import java.time.Duration;
 import java.time.Instant;
-import java.time.OffsetDateTime;
-import java.time.ZoneOffset;
 import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
@@ -33,11 +31,15 @@ public class JdbcReconciliationStore implements ReconciliationStore {
   private static final int MAX_TEXT = 2000;
 
   private final DataSource dataSource;
+  /** Binds and reads times, and tells unique violations, for the same database. */
+  private final OutboxDialect outbox;
   private final ReconciliationDialect dialect;
 
-  public JdbcReconciliationStore(DataSource dataSource, ReconciliationDialect dialect) {
+  /** The reconciliation statements of {@code outbox}'s database ({@link ReconciliationDialect#of}). */
+  public JdbcReconciliationStore(DataSource dataSource, OutboxDialect outbox) {
     this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
-    this.dialect = Objects.requireNonNull(dialect, "dialect");
+    this.outbox = Objects.requireNonNull(outbox, "outbox");
+    this.dialect = ReconciliationDialect.of(outbox);
   }
 
   /** Detects the dialect from one connection of {@code dataSource}. */
@@ -48,11 +50,16 @@ public class JdbcReconciliationStore implements ReconciliationStore {
     } catch (SQLException e) {
       throw new OutboxStoreException("cannot connect to detect the outbox dialect", e);
     }
-    return new JdbcReconciliationStore(dataSource, ReconciliationDialect.of(outbox));
+    return new JdbcReconciliationStore(dataSource, outbox);
   }
 
   public ReconciliationDialect dialect() {
     return dialect;
+  }
+
+  /** The outbox dialect whose hooks bind and read this store's times. */
+  public OutboxDialect outboxDialect() {
+    return outbox;
   }
 
   // ---- confirmations -------------------------------------------------------------------------
@@ -68,7 +75,7 @@ public class JdbcReconciliationStore implements ReconciliationStore {
           for (Confirmation k : confirmations) {
             ps.setString(1, k.operationId());
             ps.setString(2, k.destination());
-            ps.setObject(3, timestamp(k.confirmedAt()));
+            outbox.bindInstant(ps, 3, k.confirmedAt());
             ps.setInt(4, k.appliedCount());
             ps.setString(5, truncate(k.source(), 200));
             ps.addBatch();
@@ -91,11 +98,11 @@ public class JdbcReconciliationStore implements ReconciliationStore {
         PreparedStatement ps = c.prepareStatement(dialect.classifyWindowSql())) {
       ps.setLong(1, -gracePeriod.toMillis());
       ps.setString(2, destination);
-      ps.setObject(3, timestamp(start));
-      ps.setObject(4, timestamp(end));
+      outbox.bindInstant(ps, 3, start);
+      outbox.bindInstant(ps, 4, end);
       ps.setString(5, destination);
-      ps.setObject(6, timestamp(start));
-      ps.setObject(7, timestamp(end));
+      outbox.bindInstant(ps, 6, start);
+      outbox.bindInstant(ps, 7, end);
       return readAll(ps, rs -> {
         long id = rs.getLong(1);
         Long messageId = rs.wasNull() ? null : id;
@@ -115,7 +122,7 @@ public class JdbcReconciliationStore implements ReconciliationStore {
   public boolean confirmSent(WindowEntry e) {
     requireJob(e, "confirm");
     return update("confirmation of message " + e.messageId(), dialect.confirmSentSql(), ps -> {
-      ps.setObject(1, timestamp(e.confirmedAt()));
+      outbox.bindInstant(ps, 1, e.confirmedAt());
       ps.setLong(2, e.messageId());
       ps.setInt(3, e.attempts());
     }) == 1;
@@ -138,8 +145,8 @@ public class JdbcReconciliationStore implements ReconciliationStore {
       throw new IllegalStateException("message " + e.messageId() + " has no confirmation to accept");
     }
     return update("acceptance of message " + e.messageId(), dialect.acceptConfirmedSql(), ps -> {
-      ps.setObject(1, timestamp(e.confirmedAt()));
-      ps.setObject(2, timestamp(e.confirmedAt()));
+      outbox.bindInstant(ps, 1, e.confirmedAt());
+      outbox.bindInstant(ps, 2, e.confirmedAt());
       ps.setLong(3, e.messageId());
       ps.setString(4, String.valueOf(e.state()));
       ps.setInt(5, e.attempts());
@@ -159,15 +166,11 @@ public class JdbcReconciliationStore implements ReconciliationStore {
   public Optional<Long> startRun(RunStart s) {
     try (Connection c = autoCommitConnection();
         PreparedStatement ps = c.prepareStatement(dialect.insertRunSql(), new String[] {"id"})) {
-      ps.setObject(1, timestamp(s.windowStart()));
-      ps.setObject(2, timestamp(s.windowEnd()));
+      outbox.bindInstant(ps, 1, s.windowStart());
+      outbox.bindInstant(ps, 2, s.windowEnd());
       ps.setString(3, s.triggeredBy());
       ps.setString(4, truncate(s.owner(), 200));
-      if (s.scheduleSlot() == null) {
-        ps.setNull(5, Types.TIMESTAMP_WITH_TIMEZONE);
-      } else {
-        ps.setObject(5, timestamp(s.scheduleSlot()));
-      }
+      outbox.bindInstant(ps, 5, s.scheduleSlot());
       ps.executeUpdate();
       try (ResultSet keys = ps.getGeneratedKeys()) {
         if (!keys.next()) {
@@ -176,7 +179,7 @@ public class JdbcReconciliationStore implements ReconciliationStore {
         return Optional.of(keys.getLong(1));
       }
     } catch (SQLException e) {
-      if (s.scheduleSlot() != null && dialect.isUniqueViolation(e)) {
+      if (s.scheduleSlot() != null && outbox.isUniqueViolation(e)) {
         return Optional.empty(); // another relay reconciled this slot first
       }
       throw new OutboxStoreException("start of a reconciliation run for [" + s.windowStart() + ", "
@@ -187,7 +190,7 @@ public class JdbcReconciliationStore implements ReconciliationStore {
   @Override
   public boolean scheduleSlotTaken(Instant slot) {
     return query("schedule slot " + slot, dialect.countRunsInSlotSql(),
-        ps -> ps.setObject(1, timestamp(slot)), rs -> rs.getLong(1)).get(0) > 0;
+        ps -> outbox.bindInstant(ps, 1, slot), rs -> rs.getLong(1)).get(0) > 0;
   }
 
   @Override
@@ -224,11 +227,7 @@ public class JdbcReconciliationStore implements ReconciliationStore {
             ps.setString(4, item.destination());
             ps.setString(5, item.state() == null ? null : String.valueOf(item.state()));
             ps.setString(6, item.category().wireName());
-            if (item.sentAt() == null) {
-              ps.setNull(7, Types.TIMESTAMP_WITH_TIMEZONE);
-            } else {
-              ps.setObject(7, timestamp(item.sentAt()));
-            }
+            outbox.bindInstant(ps, 7, item.sentAt());
             ps.setInt(8, item.confirmedCount());
             ps.setString(9, truncate(item.lastError(), MAX_TEXT));
             ps.setString(10, item.action());
@@ -248,19 +247,19 @@ public class JdbcReconciliationStore implements ReconciliationStore {
   @Override
   public Optional<ReconciliationRun> findRun(long runId) {
     return query("read of reconciliation run " + runId, dialect.findRunSql(), ps -> ps.setLong(1, runId),
-        JdbcReconciliationStore::run).stream().findFirst().map(r -> r.withItems(items(r.id())));
+        this::run).stream().findFirst().map(r -> r.withItems(items(r.id())));
   }
 
   @Override
   public Optional<ReconciliationRun> latestFinishedRun() {
     return query("read of the latest reconciliation run", dialect.latestFinishedRunSql(), ps -> {},
-        JdbcReconciliationStore::run).stream().findFirst().map(r -> r.withItems(items(r.id())));
+        this::run).stream().findFirst().map(r -> r.withItems(items(r.id())));
   }
 
   @Override
   public List<ReconciliationRun> recentRuns(int limit) {
     return query("read of the latest " + limit + " reconciliation runs", dialect.recentRunsSql(),
-        ps -> ps.setInt(1, limit), JdbcReconciliationStore::run);
+        ps -> ps.setInt(1, limit), this::run);
   }
 
   @Override
@@ -285,7 +284,7 @@ public class JdbcReconciliationStore implements ReconciliationStore {
         });
   }
 
-  private static ReconciliationRun run(ResultSet rs) throws SQLException {
+  private ReconciliationRun run(ResultSet rs) throws SQLException {
     Map<ReconciliationCategory, Integer> counts = new EnumMap<>(ReconciliationCategory.class);
     int column = 9;
     for (ReconciliationCategory category : ReconciliationCategory.REPORTED) {
@@ -321,7 +320,7 @@ public class JdbcReconciliationStore implements ReconciliationStore {
       ps.setLong(3, leaseFor.toMillis());
       return ps.executeUpdate() == 1;
     } catch (SQLException e) {
-      if (dialect.isUniqueViolation(e)) {
+      if (outbox.isUniqueViolation(e)) {
         return false; // created by a concurrent contender, whose lease is live
       }
       throw new OutboxStoreException(what + " failed", e);
@@ -389,13 +388,8 @@ public class JdbcReconciliationStore implements ReconciliationStore {
     }
   }
 
-  private static OffsetDateTime timestamp(Instant t) {
-    return OffsetDateTime.ofInstant(t, ZoneOffset.UTC);
-  }
-
-  private static Instant instant(ResultSet rs, int column) throws SQLException {
-    OffsetDateTime t = rs.getObject(column, OffsetDateTime.class);
-    return t == null ? null : t.toInstant();
+  private Instant instant(ResultSet rs, int column) throws SQLException {
+    return outbox.readInstant(rs, column);
   }
 
   private static String truncate(String s, int max) {

@@ -24,9 +24,10 @@ import org.junit.jupiter.api.Test;
  * dialects' SQL names. Parses {@code CREATE TABLE} text simply: one column per top-level comma.
  */
 class MigrationScriptsTest {
-  private static final List<String> DATABASES = List.of("postgresql", "h2");
+  static final List<String> DATABASES = List.of("postgresql", "h2", "mariadb", "sqlserver");
   /** Every script, in order; a table's columns are its CREATE TABLE plus later ADD COLUMNs. */
-  private static final List<String> SCRIPTS = List.of("V1__outbox_tables.sql", "V2__outbox_payload.sql");
+  static final List<String> SCRIPTS =
+      List.of("V1__outbox_tables.sql", "V2__outbox_payload.sql", "V3__reconciliation.sql");
   private static final Set<String> TABLE_CONSTRAINT_WORDS =
       Set.of("constraint", "primary", "unique", "check", "foreign", "exclude");
 
@@ -51,6 +52,10 @@ class MigrationScriptsTest {
     String v1 = "CREATE TABLE t (\n  a INT,\n  b INT\n);";
     String v2 = "ALTER TABLE t ADD COLUMN c BOOLEAN NOT NULL DEFAULT FALSE;\nALTER TABLE u ADD COLUMN d INT;";
     assertEquals(Set.of("a", "b", "c"), columnsOf(List.of(v1, v2), "t"));
+    // T-SQL has no COLUMN keyword; ADD CONSTRAINT adds none.
+    String tsql = "ALTER TABLE t ADD c BIT NOT NULL CONSTRAINT df_c DEFAULT 0;\n"
+        + "ALTER TABLE t ADD CONSTRAINT ck_a CHECK (a > 0);";
+    assertEquals(Set.of("a", "b", "c"), columnsOf(List.of(v1, tsql), "t"));
   }
 
   @Test
@@ -91,7 +96,18 @@ class MigrationScriptsTest {
 
   // ---- parsing -------------------------------------------------------------------------------
 
-  private static Set<String> columns(String db, String table) throws IOException {
+  /** Columns of {@code table} after every migration of {@code db}. */
+  static Set<String> columns(String db, String table) throws IOException {
+    return columnsOf(scripts(db), table);
+  }
+
+  /** The text of {@code db}'s migrations (V1, V2, V3), joined in order. */
+  static String script(String db) throws IOException {
+    return String.join("\n", scripts(db));
+  }
+
+  /** The text of each of {@code db}'s migrations, in order. */
+  static List<String> scripts(String db) throws IOException {
     List<String> scripts = new ArrayList<>();
     for (String script : SCRIPTS) {
       String path = "db/outbox/" + db + "/" + script;
@@ -100,7 +116,7 @@ class MigrationScriptsTest {
         scripts.add(new String(in.readAllBytes(), StandardCharsets.UTF_8));
       }
     }
-    return columnsOf(scripts, table);
+    return scripts;
   }
 
   /** Columns of {@code table} after running {@code scripts} in order: created, then added. */
@@ -109,7 +125,7 @@ class MigrationScriptsTest {
     Pattern create = Pattern.compile("(?i)CREATE\\s+TABLE\\s+(IF\\s+NOT\\s+EXISTS\\s+)?"
         + Pattern.quote(table) + "\\s*\\(");
     Pattern add = Pattern.compile("(?i)ALTER\\s+TABLE\\s+" + Pattern.quote(table)
-        + "\\s+ADD\\s+COLUMN\\s+(IF\\s+NOT\\s+EXISTS\\s+)?\"?(\\w+)");
+        + "\\s+ADD\\s+(COLUMN\\s+)?(IF\\s+NOT\\s+EXISTS\\s+)?\"?(\\w+)");
     for (String sql : scripts) {
       String text = sql.replaceAll("--[^\n]*", "");
       if (columns == null && create.matcher(text).find()) {
@@ -117,8 +133,12 @@ class MigrationScriptsTest {
       }
       Matcher m = add.matcher(text);
       while (m.find()) {
+        String column = m.group(3).toLowerCase(Locale.ROOT);
+        if (m.group(1) == null && TABLE_CONSTRAINT_WORDS.contains(column)) {
+          continue; // ADD CONSTRAINT ..., not a column
+        }
         assertNotNull(columns, "ADD COLUMN before CREATE TABLE " + table);
-        columns.add(m.group(2).toLowerCase(Locale.ROOT));
+        columns.add(column);
       }
     }
     assertNotNull(columns, "no CREATE TABLE " + table);

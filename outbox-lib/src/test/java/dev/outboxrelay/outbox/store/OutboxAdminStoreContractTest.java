@@ -205,7 +205,7 @@ public abstract class OutboxAdminStoreContractTest {
   void bulkReplayByTimeOfDeathUsesTheFailingAttempt() {
     long old = dead(HTTP_BILLING, null, "HTTP 500");
     long recent = dead(HTTP_BILLING, null, "HTTP 500");
-    TestDatabases.update(ds, "UPDATE outbox_attempt SET finished_at = CURRENT_TIMESTAMP - INTERVAL '2' HOUR"
+    TestDatabases.update(ds, "UPDATE outbox_attempt SET finished_at = " + TestDatabases.secondsAgo(ds, 7200)
         + " WHERE message_id = ?", old);
     Instant now = store.databaseNow();
     Instant hourAgo = now.minus(Duration.ofHours(1));

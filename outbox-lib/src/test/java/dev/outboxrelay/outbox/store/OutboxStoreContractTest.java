@@ -70,6 +70,14 @@ public abstract class OutboxStoreContractTest {
   /** The dialect {@link JdbcOutboxStore#create} must detect for {@link #dataSource()}. */
   protected abstract Class<? extends OutboxDialect> expectedDialect();
 
+  /**
+   * A query that row-locks the jobs with three given ids until its transaction ends, as another
+   * claimer would. Standard {@code FOR UPDATE}; SQL Server overrides it with a table hint.
+   */
+  protected String lockThreeRowsSql() {
+    return "SELECT id FROM outbox_message WHERE id IN (?, ?, ?) FOR UPDATE";
+  }
+
   @BeforeEach
   void setUpStore() {
     ds = dataSource();
@@ -325,8 +333,7 @@ public abstract class OutboxStoreContractTest {
 
     try (Connection other = ds.getConnection()) {
       other.setAutoCommit(false);
-      try (PreparedStatement ps = other.prepareStatement(
-          "SELECT id FROM outbox_message WHERE id IN (?, ?, ?) FOR UPDATE")) {
+      try (PreparedStatement ps = other.prepareStatement(lockThreeRowsSql())) {
         for (int i = 0; i < 3; i++) {
           ps.setLong(i + 1, locked.get(i));
         }
@@ -398,6 +405,84 @@ public abstract class OutboxStoreContractTest {
     assertEquals(ready, distinct, "every job claimed, none lost");
     assertEquals(counts(0, jobs, 0, 0, 0), store.countByState());
     assertEquals(tokenById, storedTokens(), "each row carries the token of the claim that returned it");
+  }
+
+  /**
+   * Several relays on one table: each claims, completes every job it got (a transaction with the
+   * attempt row) and reaps, all at once. Every job ends {@code S} exactly once, and no statement
+   * fails: where the database picks deadlock victims (SQL Server 1205, MariaDB 1213) the store
+   * retries them instead of surfacing the error to the relay.
+   */
+  @Test
+  void relaysClaimingCompletingAndReapingTogetherDeliverEveryJobOnceWithoutErrors() throws Exception {
+    int jobs = 2_000;
+    int relays = 6;
+    Set<Long> ready = new HashSet<>(TestDatabases.insertReady(ds, jobs));
+    Queue<Long> delivered = new ConcurrentLinkedQueue<>();
+    Queue<Throwable> errors = new ConcurrentLinkedQueue<>();
+    CountDownLatch start = new CountDownLatch(1);
+    ExecutorService pool = Executors.newFixedThreadPool(relays + 1);
+    try {
+      List<Future<?>> workers = new ArrayList<>();
+      for (int w = 0; w < relays; w++) {
+        JdbcOutboxStore own = new JdbcOutboxStore(ds, store.dialect());
+        Random random = new Random(w);
+        workers.add(pool.submit(() -> {
+          start.await();
+          while (true) {
+            List<ClaimedMessage> batch;
+            try {
+              batch = own.claimBatch(ClaimRequest.of(1 + random.nextInt(20), LEASE));
+            } catch (RuntimeException e) {
+              errors.add(e);
+              return null;
+            }
+            if (batch.isEmpty()) {
+              return null;
+            }
+            for (ClaimedMessage c : batch) {
+              try {
+                if (own.markDelivered(c, AttemptRecord.success(Duration.ofMillis(1), "200"))) {
+                  delivered.add(c.id());
+                } else {
+                  errors.add(new AssertionError("lost the claim of " + c.id() + " without any expiry"));
+                }
+              } catch (RuntimeException e) {
+                errors.add(e);
+              }
+            }
+          }
+        }));
+      }
+      JdbcOutboxStore reaper = new JdbcOutboxStore(ds, store.dialect());
+      Future<?> reaping = pool.submit(() -> {
+        start.await();
+        while (workers.stream().anyMatch(f -> !f.isDone())) {
+          try {
+            assertEquals(new ReapResult(0, 0), reaper.releaseExpiredLeases(5, 100), "no lease expired");
+          } catch (RuntimeException e) {
+            errors.add(e);
+          }
+          Thread.sleep(5);
+        }
+        return null;
+      });
+      start.countDown();
+      for (Future<?> worker : workers) {
+        worker.get(180, TimeUnit.SECONDS);
+      }
+      reaping.get(30, TimeUnit.SECONDS);
+    } finally {
+      pool.shutdownNow();
+    }
+
+    assertEquals(List.of(), new ArrayList<>(errors), "no relay saw an error");
+    List<Long> all = new ArrayList<>(delivered);
+    assertEquals(jobs, all.size(), "deliveries for " + jobs + " jobs");
+    assertEquals(ready, new HashSet<>(all), "every job delivered once");
+    assertEquals(counts(0, 0, jobs, 0, 0), store.countByState());
+    assertEquals(jobs, TestDatabases.queryLong(ds,
+        "SELECT COUNT(*) FROM outbox_attempt WHERE outcome = 'DELIVERED'"), "one attempt row per job");
   }
 
   // ---- token-checked transitions -------------------------------------------------------------
@@ -730,8 +815,8 @@ public abstract class OutboxStoreContractTest {
         "age counts from the first attempt, not from the postponed deliver_after: " + age);
 
     assertEquals(List.of(), claim(1, LEASE), "the job is in backoff, not due");
-    TestDatabases.update(ds,
-        "UPDATE outbox_message SET deliver_after = deliver_after - INTERVAL '2' HOUR WHERE id = ?", c.id());
+    TestDatabases.update(ds, "UPDATE outbox_message SET deliver_after = "
+        + TestDatabases.minusSeconds(ds, "deliver_after", 7200) + " WHERE id = ?", c.id());
     assertEquals(c.id(), claim(1, LEASE).get(0).id(), "due again and claimed");
     assertTrue(store.oldestReadyAge().orElseThrow().compareTo(Duration.ofSeconds(20)) >= 0,
         "a retried job in flight again keeps its age");
@@ -826,7 +911,7 @@ public abstract class OutboxStoreContractTest {
         PreparedStatement ps = c.prepareStatement("SELECT id, claim_token FROM outbox_message");
         ResultSet rs = ps.executeQuery()) {
       while (rs.next()) {
-        tokens.put(rs.getLong(1), rs.getObject(2, UUID.class));
+        tokens.put(rs.getLong(1), store.dialect().readUuid(rs, 2));
       }
     }
     return tokens;

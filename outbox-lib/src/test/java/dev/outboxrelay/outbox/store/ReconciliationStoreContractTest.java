@@ -14,6 +14,7 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.outboxrelay.outbox.store.dialect.OutboxDialect;
 import dev.outboxrelay.outbox.testing.TestDatabases;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -21,8 +22,6 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.time.Instant;
-import java.time.OffsetDateTime;
-import java.time.ZoneOffset;
 import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.EnumMap;
@@ -91,7 +90,7 @@ public abstract class ReconciliationStoreContractTest {
     job("m-ready", 'R', null, 0, null);
     long old = job("m-old", 'S', now.minus(Duration.ofHours(3)), 1, null);
     TestDatabases.update(ds, "UPDATE outbox_message SET created_at = ? WHERE id = ?",
-        ts(now.minus(Duration.ofHours(3))), old);
+        now.minus(Duration.ofHours(3)), old);
     jobTo(KAFKA_ORDERS, "k-other", 'S', sentLongAgo);
 
     Instant appliedAt = now.minusSeconds(30);
@@ -211,7 +210,7 @@ public abstract class ReconciliationStoreContractTest {
     store.upsertConfirmations(List.of(confirmation("confirmed-later", now, 1)));
     // ... a relay claims 'ready' (R -> W) and an operator replays 'dead' (D -> R).
     TestDatabases.update(ds, "UPDATE outbox_message SET state = 'W', claim_token = ?, lease_until = ?"
-        + " WHERE id = ?", UUID.randomUUID(), ts(now.plusSeconds(30)), ready);
+        + " WHERE id = ?", UUID.randomUUID(), now.plusSeconds(30), ready);
     TestDatabases.update(ds, "UPDATE outbox_message SET state = 'R' WHERE id = ?", dead);
 
     assertFalse(store.confirmSent(seen.get("matched")));
@@ -402,10 +401,11 @@ public abstract class ReconciliationStoreContractTest {
       ps.setString(1, op);
       ps.setString(2, destination);
       ps.setString(3, String.valueOf(state));
-      ps.setObject(4, state == 'W' ? UUID.randomUUID() : null);
-      ps.setObject(5, state == 'W' ? ts(now.plusSeconds(30)) : null);
-      ps.setObject(6, sentAt == null ? null : ts(sentAt));
-      ps.setObject(7, state == 'C' ? ts(now.minusSeconds(60)) : null);
+      OutboxDialect hooks = store.outboxDialect();
+      hooks.bindUuid(ps, 4, state == 'W' ? UUID.randomUUID() : null);
+      hooks.bindInstant(ps, 5, state == 'W' ? now.plusSeconds(30) : null);
+      hooks.bindInstant(ps, 6, sentAt);
+      hooks.bindInstant(ps, 7, state == 'C' ? now.minusSeconds(60) : null);
       ps.setInt(8, attempts);
       ps.setString(9, lastError);
       ps.executeUpdate();
@@ -420,7 +420,7 @@ public abstract class ReconciliationStoreContractTest {
 
   private void expire(String lock) {
     TestDatabases.update(ds, "UPDATE outbox_lock SET lease_until = ? WHERE name = ?",
-        ts(store.databaseNow().minusSeconds(1)), lock);
+        store.databaseNow().minusSeconds(1), lock);
   }
 
   private String stateOf(long id) {
@@ -449,15 +449,11 @@ public abstract class ReconciliationStoreContractTest {
       ps.setLong(1, id);
       try (ResultSet rs = ps.executeQuery()) {
         rs.next();
-        OffsetDateTime t = rs.getObject(1, OffsetDateTime.class);
-        return t == null ? null : t.toInstant();
+        return store.outboxDialect().readInstant(rs, 1);
       }
     } catch (SQLException e) {
       throw new IllegalStateException(column, e);
     }
   }
 
-  private static OffsetDateTime ts(Instant t) {
-    return OffsetDateTime.ofInstant(t, ZoneOffset.UTC);
-  }
 }

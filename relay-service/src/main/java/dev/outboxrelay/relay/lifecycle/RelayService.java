@@ -40,7 +40,7 @@ import org.jboss.logging.Logger;
 public class RelayService {
   private static final Logger LOG = Logger.getLogger(RelayService.class);
   /** The named datasources declared in application.properties, one per supported database. */
-  static final List<String> OUTBOX_DATASOURCES = List.of("h2", "postgresql");
+  static final List<String> OUTBOX_DATASOURCES = List.of("h2", "postgresql", "mariadb", "mssql");
 
   @Inject RelayConfig config;
   @Inject MeterRegistry registry;
@@ -144,8 +144,8 @@ public class RelayService {
     }
     if (active.size() != 1) {
       throw new IllegalArgumentException(active.isEmpty()
-          ? "no outbox database configured: set quarkus.datasource.h2.jdbc.url or"
-              + " quarkus.datasource.postgresql.jdbc.url"
+          ? "no outbox database configured: set the jdbc.url of one of the datasources "
+              + OUTBOX_DATASOURCES + " (e.g. quarkus.datasource.postgresql.jdbc.url)"
           : "several datasources are active " + active + ": choose one with outbox.relay.datasource");
     }
     return active.iterator().next();

@@ -28,7 +28,8 @@ import java.util.function.BooleanSupplier;
 import javax.sql.DataSource;
 
 /**
- * One fault experiment: its own PostgreSQL schema ({@code chaos_<name>}), an idempotent
+ * One fault experiment: its own PostgreSQL schema ({@code chaos_<name>}; or MariaDB or SQL Server
+ * database of that name, see {@link ChaosDatabase}), an idempotent
  * {@link ChaosSink}, relay processes started from the packaged jar, and the verdict that every
  * experiment ends with: every job {@code S} (or {@code D} where intended), {@code lost = 0},
  * {@code duplicates = 0}, printed as {@code CHAOS <name> jobs=N lost=0 duplicates=0
@@ -43,6 +44,7 @@ public final class ChaosExperiment implements AutoCloseable {
   private static volatile String current;
 
   private final String name;
+  private final ChaosDatabase database;
   private final DataSource ds;
   private final ChaosSink sink = new ChaosSink();
   private final Path logDir;
@@ -53,9 +55,10 @@ public final class ChaosExperiment implements AutoCloseable {
   private int enqueued;
   private volatile long lastCommitNanos;
 
-  private ChaosExperiment(String name) throws IOException {
+  private ChaosExperiment(String name, ChaosDatabase database) throws IOException {
     this.name = name;
-    this.ds = TestDatabases.postgres("chaos_" + name.replace('-', '_'));
+    this.database = database;
+    this.ds = database.dataSource(schema());
     TestDatabases.reset(ds);
     this.logDir = Path.of("target", "chaos", name).toAbsolutePath();
     Files.createDirectories(logDir);
@@ -68,8 +71,25 @@ public final class ChaosExperiment implements AutoCloseable {
 
   /** Starts experiment {@code name} (lower case, dashes) on an empty outbox. */
   public static ChaosExperiment start(String name) throws IOException {
-    current = name;
-    return new ChaosExperiment(name);
+    return start(name, ChaosDatabase.POSTGRESQL);
+  }
+
+  /**
+   * Starts experiment {@code name} on {@code database}; it reports as {@link
+   * ChaosDatabase#experimentName}, e.g. {@code many-relays-mariadb}.
+   */
+  public static ChaosExperiment start(String name, ChaosDatabase database) throws IOException {
+    String named = database.experimentName(name);
+    current = named;
+    return new ChaosExperiment(named, database);
+  }
+
+  private String schema() {
+    return "chaos_" + name.replace('-', '_');
+  }
+
+  public ChaosDatabase database() {
+    return database;
   }
 
   /** The experiment running now, for {@link ChaosReporter}. */
@@ -123,9 +143,7 @@ public final class ChaosExperiment implements AutoCloseable {
       // Fresh statistics, as autovacuum keeps them on a live table: right after the reset and a
       // bulk load the planner would see a near-empty table and sort the whole ready backlog on
       // every claim (a plan question for the benchmarks, not a fault to inject here).
-      try (var st = c.createStatement()) {
-        st.execute("ANALYZE outbox_message");
-      }
+      database.refreshStatistics(c);
       c.commit();
     }
     return ids;
@@ -144,19 +162,15 @@ public final class ChaosExperiment implements AutoCloseable {
    * in seconds; every key can be overridden per relay.
    */
   public Map<String, String> relayProperties() {
-    Map<String, String> p = new LinkedHashMap<>();
-    String url = System.getProperty("outbox.test.pg.url", TestDatabases.DEFAULT_PG_URL);
-    p.put("quarkus.datasource.postgresql.jdbc.url", url + (url.contains("?") ? "&" : "?")
-        + "currentSchema=chaos_" + name.replace('-', '_'));
-    p.put("quarkus.datasource.postgresql.username",
-        System.getProperty("outbox.test.pg.user", TestDatabases.DEFAULT_PG_USER));
-    p.put("quarkus.datasource.postgresql.jdbc.max-size", "20");
+    Map<String, String> p = new LinkedHashMap<>(database.relayConnection(schema()));
+    String pool = "quarkus.datasource." + database.datasource() + ".jdbc.";
+    p.put(pool + "max-size", "20");
     // The pool starts full: a relay fresh from start-up otherwise opens its connections one by one
     // while its first batch records, and on a loaded 2-core machine that wait alone can outlast
     // the experiments' 2s lease (production leases are 30s).
-    p.put("quarkus.datasource.postgresql.jdbc.initial-size", "20");
-    p.put("quarkus.datasource.postgresql.jdbc.min-size", "20");
-    p.put("quarkus.datasource.postgresql.jdbc.acquisition-timeout", "5s");
+    p.put(pool + "initial-size", "20");
+    p.put(pool + "min-size", "20");
+    p.put(pool + "acquisition-timeout", "5s");
     p.put("outbox.destinations." + DESTINATION + ".type", "http");
     p.put("outbox.destinations." + DESTINATION + ".url", sink.url("/" + DESTINATION).toString());
     p.put("outbox.destinations." + DESTINATION + ".connect-timeout", "1s");

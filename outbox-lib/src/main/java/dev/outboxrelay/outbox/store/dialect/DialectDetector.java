@@ -20,7 +20,11 @@ public final class DialectDetector {
     return dialect;
   }
 
-  /** Resolves a product name (as reported by JDBC) or a dialect name ({@code postgresql}, {@code h2}). */
+  /**
+   * Resolves a product name (as reported by JDBC: {@code PostgreSQL}, {@code H2}, {@code MariaDB},
+   * {@code Microsoft SQL Server}) or a dialect name ({@code postgresql}, {@code h2}, {@code
+   * mariadb}, {@code sqlserver}).
+   */
   public static OutboxDialect forProductName(String product) {
     String p = product == null ? "" : product.toLowerCase(Locale.ROOT);
     if (p.contains("postgres")) {
@@ -29,7 +33,16 @@ public final class DialectDetector {
     if (p.equals("h2")) {
       return new H2OutboxDialect();
     }
-    throw new OutboxException(
-        "unsupported database '" + product + "'; supported: PostgreSQL, H2");
+    if (p.equals("mariadb")) {
+      return new MariaDbOutboxDialect();
+    }
+    // The driver reports "Microsoft SQL Server" (Azure SQL too).
+    if (p.equals("microsoft sql server") || p.equals("sqlserver")) {
+      return new SqlServerOutboxDialect();
+    }
+    throw new OutboxException("unsupported database '" + product + "'; supported: " + SUPPORTED);
   }
+
+  /** The databases {@link #forProductName} accepts, for messages. */
+  public static final String SUPPORTED = "PostgreSQL, H2, MariaDB, Microsoft SQL Server";
 }

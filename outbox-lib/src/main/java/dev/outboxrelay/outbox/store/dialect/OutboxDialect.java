@@ -4,7 +4,10 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.Types;
+import java.time.Instant;
 import java.time.OffsetDateTime;
+import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
@@ -80,6 +83,42 @@ public abstract class OutboxDialect {
   /** True when the exception is a unique-key violation. */
   public boolean isUniqueViolation(SQLException e) {
     return "23505".equals(e.getSQLState());
+  }
+
+  // ---- binding (the store binds and reads tokens and times only through these) ---------------
+
+  /** Binds a claim token (may be null). Default: the driver's native UUID type. */
+  public void bindUuid(PreparedStatement ps, int index, UUID token) throws SQLException {
+    ps.setObject(index, token);
+  }
+
+  /** Reads a claim token column (null stays null). */
+  public UUID readUuid(ResultSet rs, int column) throws SQLException {
+    return rs.getObject(column, UUID.class);
+  }
+
+  /** Binds a timestamp read earlier by {@link #readInstant}. Default: timestamp with time zone. */
+  public void bindInstant(PreparedStatement ps, int index, Instant instant) throws SQLException {
+    if (instant == null) {
+      ps.setNull(index, Types.TIMESTAMP_WITH_TIMEZONE);
+    } else {
+      ps.setObject(index, OffsetDateTime.ofInstant(instant, ZoneOffset.UTC));
+    }
+  }
+
+  /** Reads a timestamp column written by the database clock (null stays null). */
+  public Instant readInstant(ResultSet rs, int column) throws SQLException {
+    OffsetDateTime t = rs.getObject(column, OffsetDateTime.class);
+    return t == null ? null : t.toInstant();
+  }
+
+  /**
+   * True when the database chose this statement's transaction as a deadlock victim (or failed it
+   * as a serialization conflict) and rolled it back whole, so running the same unit of work again
+   * is safe. The store retries such a failure a bounded number of times. Default: never.
+   */
+  public boolean isRetryableConflict(SQLException e) {
+    return false;
   }
 
   // ---- claim ---------------------------------------------------------------------------------
@@ -268,8 +307,8 @@ public abstract class OutboxDialect {
   }
 
   /** Counts the dead jobs a filter matches. Columns: the count. */
-  public BoundSql countDead(String destination, String errorClass, OffsetDateTime diedFrom,
-      OffsetDateTime diedTo, String orderingKey) {
+  public BoundSql countDead(String destination, String errorClass, Instant diedFrom,
+      Instant diedTo, String orderingKey) {
     StringBuilder sql = new StringBuilder("SELECT COUNT(*) FROM outbox_message m" + LATEST_FAILURE_JOIN
         + " WHERE m.state = 'D'");
     List<Object> params = new ArrayList<>();
@@ -282,19 +321,28 @@ public abstract class OutboxDialect {
    * {@code D → R} as by {@link #replayDeadSql()}, conditional on still being {@code D}. Returns
    * the update count.
    */
-  public BoundSql replayDead(String destination, String errorClass, OffsetDateTime diedFrom,
-      OffsetDateTime diedTo, String orderingKey, int limit) {
+  public BoundSql replayDead(String destination, String errorClass, Instant diedFrom,
+      Instant diedTo, String orderingKey, int limit) {
     StringBuilder select = new StringBuilder("SELECT m.id FROM outbox_message m" + LATEST_FAILURE_JOIN
         + " WHERE m.state = 'D'");
     List<Object> params = new ArrayList<>();
     deadConditions(select, params, destination, errorClass, diedFrom, diedTo, orderingKey);
     params.add(limit);
     select.append(" ORDER BY m.id").append(limitParam());
-    return new BoundSql(replaySet() + " WHERE state = 'D' AND id IN (" + select + ")", params);
+    return new BoundSql(updatePickedDead(replayAssignments(), select.toString()), params);
+  }
+
+  /**
+   * The bulk replay's UPDATE: applies {@code assignments} ({@code SET ...}) to the rows whose ids
+   * {@code pickIds} selects (a limited, ordered {@code SELECT m.id FROM outbox_message m ...}),
+   * only while they are still {@code D}.
+   */
+  protected String updatePickedDead(String assignments, String pickIds) {
+    return "UPDATE outbox_message " + assignments + " WHERE state = 'D' AND id IN (" + pickIds + ")";
   }
 
   private static void deadConditions(StringBuilder sql, List<Object> params, String destination,
-      String errorClass, OffsetDateTime diedFrom, OffsetDateTime diedTo, String orderingKey) {
+      String errorClass, Instant diedFrom, Instant diedTo, String orderingKey) {
     and(sql, params, "m.destination = ?", destination);
     and(sql, params, "f.error_class = ?", errorClass);
     and(sql, params, DIED_AT + " >= ?", diedFrom);
@@ -316,8 +364,8 @@ public abstract class OutboxDialect {
   }
 
   /** The replay's assignments: a full attempt budget, due now, no claim. */
-  private String replaySet() {
-    return "UPDATE outbox_message SET state = 'R', attempts = 0, deliver_after = " + now()
+  private String replayAssignments() {
+    return "SET state = 'R', attempts = 0, deliver_after = " + now()
         + ", claim_token = NULL, lease_until = NULL";
   }
 
@@ -326,7 +374,7 @@ public abstract class OutboxDialect {
    * replaces it. Conditional on {@code D}: 0 rows means unknown or not dead. Parameters: id.
    */
   public String replayDeadSql() {
-    return replaySet() + " WHERE id = ? AND state = 'D'";
+    return "UPDATE outbox_message " + replayAssignments() + " WHERE id = ? AND state = 'D'";
   }
 
   /**

@@ -1,13 +1,13 @@
 package dev.outboxrelay.outbox.store.dialect;
 
 import dev.outboxrelay.outbox.OutboxException;
-import java.sql.SQLException;
 
 /**
  * The reconciliation's statements (confirmations, window classification, conditional state
  * moves, runs, fleet lock) for one database. Kept beside {@link OutboxDialect} rather than in it
  * so each stays readable; times come from the database clock ({@link #now()}). Parameters are
- * documented on each method in order.
+ * documented on each method in order. Binding and reading times, and telling a unique violation,
+ * are the {@link OutboxDialect}'s hooks of the same database (the store uses those).
  */
 public abstract class ReconciliationDialect {
 
@@ -16,6 +16,8 @@ public abstract class ReconciliationDialect {
     return switch (outbox.name()) {
       case "postgresql" -> new PostgresReconciliationDialect();
       case "h2" -> new H2ReconciliationDialect();
+      case "mariadb" -> new MariaDbReconciliationDialect();
+      case "sqlserver" -> new SqlServerReconciliationDialect();
       default -> throw new OutboxException("no reconciliation dialect for '" + outbox.name() + "'");
     };
   }
@@ -27,11 +29,6 @@ public abstract class ReconciliationDialect {
 
   /** SQL expression: database now plus a bigint parameter of milliseconds (may be negative). */
   protected abstract String nowPlusMillisParam();
-
-  /** True when the exception is a unique-key violation. */
-  public boolean isUniqueViolation(SQLException e) {
-    return "23505".equals(e.getSQLState());
-  }
 
   // ---- confirmations -------------------------------------------------------------------------
 
@@ -80,8 +77,8 @@ public abstract class ReconciliationDialect {
         + " WHERE m.destination = ? AND m.created_at >= ? AND m.created_at < ?"
         + " UNION ALL"
         // Explicit casts: the NULL columns of the second branch must carry the first one's types.
-        + " SELECT CAST(NULL AS BIGINT), c.operation_id, c.destination, CAST(NULL AS CHAR(1)),"
-        + " CAST(NULL AS " + timestampType() + "), CAST(NULL AS VARCHAR(2000)), CAST(NULL AS INTEGER),"
+        + " SELECT " + nullOf("BIGINT") + ", c.operation_id, c.destination, " + nullOf("CHAR(1)") + ","
+        + " " + nullOf(timestampType()) + ", " + nullOf("VARCHAR(2000)") + ", " + nullOf("INTEGER") + ","
         + " c.applied_count, c.confirmed_at,"
         + " CASE WHEN c.applied_count > 1 THEN 'duplicate_effects' ELSE 'confirmed_not_sent' END"
         + " FROM outbox_confirmation c"
@@ -91,8 +88,18 @@ public abstract class ReconciliationDialect {
         + " ORDER BY 2";
   }
 
-  /** The timestamp-with-time-zone type name, for casts. */
+  /** The type name of the time columns, for casts. */
   protected abstract String timestampType();
+
+  /** A NULL of an SQL type, e.g. {@code CAST(NULL AS BIGINT)}. */
+  protected String nullOf(String type) {
+    return "CAST(NULL AS " + type + ")";
+  }
+
+  /** Keeps the first {@code rows} rows (a number or {@code ?}); follows the ORDER BY. */
+  protected String firstRows(String rows) {
+    return " LIMIT " + rows;
+  }
 
   // ---- conditional state moves: each re-checks what the classification saw ------------------
 
@@ -174,7 +181,7 @@ public abstract class ReconciliationDialect {
   /** The newest finished run. Columns: {@link #RUN_COLUMNS}. */
   public String latestFinishedRunSql() {
     return "SELECT " + RUN_COLUMNS + " FROM outbox_reconciliation_run WHERE finished_at IS NOT NULL"
-        + " ORDER BY finished_at DESC, id DESC LIMIT 1";
+        + " ORDER BY finished_at DESC, id DESC" + firstRows("1");
   }
 
   /**
@@ -183,13 +190,14 @@ public abstract class ReconciliationDialect {
    */
   public String recentRunsSql() {
     return "SELECT " + RUN_COLUMNS + " FROM outbox_reconciliation_run WHERE finished_at IS NOT NULL"
-        + " ORDER BY id DESC LIMIT ?";
+        + " ORDER BY id DESC" + firstRows("?");
   }
 
   /** The newest run that finished with a verdict. Columns: {@link #RUN_COLUMNS}, database now. */
   public String latestSuccessfulRunSql() {
     return "SELECT " + RUN_COLUMNS + ", " + now() + " FROM outbox_reconciliation_run"
-        + " WHERE finished_at IS NOT NULL AND error IS NULL ORDER BY finished_at DESC, id DESC LIMIT 1";
+        + " WHERE finished_at IS NOT NULL AND error IS NULL ORDER BY finished_at DESC, id DESC"
+        + firstRows("1");
   }
 
   /** Parameters: schedule_slot. Columns: count. */

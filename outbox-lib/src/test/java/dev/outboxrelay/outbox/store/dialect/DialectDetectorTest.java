@@ -33,23 +33,47 @@ class DialectDetectorTest {
   }
 
   @ParameterizedTest
-  @ValueSource(strings = {"Microsoft SQL Server", "MariaDB", "MySQL", "Oracle", "HSQL Database Engine", "H2X"})
+  @ValueSource(strings = {"MariaDB", "mariadb"})
+  void mariaDbProductNamesMapToTheMariaDbDialect(String product) {
+    OutboxDialect dialect = DialectDetector.forProductName(product);
+    assertInstanceOf(MariaDbOutboxDialect.class, dialect);
+    assertEquals("mariadb", dialect.name());
+    assertEquals("classpath:db/outbox/mariadb", dialect.migrationLocation());
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"Microsoft SQL Server", "MICROSOFT SQL SERVER", "sqlserver"})
+  void sqlServerProductNamesMapToTheSqlServerDialect(String product) {
+    OutboxDialect dialect = DialectDetector.forProductName(product);
+    assertInstanceOf(SqlServerOutboxDialect.class, dialect);
+    assertEquals("sqlserver", dialect.name());
+    assertEquals("classpath:db/outbox/sqlserver", dialect.migrationLocation());
+  }
+
+  /** MySQL has no INSERT ... RETURNING, which the MariaDB dialect relies on. */
+  @ParameterizedTest
+  @ValueSource(strings = {"MySQL", "Oracle", "HSQL Database Engine", "H2X", "SQL Server Express"})
   void unknownProductIsRejectedNamingItAndTheSupportedOnes(String product) {
     OutboxException e = assertThrows(OutboxException.class, () -> DialectDetector.forProductName(product));
-    assertEquals("unsupported database '" + product + "'; supported: PostgreSQL, H2", e.getMessage());
+    assertEquals("unsupported database '" + product + "'; supported: PostgreSQL, H2, MariaDB,"
+        + " Microsoft SQL Server", e.getMessage());
   }
 
   @Test
   void missingProductNameIsRejected() {
     OutboxException e = assertThrows(OutboxException.class, () -> DialectDetector.forProductName(null));
-    assertEquals("unsupported database 'null'; supported: PostgreSQL, H2", e.getMessage());
+    assertEquals("unsupported database 'null'; supported: PostgreSQL, H2, MariaDB, Microsoft SQL Server",
+        e.getMessage());
   }
 
   @Test
   void detectReadsTheProductNameFromTheMetadata() throws SQLException {
     assertInstanceOf(PostgresOutboxDialect.class, DialectDetector.detect(metaData("PostgreSQL", "15.20")));
     assertInstanceOf(H2OutboxDialect.class, DialectDetector.detect(metaData("H2", "2.5.252")));
-    assertThrows(OutboxException.class, () -> DialectDetector.detect(metaData("Microsoft SQL Server", "16")));
+    assertInstanceOf(MariaDbOutboxDialect.class, DialectDetector.detect(metaData("MariaDB", "10.11.19")));
+    assertInstanceOf(SqlServerOutboxDialect.class,
+        DialectDetector.detect(metaData("Microsoft SQL Server", "16.00.4135")));
+    assertThrows(OutboxException.class, () -> DialectDetector.detect(metaData("MySQL", "8.4.0")));
   }
 
   /** Metadata that answers only the two questions the detector asks. */

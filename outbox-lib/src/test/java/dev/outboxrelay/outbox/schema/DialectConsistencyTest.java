@@ -1,0 +1,291 @@
+package dev.outboxrelay.outbox.schema;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+import dev.outboxrelay.outbox.store.dialect.BoundSql;
+import dev.outboxrelay.outbox.store.dialect.DialectDetector;
+import dev.outboxrelay.outbox.store.dialect.OutboxDialect;
+import dev.outboxrelay.outbox.store.dialect.ReconciliationDialect;
+import java.io.IOException;
+import java.lang.reflect.Field;
+import java.lang.reflect.Method;
+import java.lang.reflect.Modifier;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Fast, database-free checks that every dialect has every statement the store runs, with the
+ * parameters the store binds, naming only columns and indexes its own migration creates, and none
+ * of another database's syntax: drift in a dialect that cannot run here (SQL Server) is caught
+ * in every build. Relies on the dialects' convention of upper-case SQL words and lower-case
+ * identifiers.
+ */
+class DialectConsistencyTest {
+  /** Syntax each database does not have (or must not use: the session clock), as regexes. */
+  private static final Map<String, List<String>> FOREIGN_SYNTAX = Map.of(
+      "postgresql", List.of("SYSUTCDATETIME", "UTC_TIMESTAMP", "WITH \\(UPDLOCK", "\\bTOP \\(", "FINAL TABLE",
+          "ON DUPLICATE KEY", "\\bFETCH NEXT"),
+      "h2", List.of("SYSUTCDATETIME", "UTC_TIMESTAMP", "WITH \\(UPDLOCK", "\\bTOP \\(", "ON CONFLICT",
+          "ON DUPLICATE KEY"),
+      "mariadb", List.of("SYSUTCDATETIME", "CURRENT_TIMESTAMP", "(?i)\\bnow\\(\\)", "INTERVAL '",
+          "FINAL TABLE", "ON CONFLICT", "UPDATE [^;]*RETURNING", "::", "WITH \\(UPDLOCK", "\\bTOP \\(",
+          "\\bMERGE\\b", "\\bFETCH NEXT", "CAST\\(NULL AS (BIGINT|VARCHAR)",
+          // error 1235: no LIMIT inside IN (...); error 1093: no sub-query on the updated table
+          "\\bIN \\(SELECT [^;]*\\bLIMIT\\b", "UPDATE outbox_message SET [^;]*IN \\(SELECT [^;]*FROM outbox_message"),
+      "sqlserver", List.of("\\bLIMIT\\b", "FOR UPDATE", "SKIP LOCKED", "RETURNING", "INTERVAL",
+          "CURRENT_TIMESTAMP", "UTC_TIMESTAMP", "(?i)\\bnow\\(\\)", "FINAL TABLE", "ON CONFLICT", "::",
+          "MIN\\(CASE[^;]*COALESCE\\(\\(SELECT", "ON DUPLICATE KEY", "\\bTRUE\\b", "\\bFALSE\\b"));
+
+  /** Every table of the migrations (V1 to V3). */
+  private static final List<String> TABLES = List.of("outbox_message", "outbox_attempt", "outbox_payload",
+      "outbox_confirmation", "outbox_reconciliation_run", "outbox_reconciliation_item", "outbox_lock");
+
+  private static final Pattern IDENTIFIER = Pattern.compile("(?<![.\\w])([a-z_][a-z0-9_]*)\\b(?!\\s*[.(])");
+  private static final Pattern QUALIFIED = Pattern.compile("\\.([a-z_][a-z0-9_]*)\\b");
+  private static final Pattern DECLARED = Pattern.compile(
+      "(?:\\bAS\\s+|\\bWITH\\s+|\\boutbox_[a-z_]+\\s+|\\)\\s*)([a-z_][a-z0-9_]*)\\b");
+  private static final Pattern INDEX_NAME = Pattern.compile("\\b(ix_[a-z0-9_]+)");
+  private static final Pattern CREATE_INDEX =
+      Pattern.compile("(?i)CREATE\\s+INDEX\\s+(\\w+)\\s+ON\\s+(\\w+)\\s*\\(([^)]*)\\)");
+
+  @Test
+  void everyDialectHasEveryStatementWithTheParametersTheStoreBinds() throws Exception {
+    Map<String, String> reference = statements(dialect("postgresql"));
+    assertEquals(26, reference.size(), "statements found: " + reference.keySet());
+    for (String db : MigrationScriptsTest.DATABASES) {
+      Map<String, String> statements = statements(dialect(db));
+      assertEquals(reference.keySet(), statements.keySet(), db);
+      for (var e : reference.entrySet()) {
+        String sql = statements.get(e.getKey());
+        assertFalse(sql == null || sql.isBlank(), db + " " + e.getKey() + " is empty");
+        assertEquals(parameters(e.getValue()), parameters(sql),
+            db + " " + e.getKey() + " binds another number of parameters than the store passes: " + sql);
+      }
+    }
+  }
+
+  @Test
+  void everyReconciliationDialectHasEveryStatementWithTheSameParameters() throws Exception {
+    Map<String, String> reference = statements(ReconciliationDialect.of(dialect("postgresql")));
+    assertEquals(20, reference.size(), "statements found: " + reference.keySet());
+    for (String db : MigrationScriptsTest.DATABASES) {
+      ReconciliationDialect reconciliation = ReconciliationDialect.of(dialect(db));
+      assertEquals(db, reconciliation.name());
+      Map<String, String> statements = statements(reconciliation);
+      assertEquals(reference.keySet(), statements.keySet(), db);
+      for (var e : reference.entrySet()) {
+        String sql = statements.get(e.getKey());
+        assertFalse(sql == null || sql.isBlank(), db + " " + e.getKey() + " is empty");
+        assertEquals(parameters(e.getValue()), parameters(sql),
+            db + " reconciliation " + e.getKey() + " binds another number of parameters: " + sql);
+      }
+    }
+  }
+
+  /** The operator statements built per filter bind exactly the parameters they list. */
+  @Test
+  void everyBuiltStatementBindsTheParametersItLists() throws Exception {
+    for (String db : MigrationScriptsTest.DATABASES) {
+      for (var e : builtSql(dialect(db)).entrySet()) {
+        assertEquals(e.getValue().params().size(), parameters(e.getValue().sql()),
+            db + " " + e.getKey() + ": " + e.getValue().sql());
+      }
+    }
+  }
+
+  @Test
+  void everyDialectNamesOnlyColumnsAndIndexesOfItsOwnMigration() throws Exception {
+    for (String db : MigrationScriptsTest.DATABASES) {
+      Set<String> columns = new HashSet<>();
+      for (String table : TABLES) {
+        columns.addAll(MigrationScriptsTest.columns(db, table));
+      }
+      Set<String> indexes = indexes(db).keySet();
+      for (var e : allSql(dialect(db)).entrySet()) {
+        String sql = withoutLiterals(e.getValue());
+        Set<String> declared = new HashSet<>(TABLES);
+        Matcher d = DECLARED.matcher(sql);
+        while (d.find()) {
+          declared.add(d.group(1));
+        }
+        Set<String> unknown = new TreeSet<>();
+        for (Pattern p : List.of(IDENTIFIER, QUALIFIED)) {
+          Matcher m = p.matcher(sql);
+          while (m.find()) {
+            String name = m.group(1);
+            if (name.startsWith("ix_")) {
+              if (!indexes.contains(name)) {
+                unknown.add("index " + name);
+              }
+            } else if (!columns.contains(name) && !declared.contains(name)) {
+              unknown.add(name);
+            }
+          }
+        }
+        assertEquals(Set.of(), unknown, db + " " + e.getKey() + " names what its migrations lack: "
+            + e.getValue());
+      }
+    }
+  }
+
+  @Test
+  void noDialectUsesAnotherDatabasesSyntaxOrClock() throws Exception {
+    for (String db : MigrationScriptsTest.DATABASES) {
+      for (var e : allSql(dialect(db)).entrySet()) {
+        String sql = withoutLiterals(e.getValue());
+        for (String foreign : FOREIGN_SYNTAX.get(db)) {
+          assertFalse(Pattern.compile(foreign).matcher(sql).find(),
+              db + " " + e.getKey() + " uses /" + foreign + "/, which " + db + " must not: " + e.getValue());
+        }
+      }
+    }
+  }
+
+  /** The lease-queue contract of the SQL Server claim (seed 000), kept by text. */
+  @Test
+  void theSqlServerClaimKeepsItsIsolationContract() throws Exception {
+    String claim = allSql(dialect("sqlserver")).get("CLAIM_SQL");
+    for (String required : List.of("IF @@TRANCOUNT <> 0 OR (@@OPTIONS & 2) = 2", "THROW",
+        "SET TRANSACTION ISOLATION LEVEL READ COMMITTED", "SELECT TOP (?)",
+        "WITH (UPDLOCK, READPAST, READCOMMITTEDLOCK)", "c.state = 'R'",
+        "c.deliver_after <= SYSUTCDATETIME()", "ORDER BY c.id)", "UPDATE candidate SET state = 'W'",
+        "OUTPUT inserted.id", "INTO @claimed", "SELECT " + OutboxDialect.CLAIM_COLUMNS + " FROM @claimed")) {
+      assertTrue(claim.contains(required), "the SQL Server claim lacks '" + required + "': " + claim);
+    }
+    assertFalse(claim.contains("SNAPSHOT"), claim);
+    assertEquals(3, parameters(claim), "limit, token, lease millis");
+  }
+
+  /**
+   * A MERGE is not atomic by itself: two upserts of a new confirmation could both miss the match
+   * and one fail on the unique key. HOLDLOCK keeps the key range from the match to the insert.
+   */
+  @Test
+  void theSqlServerUpsertHoldsItsKeyRange() {
+    String upsert = ReconciliationDialect.of(dialect("sqlserver")).upsertConfirmationSql();
+    assertTrue(upsert.startsWith("MERGE INTO outbox_confirmation WITH (HOLDLOCK)"), upsert);
+    assertTrue(upsert.endsWith(";"), "a MERGE must end with a semicolon: " + upsert);
+  }
+
+  @Test
+  void everyDatabaseHasTheReadyScanAndOrderingIndexes() throws IOException {
+    for (String db : MigrationScriptsTest.DATABASES) {
+      Map<String, String> indexes = indexes(db);
+      assertEquals("outbox_message(state, deliver_after, id)", indexes.get("ix_outbox_message_due"), db);
+      assertTrue(String.valueOf(indexes.get("ix_outbox_message_ordering")).startsWith("outbox_message(ordering_key, id"),
+          db + ": " + indexes);
+      assertTrue(indexes.containsKey("ix_outbox_message_ready") && indexes.containsKey("ix_outbox_message_lease")
+          && indexes.containsKey("ix_outbox_attempt_message"), db + ": " + indexes);
+    }
+  }
+
+  @Test
+  void theCheckerSeesAColumnThatDoesNotExist() {
+    String sql = withoutLiterals("UPDATE outbox_message m SET lease_untill = ? WHERE m.id = ? AND state = 'W'");
+    Matcher m = IDENTIFIER.matcher(sql);
+    List<String> found = new ArrayList<>();
+    while (m.find()) {
+      found.add(m.group(1));
+    }
+    assertEquals(List.of("outbox_message", "m", "lease_untill", "state"), found);
+  }
+
+  // ---- helpers -------------------------------------------------------------------------------
+
+  private static OutboxDialect dialect(String db) {
+    OutboxDialect d = DialectDetector.forProductName(db);
+    assertEquals(db, d.name());
+    return d;
+  }
+
+  /** Every public no-argument {@code *Sql()} statement of the dialect, by method name. */
+  private static Map<String, String> statements(Object dialect) throws Exception {
+    Class<?> api = dialect instanceof OutboxDialect ? OutboxDialect.class : ReconciliationDialect.class;
+    Map<String, String> sql = new LinkedHashMap<>();
+    for (Method m : api.getMethods()) {
+      if (m.getName().endsWith("Sql") && m.getParameterCount() == 0 && m.getReturnType() == String.class) {
+        sql.put(m.getName(), (String) m.invoke(dialect));
+      }
+    }
+    return sql;
+  }
+
+  /**
+   * The statements plus the dialect's own SQL constants (its claim), time fragments, the operator
+   * statements built with every filter set, and the same for its reconciliation dialect.
+   */
+  private static Map<String, String> allSql(OutboxDialect dialect) throws Exception {
+    Map<String, String> sql = statements(dialect);
+    sql.putAll(constantsAndFragments(dialect, OutboxDialect.class));
+    builtSql(dialect).forEach((name, bound) -> sql.put(name, bound.sql()));
+    ReconciliationDialect reconciliation = ReconciliationDialect.of(dialect);
+    statements(reconciliation).forEach((name, statement) -> sql.put("reconciliation." + name, statement));
+    constantsAndFragments(reconciliation, ReconciliationDialect.class)
+        .forEach((name, statement) -> sql.put("reconciliation." + name, statement));
+    return sql;
+  }
+
+  private static Map<String, String> constantsAndFragments(Object dialect, Class<?> base) throws Exception {
+    Map<String, String> sql = new LinkedHashMap<>();
+    for (Field f : dialect.getClass().getDeclaredFields()) {
+      if (Modifier.isStatic(f.getModifiers()) && f.getType() == String.class) {
+        f.setAccessible(true);
+        sql.put(f.getName(), (String) f.get(null));
+      }
+    }
+    for (String fragment : List.of("now", "nowPlusMillisParam")) {
+      Method m = base.getDeclaredMethod(fragment);
+      m.setAccessible(true);
+      sql.put(fragment, (String) m.invoke(dialect));
+    }
+    return sql;
+  }
+
+  /** The admin statements built per filter, with every filter set (the longest SQL). */
+  private static Map<String, BoundSql> builtSql(OutboxDialect dialect) {
+    Instant from = Instant.parse("2024-01-01T00:00:00Z");
+    Instant to = from.plusSeconds(3600);
+    Map<String, BoundSql> sql = new LinkedHashMap<>();
+    sql.put("listMessages", dialect.listMessages('D', "http:billing", "key-1", 10, 50));
+    sql.put("listMessages(unfiltered)", dialect.listMessages(null, null, null, 0, 50));
+    sql.put("countDead", dialect.countDead("http:billing", "HttpStatus", from, to, "key-1"));
+    sql.put("replayDead", dialect.replayDead("http:billing", "HttpStatus", from, to, "key-1", 100));
+    sql.put("replayDead(unfiltered)", dialect.replayDead(null, null, null, null, null, 100));
+    return sql;
+  }
+
+  private static String withoutLiterals(String sql) {
+    return sql.replaceAll("'[^']*'", "''").replaceAll("@+\\w+", "@VARIABLE");
+  }
+
+  private static int parameters(String sql) {
+    return (int) withoutLiterals(sql).chars().filter(c -> c == '?').count();
+  }
+
+  /** Index name to {@code table(columns)} of {@code db}'s migrations. */
+  private static Map<String, String> indexes(String db) throws IOException {
+    Map<String, String> indexes = new LinkedHashMap<>();
+    Matcher m = CREATE_INDEX.matcher(MigrationScriptsTest.script(db).replaceAll("--[^\\n]*", ""));
+    while (m.find()) {
+      indexes.put(m.group(1).toLowerCase(Locale.ROOT), m.group(2).toLowerCase(Locale.ROOT) + "("
+          + m.group(3).strip().replaceAll("\\s*,\\s*", ", ").toLowerCase(Locale.ROOT) + ")");
+    }
+    if (indexes.isEmpty()) {
+      fail("no CREATE INDEX in " + db);
+    }
+    return indexes;
+  }
+}

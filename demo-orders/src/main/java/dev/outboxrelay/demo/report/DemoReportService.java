@@ -34,7 +34,9 @@ public class DemoReportService {
       " FROM orders o WHERE NOT EXISTS (SELECT 1 FROM demo_sink_ledger l"
           + " WHERE l.operation_id = CONCAT(?, CAST(o.id AS VARCHAR(20)), ?))";
   private static final String COUNT_LOST = "SELECT COUNT(*)" + LOST_ORDERS;
-  private static final String FIRST_LOST = "SELECT o.id" + LOST_ORDERS + " ORDER BY o.id LIMIT ?";
+  // SQL:2008 paging, which H2, PostgreSQL and SQL Server all accept (SQL Server has no LIMIT).
+  private static final String FIRST_LOST =
+      "SELECT o.id" + LOST_ORDERS + " ORDER BY o.id OFFSET 0 ROWS FETCH NEXT ? ROWS ONLY";
 
   @Inject DataSource dataSource;
   @Inject Jdbc jdbc;

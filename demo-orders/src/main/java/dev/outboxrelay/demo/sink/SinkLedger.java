@@ -41,9 +41,11 @@ public class SinkLedger {
           + " (SELECT COUNT(*) FROM demo_invoice i WHERE i.operation_id = l.operation_id)"
           + " AS applied_count FROM demo_sink_ledger l ";
   private static final String ORDER = " ORDER BY l.first_applied_at, l.operation_id";
-  private static final String PAGE_FIRST = ENTRIES + ORDER + " LIMIT ?";
+  // SQL:2008 paging, which H2, PostgreSQL and SQL Server all accept (SQL Server has no LIMIT).
+  private static final String FIRST_N = " OFFSET 0 ROWS FETCH NEXT ? ROWS ONLY";
+  private static final String PAGE_FIRST = ENTRIES + ORDER + FIRST_N;
   private static final String PAGE_AFTER =
-      ENTRIES + "WHERE l.first_applied_at > ?" + ORDER + " LIMIT ?";
+      ENTRIES + "WHERE l.first_applied_at > ?" + ORDER + FIRST_N;
   private static final String ALL_AT = ENTRIES + "WHERE l.first_applied_at = ?" + ORDER;
   private static final String COUNT_AFTER =
       "SELECT COUNT(*) FROM demo_sink_ledger WHERE first_applied_at > ?";

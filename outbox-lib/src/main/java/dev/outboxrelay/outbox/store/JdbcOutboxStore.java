@@ -377,6 +377,34 @@ public class JdbcOutboxStore implements OutboxStore {
   // ---- inspection ----------------------------------------------------------------------------
 
   @Override
+  public int deleteFinishedBefore(Duration keep, int limit) {
+    if (keep.isNegative() || limit <= 0) {
+      throw new IllegalArgumentException("keep must not be negative and limit must be positive, were "
+          + keep + " and " + limit);
+    }
+    BoundSql sql = dialect.deleteFinished(keep.toMillis(), limit);
+    String what = "retention delete of up to " + limit + " jobs finished before now - " + keep;
+    try {
+      return retryingConflicts(() -> {
+        try (Connection c = autoCommitConnection()) {
+          int isolation = c.getTransactionIsolation();
+          // READ COMMITTED: under InnoDB's REPEATABLE READ the rows a DML statement's sub-select
+          // reads get shared next-key locks, which would hold back claims and enqueues.
+          c.setTransactionIsolation(Connection.TRANSACTION_READ_COMMITTED);
+          try (PreparedStatement ps = c.prepareStatement(sql.sql())) {
+            bindAll(ps, sql.params());
+            return ps.executeUpdate();
+          } finally {
+            c.setTransactionIsolation(isolation);
+          }
+        }
+      });
+    } catch (SQLException e) {
+      throw new OutboxStoreException(what + " failed", e);
+    }
+  }
+
+  @Override
   public Map<Character, Long> countByState() {
     Map<Character, Long> counts = new LinkedHashMap<>();
     for (char s : new char[] {'R', 'W', 'S', 'C', 'D'}) {

@@ -169,6 +169,15 @@ class DialectConsistencyTest {
     assertEquals(3, parameters(claim), "limit, token, lease millis");
   }
 
+  /** Retention on SQL Server: small batches under row locks, skipping locked rows (README). */
+  @Test
+  void theSqlServerRetentionDeletesSmallBatchesUnderRowLocks() {
+    BoundSql delete = dialect("sqlserver").deleteFinished(1000, 500);
+    assertTrue(delete.sql().startsWith("DELETE TOP (?) FROM outbox_message WITH (ROWLOCK, READPAST) WHERE"),
+        delete.sql());
+    assertEquals(List.of(500, -1000L), delete.params(), "TOP first, then the cutoff");
+  }
+
   /**
    * A MERGE is not atomic by itself: two upserts of a new confirmation could both miss the match
    * and one fail on the unique key. HOLDLOCK keeps the key range from the match to the insert.
@@ -264,6 +273,7 @@ class DialectConsistencyTest {
     sql.put("countDead", dialect.countDead("http:billing", "HttpStatus", from, to, "key-1"));
     sql.put("replayDead", dialect.replayDead("http:billing", "HttpStatus", from, to, "key-1", 100));
     sql.put("replayDead(unfiltered)", dialect.replayDead(null, null, null, null, null, 100));
+    sql.put("deleteFinished", dialect.deleteFinished(7L * 24 * 3600 * 1000, 500));
     return sql;
   }
 

@@ -771,6 +771,83 @@ public abstract class OutboxStoreContractTest {
     assertEquals(counts(3, 0, 0, 0, 0), store.countByState());
   }
 
+  // ---- retention -----------------------------------------------------------------------------
+
+  /**
+   * Jobs in every state, finished ones older and younger than the keep age (made old with the
+   * database clock): retention deletes exactly the old S and C jobs, with their attempts and
+   * out-of-band bodies, a batch at most per call, and leaves everything else alone.
+   */
+  @Test
+  void retentionDeletesOnlyOldSentAndConfirmedJobsInBatches() {
+    List<Long> ids = TestDatabases.insertReady(ds, 15);
+    List<ClaimedMessage> claimed = claim(15, LEASE);
+    assertEquals(ids, ids(claimed));
+    for (ClaimedMessage c : claimed.subList(0, 13)) {
+      assertTrue(store.markDelivered(c, AttemptRecord.success(Duration.ofMillis(1), "200")));
+    }
+    assertTrue(store.markDead(claimed.get(13), new AttemptRecord(Duration.ofMillis(1), "HTTP 422", "no", null)));
+    long working = ids.get(14);
+    long fresh = TestDatabases.insertReady(ds, 1).get(0);
+
+    List<Long> oldSent = ids.subList(0, 7);
+    List<Long> oldConfirmed = ids.subList(7, 10);
+    long youngSent = ids.get(10);
+    long recentlyConfirmed = ids.get(11);
+    long redriven = ids.get(12);
+    long dead = ids.get(13);
+    String twoHoursAgo = TestDatabases.secondsAgo(ds, 7200);
+    String threeHoursAgo = TestDatabases.secondsAgo(ds, 10800);
+    for (long id : oldSent) {
+      TestDatabases.update(ds, "UPDATE outbox_message SET sent_at = " + twoHoursAgo + " WHERE id = ?", id);
+    }
+    // Confirmed two hours ago, one of them without confirmed_at (its sent_at counts).
+    for (long id : oldConfirmed) {
+      TestDatabases.update(ds, "UPDATE outbox_message SET state = 'C', sent_at = " + threeHoursAgo
+          + ", confirmed_at = " + (id == oldConfirmed.get(2) ? "NULL" : twoHoursAgo) + " WHERE id = ?", id);
+    }
+    // Sent long ago but confirmed just now: kept, confirmed_at counts for C.
+    TestDatabases.update(ds, "UPDATE outbox_message SET state = 'C', sent_at = " + threeHoursAgo
+        + ", confirmed_at = " + TestDatabases.secondsAgo(ds, 10) + " WHERE id = ?", recentlyConfirmed);
+    // Unfinished jobs with an old sent_at (re-driven, dead, in flight again): never deleted.
+    TestDatabases.update(ds, "UPDATE outbox_message SET state = 'R', sent_at = " + twoHoursAgo + " WHERE id = ?",
+        redriven);
+    for (long id : List.of(dead, working, fresh)) {
+      TestDatabases.update(ds, "UPDATE outbox_message SET sent_at = " + twoHoursAgo + " WHERE id = ?", id);
+    }
+    for (long id : List.of(oldSent.get(0), oldConfirmed.get(0), youngSent)) {
+      TestDatabases.update(ds, "INSERT INTO outbox_payload (message_id, body, size_bytes, sha256)"
+          + " VALUES (?, 'body', 4, ?)", id, "0".repeat(64));
+    }
+    List<Long> old = new ArrayList<>(oldSent);
+    old.addAll(oldConfirmed);
+    assertEquals(10, attemptCount(old), "every old job has its delivery attempt");
+    assertEquals(counts(2, 1, 8, 4, 1), store.countByState());
+
+    Duration keep = Duration.ofHours(1);
+    assertEquals(4, store.deleteFinishedBefore(keep, 4));
+    assertEquals(4, store.deleteFinishedBefore(keep, 4));
+    assertEquals(2, store.deleteFinishedBefore(keep, 4), "the rest, fewer than a batch");
+    assertEquals(0, store.deleteFinishedBefore(keep, 4), "nothing old is left");
+
+    Set<Long> left = new HashSet<>(TestDatabases.queryLongs(ds, "SELECT id FROM outbox_message"));
+    assertEquals(Set.of(youngSent, recentlyConfirmed, redriven, dead, working, fresh), left);
+    assertEquals(counts(2, 1, 1, 1, 1), store.countByState());
+    assertEquals(0, attemptCount(old), "attempts go with their job");
+    assertEquals(List.of(youngSent), TestDatabases.queryLongs(ds, "SELECT message_id FROM outbox_payload"),
+        "out-of-band bodies go with their job");
+    assertEquals(1, store.attempts(youngSent).size(), "a kept job keeps its attempts");
+    assertEquals('W', row(working).state());
+  }
+
+  private long attemptCount(List<Long> messageIds) {
+    long n = 0;
+    for (long id : messageIds) {
+      n += TestDatabases.queryLong(ds, "SELECT COUNT(*) FROM outbox_attempt WHERE message_id = ?", id);
+    }
+    return n;
+  }
+
   // ---- inspection ----------------------------------------------------------------------------
 
   @Test

@@ -65,4 +65,14 @@ public class H2OutboxDialect extends OutboxDialect {
       }
     });
   }
+
+  // ---- retention -----------------------------------------------------------------------------
+
+  @Override
+  public BoundSql deleteFinished(long keepMillis, int limit) {
+    // No FOR UPDATE in a sub-query and no SKIP LOCKED on DELETE: a plain bounded DELETE. Claims
+    // never lock S/C rows, so it can only wait briefly on a reconciliation move of the same row.
+    return new BoundSql("DELETE FROM outbox_message f WHERE " + finishedBeforeCondition("f")
+        + " FETCH FIRST ? ROWS ONLY", List.of(-keepMillis, limit));
+  }
 }

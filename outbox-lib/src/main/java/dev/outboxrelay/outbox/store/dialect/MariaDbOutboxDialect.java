@@ -164,4 +164,16 @@ public class MariaDbOutboxDialect extends OutboxDialect {
       c.setTransactionIsolation(isolation);
     }
   }
+
+  // ---- retention -----------------------------------------------------------------------------
+
+  @Override
+  public BoundSql deleteFinished(long keepMillis, int limit) {
+    // No LIMIT inside IN (1235): the picked ids join in as a derived table, read without locks
+    // (the store runs this in READ COMMITTED), so only the rows deleted are locked, by primary key,
+    // not every row a DELETE ... ORDER BY id LIMIT n would scan on its way.
+    return new BoundSql("DELETE m FROM outbox_message m JOIN (SELECT f.id FROM outbox_message f WHERE "
+        + finishedBeforeCondition("f") + " ORDER BY f.id LIMIT ?) picked ON picked.id = m.id"
+        + " WHERE m.state IN ('S', 'C')", List.of(-keepMillis, limit));
+  }
 }

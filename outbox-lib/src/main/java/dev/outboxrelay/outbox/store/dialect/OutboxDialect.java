@@ -417,6 +417,30 @@ public abstract class OutboxDialect {
         + limitParam();
   }
 
+  // ---- retention -----------------------------------------------------------------------------
+
+  /**
+   * The rows retention may delete, on the row aliased {@code row}: sent ({@code S}) longer than the
+   * keep age ago, or confirmed ({@code C}) longer ago (by {@code confirmed_at}; {@code sent_at}
+   * for a row confirmed without one). Never {@code R}, {@code W} or {@code D}; a row whose time is
+   * null is never deleted. One parameter: minus the keep age in millis (cutoff = database now +
+   * it).
+   */
+  protected String finishedBeforeCondition(String row) {
+    return row + ".state IN ('S', 'C') AND CASE WHEN " + row + ".state = 'C' THEN COALESCE("
+        + row + ".confirmed_at, " + row + ".sent_at) ELSE " + row + ".sent_at END < "
+        + nowPlusMillisParam();
+  }
+
+  /**
+   * Deletes up to {@code limit} finished jobs ({@link #finishedBeforeCondition}) older than
+   * {@code keepMillis} by the database clock, in one statement that holds its row locks only for
+   * itself (auto-commit) and skips rows another transaction holds where the database can. Their
+   * attempts and out-of-band bodies go with them ({@code ON DELETE CASCADE}). Returns the update
+   * count: jobs deleted.
+   */
+  public abstract BoundSql deleteFinished(long keepMillis, int limit);
+
   /** Maps one row of a result set. */
   @FunctionalInterface
   public interface RowMapper<T> {

@@ -64,4 +64,16 @@ public class PostgresOutboxDialect extends OutboxDialect {
       return readAll(ps, mapper);
     }
   }
+
+  // ---- retention -----------------------------------------------------------------------------
+
+  @Override
+  public BoundSql deleteFinished(long keepMillis, int limit) {
+    // A locking CTE, not IN (SELECT ... LIMIT n FOR UPDATE SKIP LOCKED): see CLAIM_SQL, the planner
+    // may re-run such a sub-select per row and delete more than a batch.
+    return new BoundSql("WITH picked AS (SELECT f.id FROM outbox_message f WHERE "
+        + finishedBeforeCondition("f") + " ORDER BY f.id LIMIT ? FOR UPDATE OF f SKIP LOCKED)"
+        + " DELETE FROM outbox_message m USING picked WHERE m.id = picked.id",
+        List.of(-keepMillis, limit));
+  }
 }

@@ -222,4 +222,14 @@ public class SqlServerOutboxDialect extends OutboxDialect {
         + " WHERE m.state IN ('R', 'W')"
         + " AND (m.attempts > 0 OR (m.state = 'R' AND m.deliver_after <= SYSUTCDATETIME()))";
   }
+
+  // ---- retention -----------------------------------------------------------------------------
+
+  @Override
+  public BoundSql deleteFinished(long keepMillis, int limit) {
+    // Small batches under row locks, skipping locked rows: an unbounded DELETE escalates to a table
+    // lock past about 5,000 row locks and blocks every claim (see the class comment).
+    return new BoundSql("DELETE TOP (?) FROM outbox_message WITH (ROWLOCK, READPAST) WHERE "
+        + finishedBeforeCondition("outbox_message"), List.of(limit, -keepMillis));
+  }
 }

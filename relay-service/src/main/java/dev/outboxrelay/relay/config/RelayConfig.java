@@ -22,6 +22,9 @@ public interface RelayConfig {
   /** The reconciliation job: {@code outbox.reconciliation.*}. */
   Reconciliation reconciliation();
 
+  /** Deleting old finished jobs: {@code outbox.retention.*}. */
+  Retention retention();
+
   interface Relay {
     /** Run the claim loop and reaper in this process. */
     @WithDefault("true")
@@ -190,5 +193,32 @@ public interface RelayConfig {
     /** Lease of the fleet-wide lock a run holds; renewed between destinations. */
     @WithDefault("5m")
     Duration lease();
+  }
+
+  /**
+   * Retention: deletes sent ({@code S}) and confirmed ({@code C}) jobs older than {@link #keep()}
+   * (database clock), with their attempts and bodies, in small batches, one relay at a time across
+   * the fleet (the {@code retention} lease in {@code outbox_lock}).
+   */
+  interface Retention {
+    /** Run retention on the schedule in this relay. */
+    @WithDefault("true")
+    boolean enabled();
+
+    /** How long sent jobs (since sent_at) and confirmed jobs (since confirmed_at) are kept. */
+    @WithDefault("7d")
+    Duration keep();
+
+    /** How often a retention pass starts (a pass that ran on any relay within half of it skips). */
+    @WithDefault("10m")
+    Duration interval();
+
+    /** Jobs deleted by one statement, its own short transaction (1 to 5000). */
+    @WithDefault("500")
+    int batchSize();
+
+    /** Jobs one pass deletes at most; the next pass goes on. */
+    @WithDefault("100000")
+    int maxPerPass();
   }
 }

@@ -6,6 +6,7 @@ import dev.outboxrelay.outbox.store.OutboxStore;
 import dev.outboxrelay.relay.claim.Backoff;
 import dev.outboxrelay.relay.claim.ClaimLoop;
 import dev.outboxrelay.relay.claim.IdleWait;
+import dev.outboxrelay.relay.claim.ReadyListener;
 import dev.outboxrelay.relay.config.RelayConfig;
 import dev.outboxrelay.relay.lease.LeaseReaper;
 import dev.outboxrelay.relay.lease.LeaseRenewer;
@@ -53,6 +54,7 @@ public class RelayService {
   private LeaseRenewer renewer;
   private LeaseReaper reaper;
   private ClaimLoop claimLoop;
+  private ReadyListener readyListener;
   private ScheduledExecutorService maintenance;
   private final AtomicReference<Duration> clockSkew = new AtomicReference<>(Duration.ZERO);
   private final AtomicReference<String> maintenanceError = new AtomicReference<>();
@@ -69,7 +71,7 @@ public class RelayService {
     }
     String dsName = chooseDataSource(relay);
     AgroalDataSource dataSource = AgroalDataSourceUtil.dataSourceIfActive(dsName).orElseThrow();
-    checkPoolSize(relay.concurrency(),
+    checkPoolSize(relay.concurrency(), listenerConnections(relay, dsName),
         dataSource.getConfiguration().connectionPoolConfiguration().maxSize(), dsName);
     if (relay.migrateAtStart()) {
       int applied = OutboxSchema.migrate(dataSource);
@@ -94,11 +96,16 @@ public class RelayService {
       maintenance.scheduleWithFixedDelay(() -> guarded("reaping expired leases", reaper::reapOnce),
           relay.reapInterval().toMillis(), relay.reapInterval().toMillis(), TimeUnit.MILLISECONDS);
       claimLoop.start();
+      readyListener = assembly.readyListener(dataSource, relay).orElse(null);
+      if (readyListener != null) {
+        readyListener.start();
+      }
     }
     LOG.infof("relay %s on datasource '%s' (%s): destinations %s, batch %d, concurrency %d, lease %s,"
-            + " max attempts %d%s", relay.enabled() ? "started" : "started with delivery disabled",
+            + " max attempts %d, wake-up %s%s", relay.enabled() ? "started" : "started with delivery disabled",
         dsName, ((JdbcOutboxStore) store).dialect().name(), sinks.destinations(), relay.batchSize(),
-        relay.concurrency(), relay.leaseDuration(), relay.maxAttempts(), signedNote(sinks));
+        relay.concurrency(), relay.leaseDuration(), relay.maxAttempts(),
+        readyListener != null ? "on notification (LISTEN) and polling" : "polling", signedNote(sinks));
   }
 
   /** Which destinations sign (names only: a secret is never logged). */
@@ -120,11 +127,23 @@ public class RelayService {
    * reaper need theirs: a pool smaller than that starves deliveries into acquisition timeouts.
    */
   static void checkPoolSize(int concurrency, int poolMaxSize, String dsName) {
-    if (concurrency + POOL_HEADROOM > poolMaxSize) {
+    checkPoolSize(concurrency, 0, poolMaxSize, dsName);
+  }
+
+  /** As above, with {@code held} connections taken for good (the notification listener's). */
+  static void checkPoolSize(int concurrency, int held, int poolMaxSize, String dsName) {
+    int needed = concurrency + POOL_HEADROOM + held;
+    if (needed > poolMaxSize) {
       throw new IllegalArgumentException("outbox.relay.concurrency=" + concurrency + " needs at least "
-          + (concurrency + POOL_HEADROOM) + " connections, but quarkus.datasource." + dsName
+          + needed + " connections" + (held > 0 ? " (" + held + " held by the notification listener,"
+          + " outbox.relay.listen-notify)" : "") + ", but quarkus.datasource." + dsName
           + ".jdbc.max-size is " + poolMaxSize + ": raise the pool or lower the concurrency");
     }
+  }
+
+  /** The notification listener's connection: PostgreSQL only, when delivering and listening. */
+  static int listenerConnections(RelayConfig.Relay relay, String dsName) {
+    return relay.enabled() && relay.listenNotify() && "postgresql".equals(dsName) ? 1 : 0;
   }
 
   private static String chooseDataSource(RelayConfig.Relay relay) {
@@ -173,6 +192,9 @@ public class RelayService {
   }
 
   void onStop(@Observes ShutdownEvent event) {
+    if (readyListener != null) {
+      readyListener.close();
+    }
     if (claimLoop != null) {
       Duration grace = config.relay().shutdownGrace();
       LOG.infof("stopping: no new claims; waiting up to %s for %d in-flight deliveries", grace,
@@ -199,6 +221,24 @@ public class RelayService {
 
   public ClaimLoop claimLoop() {
     return claimLoop;
+  }
+
+  /**
+   * The notification listener's state for readiness details: {@code listening}, {@code
+   * reconnecting: <error>} (the loop polls meanwhile), or why there is none.
+   */
+  public String readyListenerState() {
+    if (readyListener != null) {
+      return readyListener.state();
+    }
+    if (!config.relay().enabled()) {
+      return "off (delivery disabled)";
+    }
+    if (!config.relay().listenNotify()) {
+      return "off (outbox.relay.listen-notify=false): polling";
+    }
+    return store == null ? "not started" : "off (" + ((JdbcOutboxStore) store).dialect().name()
+        + " has no notifications): polling";
   }
 
   public LeaseReaper reaper() {

@@ -55,6 +55,7 @@ public class RelayService {
   private LeaseReaper reaper;
   private ClaimLoop claimLoop;
   private ReadyListener readyListener;
+  private volatile String readyListenerOff;
   private ScheduledExecutorService maintenance;
   private final AtomicReference<Duration> clockSkew = new AtomicReference<>(Duration.ZERO);
   private final AtomicReference<String> maintenanceError = new AtomicReference<>();
@@ -71,8 +72,8 @@ public class RelayService {
     }
     String dsName = chooseDataSource(relay);
     AgroalDataSource dataSource = AgroalDataSourceUtil.dataSourceIfActive(dsName).orElseThrow();
-    checkPoolSize(relay.concurrency(), listenerConnections(relay, dsName),
-        dataSource.getConfiguration().connectionPoolConfiguration().maxSize(), dsName);
+    int poolMaxSize = dataSource.getConfiguration().connectionPoolConfiguration().maxSize();
+    checkPoolSize(relay.concurrency(), poolMaxSize, dsName);
     if (relay.migrateAtStart()) {
       int applied = OutboxSchema.migrate(dataSource);
       LOG.infof("outbox schema on datasource '%s' is current (%d migration(s) applied)", dsName, applied);
@@ -97,6 +98,15 @@ public class RelayService {
           relay.reapInterval().toMillis(), relay.reapInterval().toMillis(), TimeUnit.MILLISECONDS);
       claimLoop.start();
       readyListener = assembly.readyListener(dataSource, relay).orElse(null);
+      if (readyListener != null && !listenerFits(relay.concurrency(), poolMaxSize)) {
+        // Never fail a configuration that worked before: poll, and say how to get the wake-up.
+        readyListenerOff = "off (the pool has no connection to spare for it: quarkus.datasource."
+            + dsName + ".jdbc.max-size=" + poolMaxSize + " needs to be at least concurrency + "
+            + (POOL_HEADROOM + 1) + "): polling";
+        LOG.warnf("outbox.relay.listen-notify is on, but the notification listener is %s",
+            readyListenerOff);
+        readyListener = null;
+      }
       if (readyListener != null) {
         readyListener.start();
       }
@@ -127,23 +137,19 @@ public class RelayService {
    * reaper need theirs: a pool smaller than that starves deliveries into acquisition timeouts.
    */
   static void checkPoolSize(int concurrency, int poolMaxSize, String dsName) {
-    checkPoolSize(concurrency, 0, poolMaxSize, dsName);
-  }
-
-  /** As above, with {@code held} connections taken for good (the notification listener's). */
-  static void checkPoolSize(int concurrency, int held, int poolMaxSize, String dsName) {
-    int needed = concurrency + POOL_HEADROOM + held;
-    if (needed > poolMaxSize) {
+    if (concurrency + POOL_HEADROOM > poolMaxSize) {
       throw new IllegalArgumentException("outbox.relay.concurrency=" + concurrency + " needs at least "
-          + needed + " connections" + (held > 0 ? " (" + held + " held by the notification listener,"
-          + " outbox.relay.listen-notify)" : "") + ", but quarkus.datasource." + dsName
+          + (concurrency + POOL_HEADROOM) + " connections, but quarkus.datasource." + dsName
           + ".jdbc.max-size is " + poolMaxSize + ": raise the pool or lower the concurrency");
     }
   }
 
-  /** The notification listener's connection: PostgreSQL only, when delivering and listening. */
-  static int listenerConnections(RelayConfig.Relay relay, String dsName) {
-    return relay.enabled() && relay.listenNotify() && "postgresql".equals(dsName) ? 1 : 0;
+  /**
+   * The PostgreSQL notification listener holds one more connection for good; it runs only when
+   * the pool has that one on top of what {@link #checkPoolSize} demands (otherwise the relay polls).
+   */
+  static boolean listenerFits(int concurrency, int poolMaxSize) {
+    return concurrency + POOL_HEADROOM + 1 <= poolMaxSize;
   }
 
   private static String chooseDataSource(RelayConfig.Relay relay) {
@@ -230,6 +236,9 @@ public class RelayService {
   public String readyListenerState() {
     if (readyListener != null) {
       return readyListener.state();
+    }
+    if (readyListenerOff != null) {
+      return readyListenerOff;
     }
     if (!config.relay().enabled()) {
       return "off (delivery disabled)";

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.outboxrelay.outbox.store.dialect.DialectDetector;
 import dev.outboxrelay.outbox.store.dialect.OutboxDialect;
 import java.io.IOException;
 import java.io.InputStream;
@@ -85,6 +86,33 @@ class MigrationScriptsTest {
     assertEquals(new TreeSet<>(columns("postgresql", "outbox_message")),
         new TreeSet<>(split(OutboxDialect.MESSAGE_COLUMNS)),
         "MESSAGE_COLUMNS is documented as every column of outbox_message");
+  }
+
+  /**
+   * Only PostgreSQL notifies relays of committed jobs (V4, a trigger calling pg_notify); the others
+   * have V1 to V3 only and relays poll them. The channel is the one its dialect listens on.
+   */
+  @Test
+  void onlyPostgresqlNotifiesOnTheChannelItsDialectListensOn() throws IOException {
+    String v4 = "V4__ready_notification.sql";
+    String pg = read("db/outbox/postgresql/" + v4);
+    assertNotNull(pg, "missing postgresql " + v4);
+    String channel = DialectDetector.forProductName("PostgreSQL").readyNotifications().orElseThrow().channel();
+    assertTrue(pg.contains("pg_notify('" + channel + "'"), pg);
+    assertTrue(pg.matches("(?is).*AFTER\\s+INSERT\\s+ON\\s+outbox_message\\s+FOR\\s+EACH\\s+STATEMENT.*"),
+        "one notification per statement, not per row: " + pg);
+    for (String db : List.of("h2", "mariadb", "sqlserver")) {
+      assertEquals(null, read("db/outbox/" + db + "/" + v4), db + " has no notifications");
+    }
+    for (String product : List.of("H2", "MariaDB", "Microsoft SQL Server")) {
+      assertTrue(DialectDetector.forProductName(product).readyNotifications().isEmpty(), product);
+    }
+  }
+
+  private static String read(String path) throws IOException {
+    try (InputStream in = MigrationScriptsTest.class.getClassLoader().getResourceAsStream(path)) {
+      return in == null ? null : new String(in.readAllBytes(), StandardCharsets.UTF_8);
+    }
   }
 
   @Test

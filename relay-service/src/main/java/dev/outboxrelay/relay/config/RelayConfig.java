@@ -65,6 +65,16 @@ public interface RelayConfig {
     @WithDefault("1s")
     Duration idleMaxWait();
 
+    /**
+     * PostgreSQL only: listen for the notification the outbox's insert trigger sends at commit
+     * ({@code LISTEN outbox_ready}, migration V4) and claim at once instead of waiting out the idle
+     * wait. Takes one connection of the datasource for as long as the relay runs. Polling stays on
+     * as the fallback: a lost notification only costs up to {@link #idleMaxWait()}. Ignored on the
+     * other databases, which poll.
+     */
+    @WithDefault("true")
+    boolean listenNotify();
+
     /** How often expired leases are returned to ready. */
     @WithDefault("5s")
     Duration reapInterval();

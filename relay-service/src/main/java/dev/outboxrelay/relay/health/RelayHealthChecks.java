@@ -34,6 +34,8 @@ public class RelayHealthChecks {
       String claimError = relay.claimLoop() == null ? "not started" : relay.claimLoop().lastError();
       String maintenanceError = relay.maintenanceError();
       b.withData("in_flight", relay.claimLoop() == null ? 0 : relay.claimLoop().inFlight());
+      // Informational only: without notifications the claim loop still polls, so no DOWN for it.
+      b.withData("listen_notify", relay.readyListenerState());
       if (claimError != null && config.relay().enabled()) {
         return b.down().withData("reason", "claiming fails: " + claimError).build();
       }

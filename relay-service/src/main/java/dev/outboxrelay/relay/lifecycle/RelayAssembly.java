@@ -5,6 +5,7 @@ import dev.outboxrelay.relay.claim.Backoff;
 import dev.outboxrelay.relay.claim.ClaimLoop;
 import dev.outboxrelay.relay.claim.Deliverer;
 import dev.outboxrelay.relay.claim.IdleWait;
+import dev.outboxrelay.relay.claim.ReadyListener;
 import dev.outboxrelay.relay.config.RelayConfig;
 import dev.outboxrelay.relay.lease.LeaseReaper;
 import dev.outboxrelay.relay.lease.LeaseRenewer;
@@ -39,5 +40,20 @@ public record RelayAssembly(JdbcOutboxStore store, RelayMetrics metrics, LeaseRe
         relay.leaseDuration(), idle);
     metrics.claimStatements(claimLoop::claimStatements);
     return new RelayAssembly(store, metrics, renewer, reaper, claimLoop);
+  }
+
+  /**
+   * The listener that wakes this assembly's claim loop when jobs are committed, when the database
+   * sends such notifications (PostgreSQL) and {@code outbox.relay.listen-notify} is on; not
+   * started. It holds one connection of {@code dataSource} while it runs.
+   */
+  public java.util.Optional<ReadyListener> readyListener(DataSource dataSource, RelayConfig.Relay relay) {
+    if (!relay.listenNotify()) {
+      return java.util.Optional.empty();
+    }
+    return store.dialect().readyNotifications().map(n -> new ReadyListener(dataSource::getConnection, n, () -> {
+      metrics.claimWakeup();
+      claimLoop.wake();
+    }));
   }
 }

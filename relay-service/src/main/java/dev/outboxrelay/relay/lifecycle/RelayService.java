@@ -6,6 +6,7 @@ import dev.outboxrelay.outbox.store.OutboxStore;
 import dev.outboxrelay.relay.claim.Backoff;
 import dev.outboxrelay.relay.claim.ClaimLoop;
 import dev.outboxrelay.relay.claim.IdleWait;
+import dev.outboxrelay.relay.claim.ReadyListener;
 import dev.outboxrelay.relay.config.RelayConfig;
 import dev.outboxrelay.relay.lease.LeaseReaper;
 import dev.outboxrelay.relay.lease.LeaseRenewer;
@@ -53,6 +54,8 @@ public class RelayService {
   private LeaseRenewer renewer;
   private LeaseReaper reaper;
   private ClaimLoop claimLoop;
+  private ReadyListener readyListener;
+  private volatile String readyListenerOff;
   private ScheduledExecutorService maintenance;
   private final AtomicReference<Duration> clockSkew = new AtomicReference<>(Duration.ZERO);
   private final AtomicReference<String> maintenanceError = new AtomicReference<>();
@@ -69,8 +72,8 @@ public class RelayService {
     }
     String dsName = chooseDataSource(relay);
     AgroalDataSource dataSource = AgroalDataSourceUtil.dataSourceIfActive(dsName).orElseThrow();
-    checkPoolSize(relay.concurrency(),
-        dataSource.getConfiguration().connectionPoolConfiguration().maxSize(), dsName);
+    int poolMaxSize = dataSource.getConfiguration().connectionPoolConfiguration().maxSize();
+    checkPoolSize(relay.concurrency(), poolMaxSize, dsName);
     if (relay.migrateAtStart()) {
       int applied = OutboxSchema.migrate(dataSource);
       LOG.infof("outbox schema on datasource '%s' is current (%d migration(s) applied)", dsName, applied);
@@ -94,11 +97,25 @@ public class RelayService {
       maintenance.scheduleWithFixedDelay(() -> guarded("reaping expired leases", reaper::reapOnce),
           relay.reapInterval().toMillis(), relay.reapInterval().toMillis(), TimeUnit.MILLISECONDS);
       claimLoop.start();
+      readyListener = assembly.readyListener(dataSource, relay).orElse(null);
+      if (readyListener != null && !listenerFits(relay.concurrency(), poolMaxSize)) {
+        // Never fail a configuration that worked before: poll, and say how to get the wake-up.
+        readyListenerOff = "off (the pool has no connection to spare for it: quarkus.datasource."
+            + dsName + ".jdbc.max-size=" + poolMaxSize + " needs to be at least concurrency + "
+            + (POOL_HEADROOM + 1) + "): polling";
+        LOG.warnf("outbox.relay.listen-notify is on, but the notification listener is %s",
+            readyListenerOff);
+        readyListener = null;
+      }
+      if (readyListener != null) {
+        readyListener.start();
+      }
     }
     LOG.infof("relay %s on datasource '%s' (%s): destinations %s, batch %d, concurrency %d, lease %s,"
-            + " max attempts %d%s", relay.enabled() ? "started" : "started with delivery disabled",
+            + " max attempts %d, wake-up %s%s", relay.enabled() ? "started" : "started with delivery disabled",
         dsName, ((JdbcOutboxStore) store).dialect().name(), sinks.destinations(), relay.batchSize(),
-        relay.concurrency(), relay.leaseDuration(), relay.maxAttempts(), signedNote(sinks));
+        relay.concurrency(), relay.leaseDuration(), relay.maxAttempts(),
+        readyListener != null ? "on notification (LISTEN) and polling" : "polling", signedNote(sinks));
   }
 
   /** Which destinations sign (names only: a secret is never logged). */
@@ -125,6 +142,14 @@ public class RelayService {
           + (concurrency + POOL_HEADROOM) + " connections, but quarkus.datasource." + dsName
           + ".jdbc.max-size is " + poolMaxSize + ": raise the pool or lower the concurrency");
     }
+  }
+
+  /**
+   * The PostgreSQL notification listener holds one more connection for good; it runs only when
+   * the pool has that one on top of what {@link #checkPoolSize} demands (otherwise the relay polls).
+   */
+  static boolean listenerFits(int concurrency, int poolMaxSize) {
+    return concurrency + POOL_HEADROOM + 1 <= poolMaxSize;
   }
 
   private static String chooseDataSource(RelayConfig.Relay relay) {
@@ -173,6 +198,9 @@ public class RelayService {
   }
 
   void onStop(@Observes ShutdownEvent event) {
+    if (readyListener != null) {
+      readyListener.close();
+    }
     if (claimLoop != null) {
       Duration grace = config.relay().shutdownGrace();
       LOG.infof("stopping: no new claims; waiting up to %s for %d in-flight deliveries", grace,
@@ -199,6 +227,27 @@ public class RelayService {
 
   public ClaimLoop claimLoop() {
     return claimLoop;
+  }
+
+  /**
+   * The notification listener's state for readiness details: {@code listening}, {@code
+   * reconnecting: <error>} (the loop polls meanwhile), or why there is none.
+   */
+  public String readyListenerState() {
+    if (readyListener != null) {
+      return readyListener.state();
+    }
+    if (readyListenerOff != null) {
+      return readyListenerOff;
+    }
+    if (!config.relay().enabled()) {
+      return "off (delivery disabled)";
+    }
+    if (!config.relay().listenNotify()) {
+      return "off (outbox.relay.listen-notify=false): polling";
+    }
+    return store == null ? "not started" : "off (" + ((JdbcOutboxStore) store).dialect().name()
+        + " has no notifications): polling";
   }
 
   public LeaseReaper reaper() {

@@ -14,7 +14,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * {@code outbox_expired_leases_total}, {@code outbox_dead_total},
  * {@code outbox_delivery_attempts_total{destination,outcome}}, {@code outbox_delivery_seconds},
  * {@code outbox_end_to_end_seconds}, {@code outbox_messages{state}},
- * {@code outbox_ready_oldest_age_seconds}, {@code outbox_claim_statements_total}.
+ * {@code outbox_ready_oldest_age_seconds}, {@code outbox_claim_statements_total},
+ * {@code outbox_claim_wakeups_total{source}}.
  */
 public class RelayMetrics {
   private final MeterRegistry registry;
@@ -22,6 +23,7 @@ public class RelayMetrics {
   private final Counter expiredLeases;
   private final Counter dead;
   private final Timer endToEnd;
+  private final Counter claimWakeups;
   private final Map<Character, AtomicLong> messagesByState = new ConcurrentHashMap<>();
   private final AtomicLong oldestReadyAgeMillis = new AtomicLong();
   /** Strong reference to the claim-statement counter's source (see {@link #claimStatements}). */
@@ -46,6 +48,9 @@ public class RelayMetrics {
       Gauge.builder("outbox.messages", value, AtomicLong::get).tag("state", String.valueOf(s))
           .description("Jobs per state, read every metrics-refresh-interval").register(registry);
     }
+    claimWakeups = Counter.builder("outbox.claim.wakeups").tag("source", "notify")
+        .description("Idle waits of the claim loop cut short by a database notification of committed jobs")
+        .register(registry);
     Gauge.builder("outbox.ready.oldest.age.seconds", oldestReadyAgeMillis, v -> v.get() / 1000.0)
         .description("Age of the oldest undelivered job: due and never tried, or being retried (0 when none)").register(registry);
   }
@@ -73,6 +78,15 @@ public class RelayMetrics {
     io.micrometer.core.instrument.FunctionCounter.builder("outbox.claim.statements", count,
             c -> c.get().doubleValue())
         .description("Claim statements run, empty ones included").register(registry);
+  }
+
+  /** The claim loop was woken by a notification (source {@code notify}). */
+  public void claimWakeup() {
+    claimWakeups.increment();
+  }
+
+  public double claimWakeupCount() {
+    return claimWakeups.count();
   }
 
   public void expiredLeases(int count) {

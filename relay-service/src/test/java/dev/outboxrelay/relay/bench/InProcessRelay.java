@@ -2,6 +2,7 @@ package dev.outboxrelay.relay.bench;
 
 import dev.outboxrelay.relay.claim.Backoff;
 import dev.outboxrelay.relay.claim.IdleWait;
+import dev.outboxrelay.relay.claim.ReadyListener;
 import dev.outboxrelay.relay.config.RelayConfig;
 import dev.outboxrelay.relay.lifecycle.RelayAssembly;
 import dev.outboxrelay.relay.sink.SinkRegistry;
@@ -30,6 +31,8 @@ final class InProcessRelay implements AutoCloseable {
   private final RelayAssembly assembly;
   private final ScheduledExecutorService maintenance;
   private final RelayConfig.Relay config;
+  /** The LISTEN/NOTIFY wake-up, as RelayService runs it (PostgreSQL with listen-notify on). */
+  private final ReadyListener readyListener;
 
   InProcessRelay(String url, String user, RecordingSink sink) throws SQLException {
     this.config = config().relay();
@@ -38,6 +41,7 @@ final class InProcessRelay implements AutoCloseable {
         new SinkRegistry(Map.of(BenchDatabase.DESTINATION, sink)), config,
         Backoff.fromConfig(config.backoff()), new IdleWait(config.idleMinWait(), config.idleMaxWait()),
         () -> Duration.ZERO);
+    this.readyListener = assembly.readyListener(dataSource, config).orElse(null);
     this.maintenance = Executors.newScheduledThreadPool(1, r -> {
       Thread t = new Thread(r, "outbox-maintenance");
       t.setDaemon(true);
@@ -66,6 +70,9 @@ final class InProcessRelay implements AutoCloseable {
       }
     }, reap, reap, TimeUnit.MILLISECONDS);
     assembly.claimLoop().start();
+    if (readyListener != null) {
+      readyListener.start();
+    }
   }
 
   /** The gauge refresh of RelayService: its statements load the database too. */
@@ -97,6 +104,9 @@ final class InProcessRelay implements AutoCloseable {
 
   /** Stops like RelayService on shutdown; returns the jobs released unfinished. */
   int stop() {
+    if (readyListener != null) {
+      readyListener.close();
+    }
     int left = assembly.claimLoop().stop(config.shutdownGrace());
     maintenance.shutdownNow();
     assembly.renewer().close();

@@ -65,6 +65,7 @@ final class Scenarios {
         .put("batch", relayConfig.batchSize()).put("concurrency", relayConfig.concurrency())
         .put("lease", relayConfig.leaseDuration().toMillis() + "ms").put("idle", relayConfig.idleMinWait().toMillis() + "ms.."
             + relayConfig.idleMaxWait().toMillis() + "ms")
+        .put("listen_notify", relayConfig.listenNotify() && "postgresql".equals(db.kind()))
         .put("pool_max", BenchDatabase.RELAY_POOL_MAX_SIZE).put("sink", "in-process-noop")
         .put("java", System.getProperty("java.version")).print();
   }

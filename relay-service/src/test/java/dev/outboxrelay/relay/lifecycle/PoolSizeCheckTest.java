@@ -20,4 +20,12 @@ class PoolSizeCheckTest {
     assertTrue(e.getMessage().contains("outbox.relay.concurrency=45"), e.getMessage());
     assertTrue(e.getMessage().contains("quarkus.datasource.h2.jdbc.max-size is 48"), e.getMessage());
   }
+
+  /** The PostgreSQL notification listener's connection comes on top; without it the relay polls. */
+  @Test
+  void theListenerRunsOnlyWithAConnectionToSpare() {
+    assertTrue(RelayService.listenerFits(32, 48));
+    assertTrue(RelayService.listenerFits(43, 48));
+    assertTrue(!RelayService.listenerFits(44, 48), "44 + 4 fills the pool: the relay polls");
+  }
 }

@@ -41,6 +41,14 @@ public abstract class OutboxDialect {
   /** SQL expression: database now plus a bigint parameter of milliseconds (may be negative). */
   protected abstract String nowPlusMillisParam();
 
+  /**
+   * The notification this database sends when jobs are committed, for relays to wake up on;
+   * empty when it has none (relays poll only).
+   */
+  public java.util.Optional<ReadyNotifications> readyNotifications() {
+    return java.util.Optional.empty();
+  }
+
   /** Flyway location of this dialect's migrations. */
   public String migrationLocation() {
     return "classpath:db/outbox/" + name();

@@ -14,6 +14,12 @@ public class PostgresOutboxDialect extends OutboxDialect {
     return "postgresql";
   }
 
+  /** The V4 migration's trigger notifies {@code outbox_ready} with the schema at each insert. */
+  @Override
+  public java.util.Optional<ReadyNotifications> readyNotifications() {
+    return java.util.Optional.of(ReadyNotifications.POSTGRESQL);
+  }
+
   @Override
   protected String now() {
     return "now()";

@@ -50,6 +50,15 @@ public final class ChaosSink implements AutoCloseable {
     /** Closes the connection without applying or answering (a crash before the work). */
     record Drop() implements Action {}
 
+    /** Answers 200 but never applies the effect: a sink that loses work it acknowledged. */
+    record AcceptWithoutApplying() implements Action {}
+
+    /**
+     * Applies the effect again even when this key was applied before (a sink that ignores the
+     * idempotency key), then answers 200 or, with {@code answer} false, drops the connection.
+     */
+    record ApplyIgnoringKey(boolean answer) implements Action {}
+
     static Action ok() {
       return new Respond(200, Map.of(), 0);
     }
@@ -83,6 +92,8 @@ public final class ChaosSink implements AutoCloseable {
   private final List<Delivery> deliveries = new CopyOnWriteArrayList<>();
   private final Set<String> appliedKeys = new HashSet<>();
   private final Map<String, AtomicInteger> effects = new ConcurrentHashMap<>();
+  /** Times each operation ID was applied: what the external system would confirm. */
+  private final Map<String, AtomicInteger> applications = new ConcurrentHashMap<>();
   private volatile Behaviour behaviour = d -> Action.ok();
   private HttpServer server;
 
@@ -159,6 +170,14 @@ public final class ChaosSink implements AutoCloseable {
       } else if (action instanceof Action.ApplyThenDrop) {
         apply(d);
         // Closing the exchange before any response header closes the connection.
+      } else if (action instanceof Action.AcceptWithoutApplying) {
+        respond(ex, 200, Map.of(), "accepted");
+      } else if (action instanceof Action.ApplyIgnoringKey a) {
+        applications.computeIfAbsent(d.key(), k -> new AtomicInteger()).incrementAndGet();
+        effects.computeIfAbsent(d.body(), b -> new AtomicInteger()).incrementAndGet();
+        if (a.answer()) {
+          respond(ex, 200, Map.of(), "applied");
+        }
       }
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
@@ -182,8 +201,16 @@ public final class ChaosSink implements AutoCloseable {
         return false;
       }
     }
+    applications.computeIfAbsent(d.key(), k -> new AtomicInteger()).incrementAndGet();
     effects.computeIfAbsent(d.body(), b -> new AtomicInteger()).incrementAndGet();
     return true;
+  }
+
+  /** Operation ID → times applied (more than 1 only through {@link Action.ApplyIgnoringKey}). */
+  public Map<String, Integer> applications() {
+    Map<String, Integer> out = new java.util.TreeMap<>();
+    applications.forEach((k, n) -> out.put(k, n.get()));
+    return out;
   }
 
   /** Effects applied for one business payload (1 is right; 0 lost; more is a duplicate). */

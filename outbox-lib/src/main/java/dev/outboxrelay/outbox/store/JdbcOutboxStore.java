@@ -11,6 +11,7 @@ import dev.outboxrelay.outbox.OutboxStoreException;
 import dev.outboxrelay.outbox.store.dialect.BoundSql;
 import dev.outboxrelay.outbox.store.dialect.DialectDetector;
 import dev.outboxrelay.outbox.store.dialect.JdbcTransactions;
+import dev.outboxrelay.outbox.store.JdbcStatements.Binder;
 import dev.outboxrelay.outbox.store.dialect.OutboxDialect;
 import java.io.IOException;
 import java.sql.Connection;
@@ -215,7 +216,7 @@ public class JdbcOutboxStore implements OutboxStore {
   public List<ClaimedMessage> claimBatch(ClaimRequest r) {
     try {
       return retryingConflicts(() -> {
-        try (Connection c = autoCommitConnection()) {
+        try (Connection c = JdbcStatements.autoCommitConnection(dataSource)) {
           List<ClaimedMessage> claimed = new java.util.ArrayList<>(
               dialect.claim(c, r.token(), r.leaseFor().toMillis(), r.limit(), this::claimed));
           claimed.sort((a, b) -> Long.compare(a.id(), b.id()));
@@ -386,7 +387,7 @@ public class JdbcOutboxStore implements OutboxStore {
     String what = "retention delete of up to " + limit + " jobs finished before now - " + keep;
     try {
       return retryingConflicts(() -> {
-        try (Connection c = autoCommitConnection()) {
+        try (Connection c = JdbcStatements.autoCommitConnection(dataSource)) {
           int isolation = c.getTransactionIsolation();
           // READ COMMITTED: under InnoDB's REPEATABLE READ the rows a DML statement's sub-select
           // reads get shared next-key locks, which would hold back claims and enqueues.
@@ -552,10 +553,6 @@ public class JdbcOutboxStore implements OutboxStore {
 
   // ---- helpers -------------------------------------------------------------------------------
 
-  @FunctionalInterface
-  private interface Binder {
-    void bind(PreparedStatement ps) throws SQLException;
-  }
 
   /**
    * Binds a dialect's parameters in order: times and tokens through the dialect's hooks (a
@@ -609,35 +606,17 @@ public class JdbcOutboxStore implements OutboxStore {
     }
   }
 
-  private Connection autoCommitConnection() throws SQLException {
-    Connection c = dataSource.getConnection();
-    if (!c.getAutoCommit()) {
-      c.setAutoCommit(true);
-    }
-    return c;
-  }
 
   private int update(String what, String sql, Binder binder) {
     try {
-      return retryingConflicts(() -> {
-        try (Connection c = autoCommitConnection(); PreparedStatement ps = c.prepareStatement(sql)) {
-          binder.bind(ps);
-          return ps.executeUpdate();
-        }
-      });
+      return retryingConflicts(() -> JdbcStatements.executeUpdate(dataSource, sql, binder));
     } catch (SQLException e) {
       throw new OutboxStoreException(what + " failed", e);
     }
   }
 
-  /** Reads use the connection as it comes: inside a caller's JTA transaction too. */
-  private <T> List<T> query(String what, String sql, Binder binder, OutboxDialect.RowMapper<T> mapper) {
-    try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(sql)) {
-      binder.bind(ps);
-      return readAll(ps, mapper);
-    } catch (SQLException e) {
-      throw new OutboxStoreException(what + " failed", e);
-    }
+    private <T> List<T> query(String what, String sql, Binder binder, OutboxDialect.RowMapper<T> mapper) {
+    return JdbcStatements.query(dataSource, what, sql, binder, mapper);
   }
 
   private Optional<StoredMessage> queryOne(Connection c, String sql, Binder binder) throws SQLException {

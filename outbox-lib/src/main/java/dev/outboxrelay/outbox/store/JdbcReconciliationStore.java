@@ -5,6 +5,7 @@ import static dev.outboxrelay.outbox.store.dialect.OutboxDialect.readAll;
 import dev.outboxrelay.outbox.OutboxStoreException;
 import dev.outboxrelay.outbox.store.dialect.DialectDetector;
 import dev.outboxrelay.outbox.store.dialect.JdbcTransactions;
+import dev.outboxrelay.outbox.store.JdbcStatements.Binder;
 import dev.outboxrelay.outbox.store.dialect.OutboxDialect;
 import dev.outboxrelay.outbox.store.dialect.ReconciliationDialect;
 import java.sql.Connection;
@@ -164,7 +165,7 @@ public class JdbcReconciliationStore implements ReconciliationStore {
 
   @Override
   public Optional<Long> startRun(RunStart s) {
-    try (Connection c = autoCommitConnection();
+    try (Connection c = JdbcStatements.autoCommitConnection(dataSource);
         PreparedStatement ps = c.prepareStatement(dialect.insertRunSql(), new String[] {"id"})) {
       outbox.bindInstant(ps, 1, s.windowStart());
       outbox.bindInstant(ps, 2, s.windowEnd());
@@ -313,7 +314,7 @@ public class JdbcReconciliationStore implements ReconciliationStore {
     if (taken == 1) {
       return true;
     }
-    try (Connection c = autoCommitConnection();
+    try (Connection c = JdbcStatements.autoCommitConnection(dataSource);
         PreparedStatement ps = c.prepareStatement(dialect.insertLockSql())) {
       ps.setString(1, name);
       ps.setString(2, owner);
@@ -357,35 +358,18 @@ public class JdbcReconciliationStore implements ReconciliationStore {
 
   // ---- helpers -------------------------------------------------------------------------------
 
-  @FunctionalInterface
-  private interface Binder {
-    void bind(PreparedStatement ps) throws SQLException;
-  }
 
-  private Connection autoCommitConnection() throws SQLException {
-    Connection c = dataSource.getConnection();
-    if (!c.getAutoCommit()) {
-      c.setAutoCommit(true);
-    }
-    return c;
-  }
 
   private int update(String what, String sql, Binder binder) {
-    try (Connection c = autoCommitConnection(); PreparedStatement ps = c.prepareStatement(sql)) {
-      binder.bind(ps);
-      return ps.executeUpdate();
+    try {
+      return JdbcStatements.executeUpdate(dataSource, sql, binder);
     } catch (SQLException e) {
       throw new OutboxStoreException(what + " failed", e);
     }
   }
 
   private <T> List<T> query(String what, String sql, Binder binder, OutboxDialect.RowMapper<T> mapper) {
-    try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(sql)) {
-      binder.bind(ps);
-      return readAll(ps, mapper);
-    } catch (SQLException e) {
-      throw new OutboxStoreException(what + " failed", e);
-    }
+    return JdbcStatements.query(dataSource, what, sql, binder, mapper);
   }
 
   private Instant instant(ResultSet rs, int column) throws SQLException {

@@ -24,12 +24,18 @@ public final class TraceLines {
   }
 
   static String line(SpanData s) {
-    String parent = s.getParentSpanContext().isValid() ? s.getParentSpanId() : "-";
-    String attributes = s.getAttributes().asMap().entrySet().stream()
-        .map(e -> e.getKey().getKey() + "=" + e.getValue())
-        .sorted().collect(Collectors.joining(" "));
-    return "TRACE trace=" + s.getTraceId() + " span=" + s.getSpanId() + " parent=" + parent
-        + " kind=" + s.getKind() + " status=" + s.getStatus().getStatusCode() + " name=\"" + s.getName()
-        + "\"" + (attributes.isEmpty() ? "" : " " + attributes);
+    return line(s.getTraceId(), s.getSpanId(), s.getParentSpanContext().isValid() ? s.getParentSpanId() : null,
+        s.getKind().name(), s.getStatus().getStatusCode().name(), s.getName(),
+        s.getAttributes().asMap().entrySet().stream()
+            .collect(Collectors.toMap(e -> e.getKey().getKey(), e -> String.valueOf(e.getValue()))));
+  }
+
+  /** One span's line from its parts (e.g. decoded from OTLP); {@code parentSpanId} null for a root. */
+  public static String line(String traceId, String spanId, String parentSpanId, String kind, String status,
+      String name, java.util.Map<String, String> attributes) {
+    String attrs = attributes.entrySet().stream().map(e -> e.getKey() + "=" + e.getValue()).sorted()
+        .collect(Collectors.joining(" "));
+    return "TRACE trace=" + traceId + " span=" + spanId + " parent=" + (parentSpanId == null ? "-" : parentSpanId)
+        + " kind=" + kind + " status=" + status + " name=\"" + name + "\"" + (attrs.isEmpty() ? "" : " " + attrs);
   }
 }

@@ -33,8 +33,8 @@ import java.util.stream.Stream;
 /**
  * docs/configuration.md, generated from the relay's {@link ConfigMapping} interfaces: every key
  * (SmallRye's names: kebab case, {@link WithName}, {@link WithParentName}, a map key as {@code
- * <name>}), its type, its {@link WithDefault} and its Javadoc, read from the source by {@link
- * JavadocIndex}. The interfaces are the one place a key is described; this file is derived.
+ * <name>}), its type, its {@link WithDefault} and its Javadoc, read by {@link JavadocIndex} from
+ * the source file of each group (an interface of relay-service's own sources). The interfaces are the one place a key is described; this file is derived.
  */
 final class ConfigurationReference {
   static final Path DOC = RelayKeys.ROOT.resolve("docs/configuration.md");
@@ -55,13 +55,11 @@ final class ConfigurationReference {
   record Section(String prefix, String description, List<Key> keys) {
   }
 
-  private final JavadocIndex javadoc;
-  private final Class<?> root;
+  /** The Javadoc of each source file the groups are declared in, by top-level class. */
+  private final Map<Class<?>, JavadocIndex> javadoc = new LinkedHashMap<>();
   private final List<Section> sections = new ArrayList<>();
 
-  private ConfigurationReference(Class<?> root, JavadocIndex javadoc) {
-    this.root = root;
-    this.javadoc = javadoc;
+  private ConfigurationReference() {
   }
 
   /** The {@code @ConfigMapping} interfaces of relay-service's sources, by class name. */
@@ -84,10 +82,10 @@ final class ConfigurationReference {
 
   /** The sections of one mapping, groups in declaration order. */
   static List<Section> sections(Class<?> mapping) throws IOException {
-    Path source = SOURCES.resolve(mapping.getName().replace('.', '/') + ".java");
-    ConfigurationReference r = new ConfigurationReference(mapping, JavadocIndex.of(source));
+    ConfigurationReference r = new ConfigurationReference();
     String prefix = mapping.getAnnotation(ConfigMapping.class).prefix();
-    r.group(prefix, mapping, r.doc(mapping).orElse(""));
+    // The mapping's own Javadoc is about the interface; the file's header says what it needs.
+    r.group(prefix, mapping, "");
     return r.sections;
   }
 
@@ -96,7 +94,7 @@ final class ConfigurationReference {
     return sections.stream().flatMap(s -> s.keys().stream()).toList();
   }
 
-  private void group(String prefix, Class<?> type, String description) {
+  private void group(String prefix, Class<?> type, String description) throws IOException {
     Section section = new Section(prefix, description, new ArrayList<>());
     int at = sections.size();
     sections.add(section);
@@ -129,12 +127,12 @@ final class ConfigurationReference {
   }
 
   /** A group's description: the Javadoc of the method that returns it, then its type's. */
-  private String intro(Method m, Class<?> group) {
+  private String intro(Method m, Class<?> group) throws IOException {
     return Stream.of(doc(m), doc(group)).flatMap(Optional::stream).distinct()
         .collect(Collectors.joining(" "));
   }
 
-  private Key leaf(String name, Type type, Method m) {
+  private Key leaf(String name, Type type, Method m) throws IOException {
     WithDefault d = m.getAnnotation(WithDefault.class);
     boolean optional = isOptional(raw(type));
     String defaultValue = d != null ? "`" + d.value() + "`" : optional ? "(unset)" : "**required**";
@@ -142,21 +140,45 @@ final class ConfigurationReference {
   }
 
   /** The abstract, no-argument methods of a group interface, in source order. */
-  private List<Method> declaredProperties(Class<?> type) {
+  private List<Method> declaredProperties(Class<?> type) throws IOException {
     String owner = nestedName(type);
+    JavadocIndex source = javadoc(type);
     return Arrays.stream(type.getDeclaredMethods())
         .filter(m -> Modifier.isAbstract(m.getModifiers()) && m.getParameterCount() == 0)
-        .sorted(Comparator.<Method>comparingInt(m -> javadoc.order(owner, m.getName()))
+        .sorted(Comparator.<Method>comparingInt(m -> source.order(owner, m.getName()))
             .thenComparing(Method::getName))
         .toList();
   }
 
-  private Optional<String> doc(Method m) {
-    return javadoc.doc(nestedName(m.getDeclaringClass()) + "#" + m.getName());
+  private Optional<String> doc(Method m) throws IOException {
+    return javadoc(m.getDeclaringClass()).doc(nestedName(m.getDeclaringClass()) + "#" + m.getName());
   }
 
-  private Optional<String> doc(Class<?> type) {
-    return javadoc.doc(nestedName(type));
+  private Optional<String> doc(Class<?> type) throws IOException {
+    return javadoc(type).doc(nestedName(type));
+  }
+
+  /** The Javadoc of the source file declaring {@code type}. */
+  private JavadocIndex javadoc(Class<?> type) throws IOException {
+    Class<?> top = topLevel(type);
+    JavadocIndex index = javadoc.get(top);
+    if (index == null) {
+      index = JavadocIndex.of(source(top));
+      javadoc.put(top, index);
+    }
+    return index;
+  }
+
+  private static Class<?> topLevel(Class<?> type) {
+    Class<?> t = type;
+    while (t.getEnclosingClass() != null) {
+      t = t.getEnclosingClass();
+    }
+    return t;
+  }
+
+  private static Path source(Class<?> topLevel) {
+    return SOURCES.resolve(topLevel.getName().replace('.', '/') + ".java");
   }
 
   /** {@code RelayConfig.Destination} for a type nested in the mapping's source file. */
@@ -168,9 +190,9 @@ final class ConfigurationReference {
     return name;
   }
 
-  private boolean isGroup(Class<?> type) {
-    return type.isInterface() && !type.getName().startsWith("java.")
-        && type.getName().startsWith(root.getPackageName());
+  /** A group is an interface of relay-service's own sources; anything else is a value. */
+  private static boolean isGroup(Class<?> type) {
+    return type.isInterface() && Files.isRegularFile(source(topLevel(type)));
   }
 
   private static boolean isOptional(Class<?> raw) {

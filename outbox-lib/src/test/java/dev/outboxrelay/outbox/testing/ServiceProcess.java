@@ -193,6 +193,14 @@ public final class ServiceProcess implements AutoCloseable {
     return Files.readString(log);
   }
 
+  /** Waits for the process to end by itself (a failed start-up); its exit code. */
+  public int awaitExit(Duration timeout) throws InterruptedException {
+    if (!process.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
+      throw new IllegalStateException(name + " still running after " + timeout + ":\n" + tail());
+    }
+    return process.exitValue();
+  }
+
   /** SIGTERM and wait for the graceful shutdown; returns the exit code. */
   public int stop(Duration timeout) throws InterruptedException {
     process.destroy();

@@ -9,11 +9,15 @@ import java.util.Optional;
 
 /**
  * Everything the relay reads, under {@code outbox.*}. Every key has a default except the
- * destinations. Keys under {@code outbox.} that map to nothing here fail start-up.
+ * destinations. A key under {@code outbox.} that maps to nothing here fails start-up when it comes
+ * from a properties file or a system property (SmallRye Config: {@code SRCFG00050}); an {@code
+ * OUTBOX_*} environment variable that maps to nothing is logged ({@link UnknownVariableCheck}).
+ * docs/configuration.md is generated from this interface and its Javadoc.
  */
 @ConfigMapping(prefix = "outbox")
 public interface RelayConfig {
 
+  /** The claim loop, leases, retries and the reaper: {@code outbox.relay.*}. */
   Relay relay();
 
   /** Sink routes by destination name: {@code outbox.destinations.<name>.type=http}, ... */
@@ -31,7 +35,8 @@ public interface RelayConfig {
     boolean enabled();
 
     /**
-     * Name of the Quarkus datasource holding the outbox ({@code h2}, {@code postgresql}); when
+     * Name of the Quarkus datasource holding the outbox ({@code h2}, {@code postgresql}, {@code
+     * mariadb} or {@code mssql}); when
      * unset, the only active one (the one whose {@code jdbc.url} is set).
      */
     Optional<String> datasource();
@@ -44,7 +49,12 @@ public interface RelayConfig {
     @WithDefault("32")
     int batchSize();
 
-    /** Deliveries in flight at once; the relay never claims more than it has free workers for. */
+    /**
+     * Deliveries in flight at once; the relay never claims more than it has free workers for. The
+     * datasource's {@code jdbc.max-size} must be at least this + 4 (default pool 48), checked at
+     * start-up; on PostgreSQL the notification listener needs one more, else the relay logs a
+     * warning and polls.
+     */
     @WithDefault("32")
     int concurrency();
 
@@ -52,23 +62,29 @@ public interface RelayConfig {
     @WithDefault("30s")
     Duration leaseDuration();
 
-    /** Attempts before a job ends DEAD. */
+    /** Attempts before a job ends DEAD ({@code D}). */
     @WithDefault("10")
     int maxAttempts();
 
+    /** Retry delays after a transient failure. */
     Backoff backoff();
 
     /** First wait after an empty claim; doubles up to {@link #idleMaxWait()}. */
     @WithDefault("10ms")
     Duration idleMinWait();
 
+    /**
+     * Longest wait between claims while the outbox stays empty (on PostgreSQL a notification cuts
+     * the wait short, see {@link #listenNotify()}).
+     */
     @WithDefault("1s")
     Duration idleMaxWait();
 
     /**
      * PostgreSQL only: listen for the notification the outbox's insert trigger sends at commit
      * ({@code LISTEN outbox_ready}, migration V4) and claim at once instead of waiting out the idle
-     * wait. Takes one connection of the datasource for as long as the relay runs. Polling stays on
+     * wait. Takes one connection of the datasource for as long as the relay runs (when the pool has
+     * one beyond concurrency + 4; else a warning, and polling only). Polling stays on
      * as the fallback: a lost notification only costs up to {@link #idleMaxWait()}. Ignored on the
      * other databases, which poll.
      */
@@ -79,10 +95,14 @@ public interface RelayConfig {
     @WithDefault("5s")
     Duration reapInterval();
 
+    /** Expired leases released by one reaper statement at most. */
     @WithDefault("500")
     int reapBatchSize();
 
-    /** On shutdown: time for in-flight sends to finish before they are interrupted and released. */
+    /**
+     * On shutdown: time for in-flight sends to finish before they are interrupted and released to
+     * ready ({@code R}). A container's termination grace period must be longer.
+     */
     @WithDefault("10s")
     Duration shutdownGrace();
 
@@ -91,7 +111,8 @@ public interface RelayConfig {
     Duration metricsRefreshInterval();
 
     /**
-     * Readiness turns DOWN while the oldest undelivered job is older than this (the backlog is not
+     * Readiness turns DOWN while the oldest undelivered job (gauge {@code
+     * outbox_ready_oldest_age_seconds}) is older than this (the backlog is not
      * being drained: sink down, relays stuck or too few); UP again when it drains. A due job ages
      * from its deliver_after; a job being retried from its first attempt, so backoff does not
      * reset its age.
@@ -102,12 +123,15 @@ public interface RelayConfig {
 
   /** Retry delays after a transient failure: exponential with jitter, capped. */
   interface Backoff {
+    /** Delay after the first failed attempt. */
     @WithDefault("1s")
     Duration initialDelay();
 
+    /** Each further delay is the previous one times this. */
     @WithDefault("2.0")
     double multiplier();
 
+    /** Cap of the delay between attempts (a sink's {@code Retry-After} wins, up to 24h). */
     @WithDefault("5m")
     Duration maxDelay();
 
@@ -116,6 +140,7 @@ public interface RelayConfig {
     double jitter();
   }
 
+  /** One destination: where its jobs are delivered and how they are reconciled. */
   interface Destination {
     /** Sink type: {@code http}, {@code kafka} or {@code rabbitmq}. */
     String type();
@@ -125,16 +150,18 @@ public interface RelayConfig {
 
     /**
      * RabbitMQ exchange for {@code rabbitmq}; must be the relay channel's exchange
-     * ({@code mp.messaging.outgoing.outbox-rabbitmq.exchange.name}), which is the default.
+     * ({@code mp.messaging.outgoing.outbox-rabbitmq.exchange.name}, default {@code outbox}), which
+     * is the default; anything else fails start-up.
      */
     Optional<String> exchange();
 
     /** RabbitMQ routing key for {@code rabbitmq}; default: the destination's name. */
     Optional<String> routingKey();
 
-    /** Endpoint for {@code http}. */
+    /** Endpoint the job is POSTed to; required for {@code http}. */
     Optional<URI> url();
 
+    /** Connecting to the endpoint ({@code http}); a timeout is a retry. */
     @WithDefault("2s")
     Duration connectTimeout();
 
@@ -148,7 +175,8 @@ public interface RelayConfig {
     /**
      * Shared secret for {@code X-Outbox-Signature} (HMAC-SHA256 over the timestamp and the body,
      * see {@code WebhookSignature}); when unset, requests go unsigned. Never logged. A key set to
-     * an empty or blank value fails start-up.
+     * an empty or blank value fails start-up. Prefer the environment ({@code
+     * OUTBOX_DESTINATIONS_<NAME>_HMAC_SECRET}) to a {@code -D} on the command line.
      */
     Optional<String> hmacSecret();
 
@@ -165,10 +193,14 @@ public interface RelayConfig {
    * {@code GET /ledger}) or {@code table} (consumers write {@code outbox_confirmation}).
    */
   interface Confirmation {
+    /** {@code none} (not reconciled), {@code http-ledger} or {@code table} (README "Reconciliation"). */
     @WithDefault("none")
     String type();
 
-    /** The ledger endpoint for {@code http-ledger}; queried with {@code ?since=<instant>&limit=}. */
+    /**
+     * The ledger endpoint, required for {@code http-ledger} (e.g. {@code
+     * http://billing.internal/ledger}); queried with {@code ?since=<instant>&limit=}.
+     */
     Optional<URI> url();
   }
 
@@ -192,7 +224,10 @@ public interface RelayConfig {
     @WithDefault("5m")
     Duration interval();
 
-    /** Jobs created in [window end - window, window end) are reconciled by a scheduled run. */
+    /**
+     * Jobs created in [window end - window, window end) are reconciled by a scheduled run; at least
+     * the interval.
+     */
     @WithDefault("1h")
     Duration window();
 
@@ -215,7 +250,11 @@ public interface RelayConfig {
     @WithDefault("true")
     boolean enabled();
 
-    /** How long sent jobs (since sent_at) and confirmed jobs (since confirmed_at) are kept. */
+    /**
+     * How long sent jobs (since sent_at) and confirmed jobs (since confirmed_at) are kept; keep it
+     * well above the reconciliation window, or unconfirmed sent jobs are deleted before they are
+     * reconciled.
+     */
     @WithDefault("7d")
     Duration keep();
 
@@ -227,7 +266,7 @@ public interface RelayConfig {
     @WithDefault("500")
     int batchSize();
 
-    /** Jobs one pass deletes at most; the next pass goes on. */
+    /** Jobs one pass deletes at most (at least the batch size); the next pass goes on. */
     @WithDefault("100000")
     int maxPerPass();
   }

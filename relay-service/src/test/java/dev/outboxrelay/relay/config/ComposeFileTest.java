@@ -5,22 +5,13 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
-import io.quarkus.runtime.configuration.DurationConverter;
-import io.smallrye.config.ConfigMappingInterface;
-import io.smallrye.config.ConfigMappings;
-import io.smallrye.config.EnvConfigSource;
-import io.smallrye.config.SmallRyeConfig;
-import io.smallrye.config.SmallRyeConfigBuilder;
 import java.io.IOException;
 import java.io.Reader;
 import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
-import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Properties;
@@ -36,28 +27,20 @@ import org.yaml.snakeyaml.Yaml;
  * src-docker/compose.yaml wires the services by environment variables, which nothing checks at
  * build time: a misspelt name is silently ignored by the relay. This test reads the compose file
  * and holds every variable given to the relay against the relay's real configuration (the {@link
- * RelayConfig} mapping, resolved by SmallRye Config as at run time, and application.properties),
+ * RelayConfig} mapping, resolved by SmallRye Config as at run time, and application.properties,
+ * see {@link RelayKeys}),
  * and the ports, health paths and replicas against the services' properties and Dockerfiles.
  * {@code docker compose config} (in .ci/run, where a compose CLI exists) checks the syntax.
  */
 class ComposeFileTest {
-  static final Path ROOT = Path.of("..").toAbsolutePath().normalize();
+  static final Path ROOT = RelayKeys.ROOT;
   static final Path COMPOSE = ROOT.resolve("src-docker/compose.yaml");
   static final String READY = "/q/health/ready";
   /** {@code ${NAME:-default}} in a compose value. */
   static final Pattern INTERPOLATION = Pattern.compile("\\$\\{([A-Za-z0-9_]+):-([^}]*)}");
 
-  /**
-   * Keys the relay reads outside {@code outbox.*} and the datasources, as the relay's README and
-   * application.properties name them; a variable for the relay must be the environment form of
-   * one of these (a {@code *} stands for a user name).
-   */
-  static final List<String> OTHER_RELAY_KEYS = List.of(
-      "kafka.bootstrap.servers",
-      "rabbitmq-host", "rabbitmq-port", "rabbitmq-username", "rabbitmq-password",
-      "quarkus.security.users.embedded.users.*", "quarkus.security.users.embedded.roles.*");
-
   static Map<String, Object> services;
+  static RelayKeys relayKeys;
   static Properties relayProperties;
   static Properties demoProperties;
 
@@ -67,8 +50,9 @@ class ComposeFileTest {
       Map<String, Object> compose = new Yaml().load(r);
       services = map(compose.get("services"), "services");
     }
-    relayProperties = properties(ROOT.resolve("relay-service/src/main/resources/application.properties"));
-    demoProperties = properties(ROOT.resolve("demo-orders/src/main/resources/application.properties"));
+    relayKeys = RelayKeys.load();
+    relayProperties = relayKeys.relayProperties();
+    demoProperties = RelayKeys.properties(ROOT.resolve("demo-orders/src/main/resources/application.properties"));
   }
 
   @Test
@@ -87,23 +71,7 @@ class ComposeFileTest {
   @Test
   void everyRelayVariableIsAKeyTheRelayReads() {
     Map<String, String> env = environment("relay-service");
-    List<Pattern> outboxKeys = new ArrayList<>();
-    Map<String, ConfigMappingInterface.Property> mapped =
-        ConfigMappings.getProperties(ConfigMappings.ConfigClass.configClass(RelayConfig.class));
-    mapped.keySet().forEach(key -> outboxKeys.add(envPattern(key)));
-    List<Pattern> otherKeys = OTHER_RELAY_KEYS.stream().map(ComposeFileTest::envPattern).toList();
-    Pattern datasourceKey =
-        Pattern.compile("QUARKUS_DATASOURCE_([A-Z0-9]+)_(JDBC_URL|USERNAME|PASSWORD)");
-    List<String> unknown = new ArrayList<>();
-    for (String name : env.keySet()) {
-      boolean known = name.startsWith("OUTBOX_")
-          ? outboxKeys.stream().anyMatch(p -> p.matcher(name).matches())
-          : datasourceKey.matcher(name).matches()
-              || otherKeys.stream().anyMatch(p -> p.matcher(name).matches());
-      if (!known) {
-        unknown.add(name);
-      }
-    }
+    List<String> unknown = relayKeys.unknown(env.keySet());
     assertEquals(List.of(), unknown, "variables of relay-service that match no relay key");
     assertTrue(relayProperties.getProperty("quarkus.security.users.embedded.enabled", "")
         .equals("true"), "the relay's users come from its configuration");
@@ -112,13 +80,7 @@ class ComposeFileTest {
   @Test
   void relayResolvesTheDestinationsFromTheEnvironmentAsCompose() {
     Map<String, String> env = environment("relay-service");
-    SmallRyeConfig config = new SmallRyeConfigBuilder()
-        .withSources(new EnvConfigSource(env, EnvConfigSource.ORDINAL))
-        // Quarkus' "2s" durations, as the relay reads them.
-        .withConverter(Duration.class, 100, new DurationConverter())
-        .withMapping(RelayConfig.class)
-        .build();
-    RelayConfig relay = config.getConfigMapping(RelayConfig.class);
+    RelayConfig relay = RelayKeys.resolve(env);
     assertEquals(Set.of("billing", "orders", "emails"), relay.destinations().keySet());
 
     RelayConfig.Destination billing = relay.destinations().get("billing");
@@ -196,18 +158,6 @@ class ComposeFileTest {
     assertFalse(Set.of("0", "root").contains(user.group(1)), dockerfile + " runs as root");
   }
 
-  /** A key pattern ({@code *} for a map key) in the form of an environment variable name. */
-  static Pattern envPattern(String key) {
-    StringBuilder regex = new StringBuilder();
-    for (String part : key.split("\\*", -1)) {
-      if (regex.length() > 0) {
-        regex.append("[A-Z0-9]+(?:_[A-Z0-9]+)*");
-      }
-      regex.append(Pattern.quote(part.replaceAll("[^A-Za-z0-9]", "_").toUpperCase(Locale.ROOT)));
-    }
-    return Pattern.compile(regex.toString());
-  }
-
   /** A service's environment, with each {@code ${VAR:-default}} at its default. */
   static Map<String, String> environment(String service) {
     Map<String, Object> env = map(service(service).get("environment"), service + ".environment");
@@ -227,13 +177,5 @@ class ComposeFileTest {
   static Map<String, Object> map(Object value, String what) {
     assertTrue(value instanceof Map, what + " is not a mapping in " + COMPOSE + ": " + value);
     return new LinkedHashMap<>((Map<String, Object>) value);
-  }
-
-  static Properties properties(Path file) throws IOException {
-    Properties p = new Properties();
-    try (Reader r = Files.newBufferedReader(file)) {
-      p.load(r);
-    }
-    return p;
   }
 }

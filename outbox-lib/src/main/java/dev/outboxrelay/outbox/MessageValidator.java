@@ -8,6 +8,8 @@ import static dev.outboxrelay.outbox.OutboxConfig.MAX_ORDERING_KEY_LENGTH;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.outboxrelay.outbox.trace.TraceContextSource;
+import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
 import java.util.TreeSet;
@@ -16,6 +18,12 @@ import java.util.regex.Pattern;
 /** Checks a message against the configuration; throws {@link InvalidMessageException} naming the field. */
 final class MessageValidator {
   /** HTTP token characters (RFC 9110): a header name must survive every sink. */
+  /**
+   * A W3C traceparent a relay can continue: version 00 (or a later one, whose first four fields
+   * keep this shape), non-zero trace and span ids.
+   */
+  private static final Pattern TRACEPARENT_VALUE = Pattern.compile(
+      "(?!ff)[0-9a-f]{2}-(?!0{32})[0-9a-f]{32}-(?!0{16})[0-9a-f]{16}-[0-9a-f]{2}(-.*)?");
   private static final Pattern HEADER_NAME = Pattern.compile("[!#$%&'*+.^_`|~0-9A-Za-z-]{1,100}");
 
   static final ObjectMapper JSON =
@@ -29,6 +37,17 @@ final class MessageValidator {
 
   /** Returns the headers as a JSON object, or null when there are none. */
   String validate(OutboxMessage m) {
+    return validate(m, Map.of());
+  }
+
+  /**
+   * As {@link #validate(OutboxMessage)}, storing {@code traceContext} (the active span's {@code
+   * traceparent} and {@code tracestate}) with the headers unless the caller set {@code traceparent}
+   * itself: the caller's trace context wins. The limit on the headers' JSON applies to the caller's
+   * headers; the trace headers (at most about 600 characters) come on top, so turning tracing on
+   * never makes a valid job invalid.
+   */
+  String validate(OutboxMessage m, Map<String, String> traceContext) {
     if (m == null) {
       throw new InvalidMessageException("message", "is required");
     }
@@ -75,11 +94,11 @@ final class MessageValidator {
     if (m.deliverAfter().isNegative()) {
       throw new InvalidMessageException("deliver_after", "delay must not be negative: " + m.deliverAfter());
     }
-    return headersJson(m.headers());
+    return headersJson(m.headers(), traceContext);
   }
 
-  private static String headersJson(Map<String, String> headers) {
-    if (headers.isEmpty()) {
+  private static String headersJson(Map<String, String> headers, Map<String, String> traceContext) {
+    if (headers.isEmpty() && traceContext.isEmpty()) {
       return null;
     }
     for (Map.Entry<String, String> h : headers.entrySet()) {
@@ -92,16 +111,43 @@ final class MessageValidator {
             "headers", "value of '" + h.getKey() + "' is missing or contains control characters");
       }
     }
+    String callerParent = headerIgnoringCase(headers, TraceContextSource.TRACEPARENT);
+    if (callerParent != null && !TRACEPARENT_VALUE.matcher(callerParent).matches()) {
+      throw new InvalidMessageException("headers", "value of '" + TraceContextSource.TRACEPARENT
+          + "' is not a W3C traceparent (00-<32 hex trace id>-<16 hex span id>-<2 hex flags>): '"
+          + callerParent + "'; leave it out to store the active span's");
+    }
+    if (callerParent == null && headerIgnoringCase(headers, TraceContextSource.TRACESTATE) != null) {
+      throw new InvalidMessageException("headers", "'" + TraceContextSource.TRACESTATE
+          + "' needs a '" + TraceContextSource.TRACEPARENT + "' beside it; leave both out to store"
+          + " the active span's");
+    }
     try {
-      String json = JSON.writeValueAsString(headers);
-      if (json.length() > MAX_HEADERS_JSON_LENGTH) {
-        throw new InvalidMessageException(
-            "headers", "take " + json.length() + " characters as JSON; the limit is " + MAX_HEADERS_JSON_LENGTH);
+      if (!headers.isEmpty()) {
+        int length = JSON.writeValueAsString(headers).length();
+        if (length > MAX_HEADERS_JSON_LENGTH) {
+          throw new InvalidMessageException(
+              "headers", "take " + length + " characters as JSON; the limit is " + MAX_HEADERS_JSON_LENGTH);
+        }
       }
-      return json;
+      Map<String, String> stored = headers;
+      if (callerParent == null && !traceContext.isEmpty()) {
+        stored = new LinkedHashMap<>(headers);
+        stored.putAll(traceContext);
+      }
+      return stored.isEmpty() ? null : JSON.writeValueAsString(stored);
     } catch (JsonProcessingException e) {
       throw new InvalidMessageException("headers", "cannot be written as JSON: " + e.getOriginalMessage());
     }
+  }
+
+  private static String headerIgnoringCase(Map<String, String> headers, String name) {
+    for (Map.Entry<String, String> h : headers.entrySet()) {
+      if (h.getKey().equalsIgnoreCase(name)) {
+        return h.getValue();
+      }
+    }
+    return null;
   }
 
   /** The UTF-8 length of {@code s} without encoding it (payloads may be a megabyte). */

@@ -4,6 +4,7 @@ import dev.outboxrelay.outbox.store.JdbcOutboxStore;
 import dev.outboxrelay.outbox.store.NewMessage;
 import dev.outboxrelay.outbox.store.dialect.DialectDetector;
 import dev.outboxrelay.outbox.store.dialect.OutboxDialect;
+import dev.outboxrelay.outbox.trace.TraceContextSource;
 import java.sql.Connection;
 import java.sql.SQLException;
 
@@ -17,15 +18,30 @@ import java.sql.SQLException;
  * <p>A payload over {@link OutboxConfig#inlinePayloadBytes} is written to {@code outbox_payload}
  * on the same connection, with a short reference in the job's row; the relay loads it before the
  * send, so sinks always see the full body.
+ *
+ * <p>Trace context: when a span is active on the caller's thread, each job's headers also carry its
+ * W3C {@code traceparent} and {@code tracestate} (see {@link TraceContextSource}); a {@code
+ * traceparent} the caller set itself wins.
  */
 public class Outbox {
   private final OutboxConfig config;
   private final MessageValidator validator;
+  private final TraceContextSource traceContext;
   private volatile JdbcOutboxStore store;
 
+  /** Stores the active OpenTelemetry span's context when the OpenTelemetry API is present. */
   public Outbox(OutboxConfig config) {
+    this(config, TraceContextSource.detect());
+  }
+
+  /**
+   * @param traceContext where the trace context stored with each job comes from ({@link
+   *     TraceContextSource#NONE} stores none)
+   */
+  public Outbox(OutboxConfig config, TraceContextSource traceContext) {
     this.config = config;
     this.validator = new MessageValidator(config);
+    this.traceContext = java.util.Objects.requireNonNull(traceContext, "traceContext");
     if (config.dialect() != null) {
       this.store = JdbcOutboxStore.forCallerConnections(config.dialect());
     }
@@ -44,7 +60,7 @@ public class Outbox {
    * @throws OutboxStoreException the database failed; the caller's transaction should roll back
    */
   public EnqueueResult enqueue(Connection connection, OutboxMessage message) {
-    return storeFor(connection).insert(connection, validated(message));
+    return storeFor(connection).insert(connection, validated(message, traceContext.current()));
   }
 
   /**
@@ -56,8 +72,9 @@ public class Outbox {
   public java.util.List<EnqueueResult> enqueueAll(Connection connection,
       java.util.List<OutboxMessage> messages) {
     java.util.List<NewMessage> validated = new java.util.ArrayList<>(messages.size());
+    java.util.Map<String, String> trace = traceContext.current();
     for (OutboxMessage m : messages) {
-      validated.add(validated(m));
+      validated.add(validated(m, trace));
     }
     JdbcOutboxStore s = storeFor(connection);
     return validated.stream().map(m -> s.insert(connection, m)).toList();
@@ -67,8 +84,8 @@ public class Outbox {
    * Validates, and decides where the payload goes: over {@link OutboxConfig#inlinePayloadBytes}
    * it is stored out of band, in {@code outbox_payload}, with a reference in the job's row.
    */
-  private NewMessage validated(OutboxMessage m) {
-    String headersJson = validator.validate(m);
+  private NewMessage validated(OutboxMessage m, java.util.Map<String, String> trace) {
+    String headersJson = validator.validate(m, trace);
     boolean byReference = MessageValidator.utf8Length(m.payload()) > config.inlinePayloadBytes();
     return new NewMessage(m, headersJson, byReference);
   }

@@ -92,6 +92,12 @@ class MessageValidationTest {
             "headers", "value of 'X-Tenant' is missing or contains control characters"),
         new BadInput("missing header value", valid().header("X-Tenant", null).build(), "headers",
             "value of 'X-Tenant' is missing"),
+        new BadInput("malformed traceparent", valid().header("traceparent", "00-abc-def-01").build(),
+            "headers", "value of 'traceparent' is not a W3C traceparent"),
+        new BadInput("all-zero trace id in traceparent", valid().header("Traceparent",
+            "00-" + "0".repeat(32) + "-00f067aa0ba902b7-01").build(), "headers", "is not a W3C traceparent"),
+        new BadInput("tracestate without traceparent", valid().header("tracestate", "rojo=00f067aa0ba902b7")
+            .build(), "headers", "'tracestate' needs a 'traceparent' beside it"),
         new BadInput("negative deliverAfter", valid().deliverAfter(Duration.ofSeconds(-1)).build(),
             "deliver_after", "must not be negative"));
   }

@@ -5,8 +5,10 @@ import dev.outboxrelay.outbox.Outbox;
 import dev.outboxrelay.outbox.OutboxConfig;
 import dev.outboxrelay.outbox.OutboxMessage;
 import dev.outboxrelay.outbox.OutboxStoreException;
+import dev.outboxrelay.outbox.trace.TraceContextSource;
 import jakarta.annotation.PostConstruct;
 import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.enterprise.inject.Instance;
 import jakarta.inject.Inject;
 import jakarta.transaction.Transactional;
 import java.sql.Connection;
@@ -27,11 +29,17 @@ import org.eclipse.microprofile.config.inject.ConfigProperty;
  * {@code outbox.producer.max-payload-bytes} (default 1048576) and {@code
  * outbox.producer.inline-payload-bytes} (default 65536, or max-payload-bytes when that is smaller:
  * larger payloads are stored out of band in {@code outbox_payload}).
+ *
+ * <p>Each job also stores the W3C trace context of the span active in the caller (see {@link
+ * TraceContextSource}): with {@code quarkus-opentelemetry}, the request that enqueues.
  */
 @ApplicationScoped
 public class TransactionalOutbox {
 
   @Inject DataSource dataSource;
+
+  /** An application's own source when it declares one; else {@link TraceContextSource#detect()}. */
+  @Inject Instance<TraceContextSource> traceContextSource;
 
   @ConfigProperty(name = "outbox.producer.destinations")
   List<String> destinations;
@@ -52,7 +60,8 @@ public class TransactionalOutbox {
         .maxPayloadBytes(maxPayloadBytes);
     inlinePayloadBytes.ifPresent(config::inlinePayloadBytes);
     try {
-      outbox = new Outbox(config.build());
+      outbox = new Outbox(config.build(), traceContextSource.isResolvable()
+          ? traceContextSource.get() : TraceContextSource.detect());
     } catch (IllegalArgumentException e) {
       // Name the property the operator set, not only the builder's field.
       throw new IllegalArgumentException("outbox.producer configuration is invalid: "

@@ -8,6 +8,7 @@ import dev.outboxrelay.relay.metrics.RelayMetrics;
 import dev.outboxrelay.relay.sink.MessageSink;
 import dev.outboxrelay.relay.sink.SinkRegistry;
 import dev.outboxrelay.relay.sink.SinkResult;
+import dev.outboxrelay.relay.tracing.DeliveryTracing;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.function.BooleanSupplier;
@@ -34,6 +35,7 @@ public class Deliverer {
   private final Duration lease;
   private final Supplier<Duration> clockSkew;
   private final PayloadResolver payloads;
+  private DeliveryTracing tracing = DeliveryTracing.OFF;
 
   /**
    * @param clockSkew database clock minus this process's clock, for commit-to-sent latency
@@ -52,6 +54,15 @@ public class Deliverer {
   }
 
   /**
+   * Runs every attempt in a span of {@code tracing} (default {@link DeliveryTracing#OFF}); call
+   * before the claim loop starts.
+   */
+  public Deliverer traced(DeliveryTracing tracing) {
+    this.tracing = tracing;
+    return this;
+  }
+
+  /**
    * Delivers and records. On interruption (shutdown) the job is released, not counted. The
    * heartbeat runs until the outcome is recorded, not only during the send: recording can wait
    * (for a pooled connection, or retrying a database error), and a lease that expired in that
@@ -59,11 +70,13 @@ public class Deliverer {
    */
   public void deliver(ClaimedMessage m) {
     long started = System.nanoTime();
+    DeliveryTracing.Delivery traced = tracing.start(m);
+    String outcome = null;
+    SinkResult result = null;
     LeaseRenewer.Heartbeat heartbeat = renewer.start(m);
     try {
-      SinkResult result;
       try {
-        result = send(m);
+        result = send(traced.message());
       } catch (InterruptedException e) {
         heartbeat.stop();
         release(m);
@@ -73,9 +86,10 @@ public class Deliverer {
       Duration took = Duration.ofNanos(System.nanoTime() - started);
       // From here a renewal that changes no row may just have lost the race to our own transition.
       heartbeat.recording();
-      record(m, result, took);
+      outcome = record(m, result, took);
     } finally {
       heartbeat.stop();
+      traced.end(outcome, result);
     }
   }
 
@@ -100,7 +114,8 @@ public class Deliverer {
     }
   }
 
-  private void record(ClaimedMessage m, SinkResult result, Duration took) {
+  /** Returns the outcome as counted: delivered, retry, dead or stale. */
+  private String record(ClaimedMessage m, SinkResult result, Duration took) {
     String outcome;
     boolean applied;
     if (result instanceof SinkResult.Delivered d) {
@@ -133,6 +148,7 @@ public class Deliverer {
       outcome = "stale";
     }
     metrics.attempt(m.destination(), outcome, took);
+    return outcome;
   }
 
   private AttemptRecord deadRecord(ClaimedMessage m, SinkResult result, Duration took) {

@@ -11,6 +11,7 @@ import dev.outboxrelay.relay.lease.LeaseReaper;
 import dev.outboxrelay.relay.lease.LeaseRenewer;
 import dev.outboxrelay.relay.metrics.RelayMetrics;
 import dev.outboxrelay.relay.sink.SinkRegistry;
+import dev.outboxrelay.relay.tracing.DeliveryTracing;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Duration;
 import java.util.function.Supplier;
@@ -30,12 +31,21 @@ public record RelayAssembly(JdbcOutboxStore store, RelayMetrics metrics, LeaseRe
    */
   public static RelayAssembly assemble(DataSource dataSource, MeterRegistry registry, SinkRegistry sinks,
       RelayConfig.Relay relay, Backoff backoff, IdleWait idle, Supplier<Duration> clockSkew) {
+    return assemble(dataSource, registry, sinks, relay, backoff, idle, clockSkew, DeliveryTracing.OFF);
+  }
+
+  /**
+   * @param tracing the span every delivery attempt runs in (README "Tracing")
+   */
+  public static RelayAssembly assemble(DataSource dataSource, MeterRegistry registry, SinkRegistry sinks,
+      RelayConfig.Relay relay, Backoff backoff, IdleWait idle, Supplier<Duration> clockSkew,
+      DeliveryTracing tracing) {
     JdbcOutboxStore store = JdbcOutboxStore.create(dataSource);
     RelayMetrics metrics = new RelayMetrics(registry);
     LeaseRenewer renewer = new LeaseRenewer(store, relay.leaseDuration(), () -> metrics.staleCompletion("renew"));
     LeaseReaper reaper = new LeaseReaper(store, metrics, relay.maxAttempts(), relay.reapBatchSize());
     Deliverer deliverer = new Deliverer(store, sinks, renewer, backoff, metrics, relay.maxAttempts(),
-        relay.leaseDuration(), clockSkew);
+        relay.leaseDuration(), clockSkew).traced(tracing);
     ClaimLoop claimLoop = new ClaimLoop(store, deliverer, relay.batchSize(), relay.concurrency(),
         relay.leaseDuration(), idle);
     metrics.claimStatements(claimLoop::claimStatements);

@@ -16,8 +16,10 @@ import dev.outboxrelay.relay.sink.BrokerChannels;
 import dev.outboxrelay.relay.sink.KafkaChannel;
 import dev.outboxrelay.relay.sink.RabbitMqChannel;
 import dev.outboxrelay.relay.sink.SinkRegistry;
+import dev.outboxrelay.relay.tracing.DeliveryTracing;
 import io.agroal.api.AgroalDataSource;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.opentelemetry.api.trace.Tracer;
 import io.quarkus.agroal.runtime.AgroalDataSourceUtil;
 import io.quarkus.runtime.ShutdownEvent;
 import io.quarkus.runtime.StartupEvent;
@@ -47,6 +49,8 @@ public class RelayService {
   @Inject MeterRegistry registry;
   @Inject KafkaChannel kafkaChannel;
   @Inject RabbitMqChannel rabbitMqChannel;
+  /** Quarkus OpenTelemetry's tracer: a no-op one while quarkus.otel.sdk.disabled=true (the default). */
+  @Inject Tracer tracer;
 
   private OutboxStore store;
   private AgroalDataSource dataSource;
@@ -79,7 +83,7 @@ public class RelayService {
       LOG.infof("outbox schema on datasource '%s' is current (%d migration(s) applied)", dsName, applied);
     }
     RelayAssembly assembly = RelayAssembly.assemble(dataSource, registry, sinks, relay, backoff, idle,
-        clockSkew::get);
+        clockSkew::get, DeliveryTracing.of(tracer, sinks));
     store = assembly.store();
     this.dataSource = dataSource;
     metrics = assembly.metrics();

@@ -1,0 +1,184 @@
+package dev.outboxrelay.relay.tracing;
+
+import dev.outboxrelay.outbox.store.ClaimedMessage;
+import dev.outboxrelay.outbox.trace.TraceContextSource;
+import dev.outboxrelay.relay.sink.HttpSink;
+import dev.outboxrelay.relay.sink.KafkaSink;
+import dev.outboxrelay.relay.sink.MessageSink;
+import dev.outboxrelay.relay.sink.RabbitMqSink;
+import dev.outboxrelay.relay.sink.SinkRegistry;
+import dev.outboxrelay.relay.sink.SinkResult;
+import io.opentelemetry.api.OpenTelemetry;
+import io.opentelemetry.api.common.AttributeKey;
+import io.opentelemetry.api.trace.Span;
+import io.opentelemetry.api.trace.SpanKind;
+import io.opentelemetry.api.trace.StatusCode;
+import io.opentelemetry.api.trace.Tracer;
+import io.opentelemetry.api.trace.propagation.W3CTraceContextPropagator;
+import io.opentelemetry.context.Context;
+import io.opentelemetry.context.propagation.TextMapGetter;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.function.Function;
+
+/**
+ * One span per delivery attempt, continuing the trace stored with the job at enqueue.
+ *
+ * <p>The span ({@code outbox deliver <destination>}) is a <em>child</em> of the job's stored W3C
+ * context ({@code traceparent}/{@code tracestate} headers), so the enqueuing request, every
+ * attempt and the sink's own spans form one trace; each retry is one more child of the same
+ * parent. Without a stored context it starts a new trace. Kind: {@code CLIENT} for HTTP, {@code
+ * PRODUCER} for Kafka and RabbitMQ, {@code INTERNAL} otherwise. Attributes: {@value #MESSAGE_ID},
+ * {@value #OPERATION_ID}, {@value #DESTINATION}, {@value #ATTEMPT}, {@value #OUTCOME} ({@code sent},
+ * {@code retry}, {@code dead}, {@code stale}, or {@code released} on shutdown), and on a failed
+ * attempt status ERROR with the sink's error and {@code error.type}.
+ *
+ * <p>Propagation: {@link Delivery#message()} is the job with its trace headers replaced by the
+ * delivery span's, and every sink forwards job headers (HTTP request headers, Kafka record
+ * headers, AMQP message headers), so the receiver's parent is this span. With OpenTelemetry off
+ * (a no-op tracer) the span is not recorded and the stored context is forwarded unchanged, so the
+ * receiver still joins the enqueuing trace.
+ *
+ * <p>Thread-safe; a {@link Delivery} belongs to the worker delivering its job.
+ */
+public final class DeliveryTracing {
+  public static final String MESSAGE_ID = "outbox.message.id";
+  public static final String OPERATION_ID = "outbox.operation.id";
+  public static final String DESTINATION = "outbox.destination";
+  public static final String ATTEMPT = "outbox.attempt";
+  public static final String OUTCOME = "outbox.outcome";
+  /** The span name's prefix; the destination follows. */
+  public static final String SPAN_NAME = "outbox deliver";
+  /** The instrumentation scope of the relay's spans. */
+  public static final String SCOPE = "dev.outboxrelay.relay";
+
+  private static final AttributeKey<Long> MESSAGE_ID_KEY = AttributeKey.longKey(MESSAGE_ID);
+  private static final AttributeKey<String> OPERATION_ID_KEY = AttributeKey.stringKey(OPERATION_ID);
+  private static final AttributeKey<String> DESTINATION_KEY = AttributeKey.stringKey(DESTINATION);
+  private static final AttributeKey<Long> ATTEMPT_KEY = AttributeKey.longKey(ATTEMPT);
+  private static final AttributeKey<String> OUTCOME_KEY = AttributeKey.stringKey(OUTCOME);
+  private static final AttributeKey<String> ERROR_TYPE_KEY = AttributeKey.stringKey("error.type");
+  private static final W3CTraceContextPropagator W3C = W3CTraceContextPropagator.getInstance();
+
+  /** Records nothing and forwards the stored context as it is (benchmarks, tools). */
+  public static final DeliveryTracing OFF =
+      new DeliveryTracing(OpenTelemetry.noop().getTracer(SCOPE), destination -> SpanKind.INTERNAL);
+
+  private final Tracer tracer;
+  private final Function<String, SpanKind> kindOf;
+
+  public DeliveryTracing(Tracer tracer, Function<String, SpanKind> kindOf) {
+    this.tracer = tracer;
+    this.kindOf = kindOf;
+  }
+
+  /** Span kinds from the configured sinks. */
+  public static DeliveryTracing of(Tracer tracer, SinkRegistry sinks) {
+    return new DeliveryTracing(tracer, destination -> sinks.forDestination(destination)
+        .map(DeliveryTracing::kind).orElse(SpanKind.INTERNAL));
+  }
+
+  static SpanKind kind(MessageSink sink) {
+    if (sink instanceof HttpSink) {
+      return SpanKind.CLIENT;
+    }
+    return sink instanceof KafkaSink || sink instanceof RabbitMqSink ? SpanKind.PRODUCER : SpanKind.INTERNAL;
+  }
+
+  /** Starts the attempt's span; end it with {@link Delivery#end}. */
+  public Delivery start(ClaimedMessage m) {
+    Context stored = W3C.extract(Context.root(), m.headers(), HEADERS);
+    Span span = tracer.spanBuilder(SPAN_NAME + " " + m.destination())
+        .setParent(stored)
+        .setSpanKind(kindOf.apply(m.destination()))
+        .setAttribute(MESSAGE_ID_KEY, m.id())
+        .setAttribute(OPERATION_ID_KEY, m.operationId())
+        .setAttribute(DESTINATION_KEY, m.destination())
+        .setAttribute(ATTEMPT_KEY, (long) m.attemptNo())
+        .startSpan();
+    return new Delivery(span, m);
+  }
+
+  /** One attempt's span and the job as the sink gets it. */
+  public static final class Delivery {
+    private final Span span;
+    private final ClaimedMessage message;
+
+    private Delivery(Span span, ClaimedMessage claimed) {
+      this.span = span;
+      this.message = span.getSpanContext().isValid() ? withTraceOf(span, claimed) : claimed;
+    }
+
+    /** The job carrying this span's {@code traceparent} (and {@code tracestate}) for the sink. */
+    public ClaimedMessage message() {
+      return message;
+    }
+
+    /** The span, for tests and logs. */
+    public Span span() {
+      return span;
+    }
+
+    /**
+     * Ends the span with the recorded outcome.
+     *
+     * @param outcome {@code delivered}, {@code retry}, {@code dead} or {@code stale} as the relay's
+     *     metrics name them, or null when the attempt ended without a recording (shutdown)
+     * @param result the sink's answer, or null when there was none
+     */
+    public void end(String outcome, SinkResult result) {
+      span.setAttribute(OUTCOME_KEY, outcome == null ? "released" : "delivered".equals(outcome) ? "sent" : outcome);
+      if (result instanceof SinkResult.RetryLater r) {
+        failed(r.errorClass(), r.error());
+      } else if (result instanceof SinkResult.PermanentFailure p) {
+        failed(p.errorClass(), p.error());
+      }
+      span.end();
+    }
+
+    private void failed(String errorClass, String error) {
+      span.setAttribute(ERROR_TYPE_KEY, errorClass);
+      span.setStatus(StatusCode.ERROR, error);
+    }
+  }
+
+  /** Drops the stored trace headers (whatever their case) and adds the span's. */
+  private static ClaimedMessage withTraceOf(Span span, ClaimedMessage m) {
+    Map<String, String> headers = new LinkedHashMap<>();
+    m.headers().forEach((name, value) -> {
+      if (!name.equalsIgnoreCase(TraceContextSource.TRACEPARENT)
+          && !name.equalsIgnoreCase(TraceContextSource.TRACESTATE)) {
+        headers.put(name, value);
+      }
+    });
+    W3C.inject(Context.root().with(span), headers, Map::put);
+    return new ClaimedMessage(m.id(), m.operationId(), m.destination(), m.orderingKey(), m.payload(),
+        m.contentType(), headers, m.attempts(), m.claimToken(), m.createdAt(), m.leaseUntil(),
+        m.payloadByReference());
+  }
+
+  /** Reads stored headers by name, ignoring case (a caller may have written {@code Traceparent}). */
+  private static final TextMapGetter<Map<String, String>> HEADERS = new TextMapGetter<>() {
+    @Override
+    public Iterable<String> keys(Map<String, String> carrier) {
+      return carrier.keySet();
+    }
+
+    @Override
+    public String get(Map<String, String> carrier, String key) {
+      if (carrier == null) {
+        return null;
+      }
+      String exact = carrier.get(key);
+      if (exact != null) {
+        return exact;
+      }
+      for (Map.Entry<String, String> e : carrier.entrySet()) {
+        if (e.getKey().equalsIgnoreCase(key)) {
+          return e.getValue();
+        }
+      }
+      return null;
+    }
+  };
+}

@@ -22,14 +22,7 @@ public class RelayTestResources implements QuarkusTestResourceLifecycleManager {
 
   @Override
   public Map<String, String> start() {
-    String url = System.getProperty("outbox.test.pg.url", "jdbc:postgresql://127.0.0.1:5432/test");
-    String user = System.getProperty("outbox.test.pg.user", "postgres");
-    try (Connection c = DriverManager.getConnection(url, user, "");
-        Statement s = c.createStatement()) {
-      s.execute("CREATE SCHEMA IF NOT EXISTS relay_it");
-    } catch (SQLException e) {
-      throw new IllegalStateException("PostgreSQL at " + url + " is required for relay tests: " + e.getMessage(), e);
-    }
+    testSchema("relay_it");
     try {
       receiver = new RecordingHttpReceiver();
     } catch (java.io.IOException e) {
@@ -55,5 +48,20 @@ public class RelayTestResources implements QuarkusTestResourceLifecycleManager {
     if (receiver != null) {
       receiver.close();
     }
+  }
+  /**
+   * Creates {@code schema} on the test PostgreSQL ({@code -Doutbox.test.pg.url}, default
+   * localhost/test) when missing; the JDBC URL of that database, without the schema.
+   */
+  public static String testSchema(String schema) {
+    String url = System.getProperty("outbox.test.pg.url", "jdbc:postgresql://127.0.0.1:5432/test");
+    String user = System.getProperty("outbox.test.pg.user", "postgres");
+    try (Connection c = DriverManager.getConnection(url, user, "");
+        Statement s = c.createStatement()) {
+      s.execute("CREATE SCHEMA IF NOT EXISTS " + schema);
+    } catch (SQLException e) {
+      throw new IllegalStateException("PostgreSQL at " + url + " is required for relay tests: " + e.getMessage(), e);
+    }
+    return url;
   }
 }

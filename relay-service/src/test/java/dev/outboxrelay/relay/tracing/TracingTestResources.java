@@ -2,11 +2,9 @@ package dev.outboxrelay.relay.tracing;
 
 import dev.outboxrelay.relay.testing.KafkaBroker;
 import dev.outboxrelay.relay.testing.RecordingHttpReceiver;
+import dev.outboxrelay.relay.testing.RelayTestResources;
 import io.quarkus.test.common.QuarkusTestResourceLifecycleManager;
 import java.nio.file.Path;
-import java.sql.Connection;
-import java.sql.DriverManager;
-import java.sql.Statement;
 import java.util.Map;
 import java.util.UUID;
 
@@ -25,11 +23,8 @@ public class TracingTestResources implements QuarkusTestResourceLifecycleManager
 
   @Override
   public Map<String, String> start() {
-    String url = System.getProperty("outbox.test.pg.url", "jdbc:postgresql://127.0.0.1:5432/test");
-    String user = System.getProperty("outbox.test.pg.user", "postgres");
-    try (Connection c = DriverManager.getConnection(url, user, "");
-        Statement s = c.createStatement()) {
-      s.execute("CREATE SCHEMA IF NOT EXISTS " + SCHEMA);
+    String url = RelayTestResources.testSchema(SCHEMA);
+    try {
       receiver = new RecordingHttpReceiver();
       kafka = KafkaBroker.startFresh(Path.of("target", "tracing-kafka"));
     } catch (Exception e) {

@@ -107,7 +107,7 @@ public abstract class OutboxStoreContractTest {
         .payload("{\"order\":42,\"total\":\"9.90\"}")
         .orderingKey("customer-7")
         .header("X-Tenant", "acme")
-        .header("traceparent", "00-4bf92f3577b34da6-01")
+        .header("traceparent", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01")
         .build());
     Instant after = store.databaseNow();
 
@@ -120,7 +120,7 @@ public abstract class OutboxStoreContractTest {
         () -> assertEquals("{\"order\":42,\"total\":\"9.90\"}", m.payload()),
         () -> assertEquals("application/json", m.contentType()),
         () -> assertEquals(
-            Map.of("X-Tenant", "acme", "traceparent", "00-4bf92f3577b34da6-01"), headers(m.headersJson())),
+            Map.of("X-Tenant", "acme", "traceparent", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"), headers(m.headersJson())),
         () -> assertEquals('R', m.state()),
         () -> assertNull(m.claimToken()),
         () -> assertNull(m.leaseUntil()),
@@ -143,7 +143,7 @@ public abstract class OutboxStoreContractTest {
         () -> assertEquals("customer-7", c.orderingKey()),
         () -> assertEquals("{\"order\":42,\"total\":\"9.90\"}", c.payload()),
         () -> assertEquals("application/json", c.contentType()),
-        () -> assertEquals(Map.of("X-Tenant", "acme", "traceparent", "00-4bf92f3577b34da6-01"), c.headers()),
+        () -> assertEquals(Map.of("X-Tenant", "acme", "traceparent", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"), c.headers()),
         () -> assertEquals(0, c.attempts()),
         () -> assertEquals(1, c.attemptNo()),
         () -> assertEquals(m.createdAt(), c.createdAt()));

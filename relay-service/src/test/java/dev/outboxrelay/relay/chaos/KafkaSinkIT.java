@@ -36,11 +36,12 @@ class KafkaSinkIT {
   void jobsBecomeAcknowledgedRecordsAndSurviveABrokerOutage() throws Exception {
     try (KafkaBroker broker = KafkaBroker.startFresh(Path.of("target", "kafka-sink-it"));
          ChaosExperiment x = ChaosExperiment.start("kafka-sink")) {
+      broker.createTopic(TOPIC);
       ServiceProcess relay = x.startRelay(Map.of(
           "kafka.bootstrap.servers", broker.bootstrapServers(),
           "outbox.destinations.orders.type", "kafka",
           "outbox.destinations.orders.topic", TOPIC,
-          "outbox.destinations.orders.request-timeout", "3s"));
+          "outbox.destinations.orders.request-timeout", "8s"));
       Outbox outbox = new Outbox(OutboxConfig.builder().destinations("orders").build());
       List<String> ops = new ArrayList<>();
       try (Connection c = x.dataSource().getConnection()) {
@@ -76,7 +77,7 @@ class KafkaSinkIT {
       // Same key -> same partition, in id order (FIFO per key end to end).
       assertInOrderPerKey(byOp);
 
-      // Outage: the broker is killed; new jobs fail their attempts (no ack within 3s) and wait
+      // Outage: the broker is killed; new jobs fail their attempts (no ack within 8s) and wait
       // in backoff; once the broker is back they are delivered.
       broker.stop();
       try (Connection c = x.dataSource().getConnection()) {

@@ -8,11 +8,13 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.Optional;
 import java.util.Properties;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.NewTopic;
 
 /**
  * A real single-node Kafka broker in KRaft mode (broker and controller in one process), run
@@ -79,10 +81,7 @@ public final class KafkaBroker implements AutoCloseable {
   public void start() throws Exception {
     process = java("kafka.Kafka", dir.resolve("server.properties").toString()).start();
     long deadline = System.nanoTime() + Duration.ofSeconds(120).toNanos();
-    Properties admin = new Properties();
-    admin.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers());
-    admin.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, "3000");
-    admin.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, "5000");
+    Properties admin = adminSettings();
     while (System.nanoTime() < deadline) {
       if (!process.isAlive()) {
         throw new IllegalStateException("kafka exited with " + process.exitValue() + ":\n" + log());
@@ -98,6 +97,33 @@ public final class KafkaBroker implements AutoCloseable {
       Thread.sleep(200);
     }
     throw new IllegalStateException("kafka not ready after 120s:\n" + log());
+  }
+
+  /**
+   * Creates {@code topic} with the broker's default partition count and waits until its leaders
+   * are elected, so that a test's first send does not pay for auto-creation (on a loaded machine
+   * that can take longer than a short request timeout, and a timed-out send is rightly retried).
+   */
+  public void createTopic(String topic) throws Exception {
+    try (Admin a = Admin.create(adminSettings())) {
+      a.createTopics(List.of(new NewTopic(topic, Optional.empty(), Optional.empty()))).all().get(30, TimeUnit.SECONDS);
+      long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+      while (a.describeTopics(List.of(topic)).allTopicNames().get(10, TimeUnit.SECONDS).get(topic).partitions()
+          .stream().anyMatch(p -> p.leader() == null || p.leader().isEmpty())) {
+        if (System.nanoTime() > deadline) {
+          throw new IllegalStateException("topic " + topic + " has no leader after 30s:\n" + log());
+        }
+        Thread.sleep(100);
+      }
+    }
+  }
+
+  private Properties adminSettings() {
+    Properties admin = new Properties();
+    admin.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers());
+    admin.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, "3000");
+    admin.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, "5000");
+    return admin;
   }
 
   private boolean listening() {
@@ -136,12 +162,21 @@ public final class KafkaBroker implements AutoCloseable {
     return String.join("\n", lines.subList(Math.max(0, lines.size() - 40), lines.size()));
   }
 
-  /** A Kafka cluster id: 16 random bytes, URL-safe base64 without padding. */
+  /**
+   * A Kafka cluster id: 16 random bytes, URL-safe base64 without padding, never starting with
+   * {@code -} (kafka-storage's argument parser would read such an id as an option; about one id
+   * in 64 did, and the broker then failed to format).
+   */
   private static String randomClusterId() {
-    UUID u = UUID.randomUUID();
-    java.nio.ByteBuffer b = java.nio.ByteBuffer.allocate(16);
-    b.putLong(u.getMostSignificantBits()).putLong(u.getLeastSignificantBits());
-    return java.util.Base64.getUrlEncoder().withoutPadding().encodeToString(b.array());
+    while (true) {
+      UUID u = UUID.randomUUID();
+      java.nio.ByteBuffer b = java.nio.ByteBuffer.allocate(16);
+      b.putLong(u.getMostSignificantBits()).putLong(u.getLeastSignificantBits());
+      String id = java.util.Base64.getUrlEncoder().withoutPadding().encodeToString(b.array());
+      if (!id.startsWith("-")) {
+        return id;
+      }
+    }
   }
 
   @Override

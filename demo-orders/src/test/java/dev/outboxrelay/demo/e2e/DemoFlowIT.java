@@ -8,8 +8,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.restassured.path.json.JsonPath;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.HashSet;
@@ -18,7 +16,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import org.awaitility.Awaitility;
-import org.h2.tools.Server;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -34,7 +31,7 @@ import org.junit.jupiter.api.Test;
  */
 class DemoFlowIT {
   static final int ORDERS = 30;
-  static Server h2;
+  static DemoStack stack;
   static ServiceProcess demo;
   static ServiceProcess relay;
   static String secret;
@@ -42,40 +39,26 @@ class DemoFlowIT {
 
   @BeforeAll
   static void startServices() throws Exception {
-    Path work = Path.of("target", "demo-flow-it").toAbsolutePath();
-    Files.createDirectories(work.resolve("db"));
-    int h2Port = ServiceProcess.freePort();
-    h2 = Server.createTcpServer("-tcp", "-tcpPort", String.valueOf(h2Port), "-ifNotExists",
-        "-baseDir", work.resolve("db").toString()).start();
-    String dbUrl = "jdbc:h2:tcp://localhost:" + h2Port + "/demo-flow-" + System.nanoTime();
     byte[] random = new byte[32];
     new SecureRandom().nextBytes(random);
     secret = HexFormat.of().formatHex(random);
-    int demoPort = ServiceProcess.freePort();
-    demo = ServiceProcess.start("demo-orders", ServiceProcess.moduleJar("demo-orders"), demoPort,
-        Map.of("quarkus.datasource.jdbc.url", dbUrl), Map.of("DEMO_SINK_HMAC_SECRET", secret), work);
-    relay = ServiceProcess.start("relay-service", ServiceProcess.moduleJar("relay-service"), ServiceProcess.freePort(),
-        Map.of("quarkus.datasource.h2.jdbc.url", dbUrl,
-            "outbox.destinations.billing.type", "http",
-            "outbox.destinations.billing.url", demo.baseUri() + "/sink/billing",
+    stack = DemoStack.start("demo-flow-it",
+        new DemoStack.Settings(Map.of(), Map.of("DEMO_SINK_HMAC_SECRET", secret)),
+        demoUri -> new DemoStack.Settings(Map.of(
             "outbox.destinations.billing.confirmation.type", "http-ledger",
-            "outbox.destinations.billing.confirmation.url", demo.baseUri() + "/ledger",
+            "outbox.destinations.billing.confirmation.url", demoUri + "/ledger",
             // An operator login, as bin/demo makes one: the relay has no users by default.
             "quarkus.security.users.embedded.users.demo", sha512Hex("demo:Quarkus:" + ADMIN_PASSWORD),
             "quarkus.security.users.embedded.roles.demo", "outbox-operator"),
-        Map.of("OUTBOX_DESTINATIONS_BILLING_HMAC_SECRET", secret), work);
+            Map.of("OUTBOX_DESTINATIONS_BILLING_HMAC_SECRET", secret)));
+    demo = stack.demo;
+    relay = stack.relay;
   }
 
   @AfterAll
   static void stopServices() throws Exception {
-    if (relay != null) {
-      relay.close();
-    }
-    if (demo != null) {
-      demo.close();
-    }
-    if (h2 != null) {
-      h2.stop();
+    if (stack != null) {
+      stack.close();
     }
   }
 
@@ -143,8 +126,12 @@ class DemoFlowIT {
   }
 
   /** How the relay's embedded users store a password: hex SHA-512 of "user:Quarkus:password". */
-  static String sha512Hex(String text) throws java.security.NoSuchAlgorithmException {
-    return HexFormat.of().formatHex(java.security.MessageDigest.getInstance("SHA-512")
-        .digest(text.getBytes(java.nio.charset.StandardCharsets.UTF_8)));
+  static String sha512Hex(String text) {
+    try {
+      return HexFormat.of().formatHex(java.security.MessageDigest.getInstance("SHA-512")
+          .digest(text.getBytes(java.nio.charset.StandardCharsets.UTF_8)));
+    } catch (java.security.NoSuchAlgorithmException e) {
+      throw new IllegalStateException("every JVM has SHA-512", e);
+    }
   }
 }

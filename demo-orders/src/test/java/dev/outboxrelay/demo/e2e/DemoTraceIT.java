@@ -8,15 +8,12 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import dev.outboxrelay.demo.e2e.OtlpReceiver.ReceivedSpan;
 import dev.outboxrelay.outbox.testing.ServiceProcess;
 import dev.outboxrelay.outbox.testing.TraceLines;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import org.awaitility.Awaitility;
-import org.h2.tools.Server;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -30,46 +27,32 @@ import org.junit.jupiter.api.Test;
  * lines.
  */
 class DemoTraceIT {
-  static Server h2;
   static OtlpReceiver collector;
+  static DemoStack stack;
   static ServiceProcess demo;
-  static ServiceProcess relay;
 
   @BeforeAll
   static void startServices() throws Exception {
-    Path work = Path.of("target", "demo-trace-it").toAbsolutePath();
-    Files.createDirectories(work.resolve("db"));
-    int h2Port = ServiceProcess.freePort();
-    h2 = Server.createTcpServer("-tcp", "-tcpPort", String.valueOf(h2Port), "-ifNotExists",
-        "-baseDir", work.resolve("db").toString()).start();
-    String dbUrl = "jdbc:h2:tcp://localhost:" + h2Port + "/demo-trace-" + System.nanoTime();
     collector = new OtlpReceiver();
-    Map<String, String> tracing = Map.of(
+    DemoStack.Settings tracing = new DemoStack.Settings(Map.of(
         "quarkus.otel.sdk.disabled", "false",
         "quarkus.otel.exporter.otlp.traces.endpoint", collector.endpoint().toString(),
         "quarkus.otel.exporter.otlp.traces.protocol", "http/protobuf",
-        "quarkus.otel.bsp.schedule.delay", "100ms");
-    demo = ServiceProcess.start("demo-orders", ServiceProcess.moduleJar("demo-orders"), ServiceProcess.freePort(),
-        with(tracing, Map.of("quarkus.datasource.jdbc.url", dbUrl)), Map.of(), work);
-    relay = ServiceProcess.start("relay-service", ServiceProcess.moduleJar("relay-service"),
-        ServiceProcess.freePort(), with(tracing, Map.of("quarkus.datasource.h2.jdbc.url", dbUrl,
-            "outbox.destinations.billing.type", "http",
-            "outbox.destinations.billing.url", demo.baseUri() + "/sink/billing")), Map.of(), work);
+        "quarkus.otel.bsp.schedule.delay", "100ms"), Map.of());
+    stack = DemoStack.start("demo-trace-it", tracing, demoUri -> tracing);
+    demo = stack.demo;
   }
 
   @AfterAll
   static void stopServices() throws Exception {
-    if (relay != null) {
-      relay.close();
-    }
-    if (demo != null) {
-      demo.close();
-    }
-    if (collector != null) {
-      collector.close();
-    }
-    if (h2 != null) {
-      h2.stop();
+    try {
+      if (stack != null) {
+        stack.close();
+      }
+    } finally {
+      if (collector != null) {
+        collector.close();
+      }
     }
   }
 
@@ -109,7 +92,7 @@ class DemoTraceIT {
     System.out.println("TRACE --- POST /orders -> relay -> sink, exported over OTLP by both services");
     inTrace(traceId).stream().sorted(Comparator.comparing(s -> s == order ? 0 : s == delivery ? 1 : 2))
         .forEach(s -> System.out.println(TraceLines.line(s.traceId(), s.spanId(), s.parentSpanId(), s.kind(),
-            s.status(), s.name(), with(Map.of("service", String.valueOf(s.service())), pick(s.attributes())))));
+            s.status(), s.name(), DemoStack.merge(Map.of("service", String.valueOf(s.service())), pick(s.attributes())))));
   }
 
   private static List<ReceivedSpan> inTrace(String traceId) {
@@ -130,11 +113,5 @@ class DemoTraceIT {
       }
     });
     return picked;
-  }
-
-  private static Map<String, String> with(Map<String, String> a, Map<String, String> b) {
-    Map<String, String> all = new java.util.HashMap<>(a);
-    all.putAll(b);
-    return all;
   }
 }

@@ -6,6 +6,8 @@ import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.outboxrelay.outbox.store.dialect.DialectDetector;
+import dev.outboxrelay.outbox.store.dialect.ReadyNotifications;
 import java.io.IOException;
 import java.util.Optional;
 import java.util.TreeSet;
@@ -118,6 +120,26 @@ class OutboxTablesTest {
       IllegalStateException e = assertThrows(IllegalStateException.class, () -> tables.render(sql));
       assertTrue(e.getMessage().startsWith("unknown outbox name"), e.getMessage());
     }
+  }
+
+  /** PostgreSQL's wake-up: the rendered V4 trigger notifies where the rendered listener listens. */
+  @Test
+  void theRenamedTriggerNotifiesOnTheChannelTheRenamedListenerListensOn() throws IOException {
+    ReadyNotifications defaults =
+        DialectDetector.forProductName("PostgreSQL").readyNotifications().orElseThrow();
+    assertSame(defaults, defaults.forTables(OutboxTables.DEFAULT));
+    ReadyNotifications named = defaults.forTables(ORDERS);
+    assertEquals("orders_ready", named.channel());
+    assertEquals("LISTEN orders_ready", named.listenSql());
+    // The trigger's payload is its table's schema, not the listening connection's.
+    assertEquals("SELECT CAST('names_it' AS VARCHAR(63))", named.currentSchemaSql());
+    assertEquals(defaults.currentSchemaSql(),
+        defaults.forTables(OutboxTables.of((String) null, "orders")).currentSchemaSql());
+    String v4 = ORDERS.render(MigrationScriptsTest.allScripts("postgresql").stream()
+        .filter(sql -> sql.contains("pg_notify")).findFirst().orElseThrow());
+    assertTrue(v4.contains("pg_notify('orders_ready', TG_TABLE_SCHEMA)"), v4);
+    assertTrue(v4.contains("CREATE TRIGGER tr_orders_message_ready AFTER INSERT ON names_it.orders_message"), v4);
+    assertTrue(v4.contains("EXECUTE FUNCTION names_it.orders_notify_ready()"), v4);
   }
 
   @Test

@@ -62,6 +62,17 @@ public final class OutboxSchema {
   }
 
   public static int migrate(DataSource dataSource, OutboxDialect dialect, OutboxTables tables) {
+    MigrateResult result = configuration(dataSource, dialect, tables, !tables.isDefault()).load().migrate();
+    return result.migrationsExecuted;
+  }
+
+  /**
+   * The Flyway configuration of one outbox; {@code render}: read the scripts through {@link
+   * OutboxTables#render} (always for configured names; tests force it for the defaults to show
+   * that the rendered scripts have the checksums existing databases recorded).
+   */
+  static FluentConfiguration configuration(DataSource dataSource, OutboxDialect dialect,
+      OutboxTables tables, boolean render) {
     FluentConfiguration config = Flyway.configure(OutboxSchema.class.getClassLoader())
         .dataSource(dataSource)
         .locations(dialect.migrationLocation())
@@ -72,12 +83,11 @@ public final class OutboxSchema {
       String schema = flywaySchemaName(dataSource, tables.schema().get());
       config.schemas(schema).defaultSchema(schema);
     }
-    if (!tables.isDefault()) {
+    if (render) {
       config.resourceProvider(new RenderingResources(
           new Scanner<>(JavaMigration.class, config, config.getLocations()), tables));
     }
-    MigrateResult result = config.load().migrate();
-    return result.migrationsExecuted;
+    return config;
   }
 
   /**

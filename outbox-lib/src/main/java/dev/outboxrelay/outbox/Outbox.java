@@ -43,7 +43,7 @@ public class Outbox {
     this.validator = new MessageValidator(config);
     this.traceContext = java.util.Objects.requireNonNull(traceContext, "traceContext");
     if (config.dialect() != null) {
-      this.store = JdbcOutboxStore.forCallerConnections(config.dialect());
+      this.store = JdbcOutboxStore.forCallerConnections(config.dialect(), config.tables());
     }
   }
 
@@ -95,7 +95,7 @@ public class Outbox {
     if (s == null) {
       try {
         OutboxDialect dialect = DialectDetector.detect(connection.getMetaData());
-        s = JdbcOutboxStore.forCallerConnections(dialect);
+        s = JdbcOutboxStore.forCallerConnections(dialect, config.tables());
         store = s;
       } catch (SQLException e) {
         throw new OutboxStoreException("cannot read database metadata to choose a dialect", e);

@@ -1,5 +1,6 @@
 package dev.outboxrelay.outbox;
 
+import dev.outboxrelay.outbox.schema.OutboxTables;
 import dev.outboxrelay.outbox.store.dialect.OutboxDialect;
 import java.util.Collection;
 import java.util.LinkedHashSet;
@@ -16,8 +17,8 @@ import java.util.Set;
  * rejected: it belongs in the application's own tables or blob store, with only a reference to it
  * in the payload (README, "Large payloads").
  */
-public record OutboxConfig(
-    Set<String> destinations, int maxPayloadBytes, int inlinePayloadBytes, OutboxDialect dialect) {
+public record OutboxConfig(Set<String> destinations, int maxPayloadBytes, int inlinePayloadBytes,
+    OutboxDialect dialect, OutboxTables tables) {
 
   /** 1 MiB of UTF-8: larger documents belong in storage, referenced from the payload. */
   public static final int DEFAULT_MAX_PAYLOAD_BYTES = 1024 * 1024;
@@ -37,6 +38,7 @@ public record OutboxConfig(
 
   public OutboxConfig {
     destinations = Set.copyOf(destinations);
+    tables = tables == null ? OutboxTables.DEFAULT : tables;
     if (destinations.isEmpty()) {
       throw new IllegalArgumentException("destinations: at least one destination must be configured");
     }
@@ -59,6 +61,12 @@ public record OutboxConfig(
     }
   }
 
+  /** Settings for the default-named tables. */
+  public OutboxConfig(
+      Set<String> destinations, int maxPayloadBytes, int inlinePayloadBytes, OutboxDialect dialect) {
+    this(destinations, maxPayloadBytes, inlinePayloadBytes, dialect, OutboxTables.DEFAULT);
+  }
+
   /** Settings with the default inline threshold (capped at {@code maxPayloadBytes}). */
   public OutboxConfig(Set<String> destinations, int maxPayloadBytes, OutboxDialect dialect) {
     this(destinations, maxPayloadBytes, defaultInline(maxPayloadBytes), dialect);
@@ -79,6 +87,7 @@ public record OutboxConfig(
     private int maxPayloadBytes = DEFAULT_MAX_PAYLOAD_BYTES;
     private Integer inlinePayloadBytes;
     private OutboxDialect dialect;
+    private OutboxTables tables = OutboxTables.DEFAULT;
 
     private Builder() {}
 
@@ -114,10 +123,19 @@ public record OutboxConfig(
       return this;
     }
 
+    /**
+     * The schema and table names of the outbox to enqueue into (validated by {@link
+     * OutboxTables#of}); default {@link OutboxTables#DEFAULT}: {@code outbox_message} and its
+     * siblings in the connection's default schema.
+     */
+    public Builder tables(OutboxTables tables) {
+      this.tables = java.util.Objects.requireNonNull(tables, "tables");
+      return this;
+    }
+
     public OutboxConfig build() {
-      return inlinePayloadBytes == null
-          ? new OutboxConfig(destinations, maxPayloadBytes, dialect)
-          : new OutboxConfig(destinations, maxPayloadBytes, inlinePayloadBytes, dialect);
+      return new OutboxConfig(destinations, maxPayloadBytes,
+          inlinePayloadBytes == null ? defaultInline(maxPayloadBytes) : inlinePayloadBytes, dialect, tables);
     }
   }
 }

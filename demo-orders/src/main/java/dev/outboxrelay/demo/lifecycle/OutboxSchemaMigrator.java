@@ -1,5 +1,6 @@
 package dev.outboxrelay.demo.lifecycle;
 
+import dev.outboxrelay.outbox.orm.TransactionalOutbox;
 import dev.outboxrelay.outbox.schema.OutboxSchema;
 import io.quarkus.runtime.StartupEvent;
 import jakarta.enterprise.context.ApplicationScoped;
@@ -19,6 +20,8 @@ public class OutboxSchemaMigrator {
   private static final Logger LOG = Logger.getLogger(OutboxSchemaMigrator.class);
 
   @Inject DataSource dataSource;
+  /** Holds the validated {@code outbox.schema} / {@code outbox.table} the jobs are written to. */
+  @Inject TransactionalOutbox outbox;
 
   @ConfigProperty(name = "outbox.migrate-at-start", defaultValue = "true")
   boolean migrateAtStart;
@@ -28,7 +31,7 @@ public class OutboxSchemaMigrator {
       LOG.info("outbox.migrate-at-start=false: expecting the outbox tables to exist");
       return;
     }
-    int applied = OutboxSchema.migrate(dataSource);
+    int applied = OutboxSchema.migrate(dataSource, outbox.tables());
     LOG.infof("outbox schema: %d migration(s) applied", applied);
   }
 }

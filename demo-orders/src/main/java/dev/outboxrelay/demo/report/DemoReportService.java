@@ -7,6 +7,7 @@ import dev.outboxrelay.demo.jdbc.Jdbc;
 import dev.outboxrelay.demo.order.Order;
 import dev.outboxrelay.demo.sink.LedgerSummary;
 import dev.outboxrelay.demo.sink.SinkLedger;
+import dev.outboxrelay.outbox.orm.TransactionalOutbox;
 import dev.outboxrelay.outbox.store.JdbcOutboxStore;
 import jakarta.annotation.PostConstruct;
 import jakarta.enterprise.context.ApplicationScoped;
@@ -39,6 +40,7 @@ public class DemoReportService {
       "SELECT o.id" + LOST_ORDERS + " ORDER BY o.id OFFSET 0 ROWS FETCH NEXT ? ROWS ONLY";
 
   @Inject DataSource dataSource;
+  @Inject TransactionalOutbox transactionalOutbox;
   @Inject Jdbc jdbc;
   @Inject SinkLedger ledger;
 
@@ -46,7 +48,7 @@ public class DemoReportService {
 
   @PostConstruct
   void init() {
-    outboxStore = JdbcOutboxStore.create(dataSource);
+    outboxStore = JdbcOutboxStore.create(dataSource, transactionalOutbox.tables());
   }
 
   public DemoReport report() {

@@ -5,6 +5,7 @@ import dev.outboxrelay.outbox.Outbox;
 import dev.outboxrelay.outbox.OutboxConfig;
 import dev.outboxrelay.outbox.OutboxMessage;
 import dev.outboxrelay.outbox.OutboxStoreException;
+import dev.outboxrelay.outbox.schema.OutboxTables;
 import dev.outboxrelay.outbox.trace.TraceContextSource;
 import jakarta.annotation.PostConstruct;
 import jakarta.enterprise.context.ApplicationScoped;
@@ -28,7 +29,9 @@ import org.eclipse.microprofile.config.inject.ConfigProperty;
  * <p>Configuration: {@code outbox.producer.destinations} (required, comma-separated),
  * {@code outbox.producer.max-payload-bytes} (default 1048576) and {@code
  * outbox.producer.inline-payload-bytes} (default 65536, or max-payload-bytes when that is smaller:
- * larger payloads are stored out of band in {@code outbox_payload}).
+ * larger payloads are stored out of band in {@code outbox_payload}); {@code outbox.schema}
+ * (optional) and {@code outbox.table} (default {@code outbox}) name the tables ({@link
+ * OutboxTables}).
  *
  * <p>Each job also stores the W3C trace context of the span active in the caller (see {@link
  * TraceContextSource}): with {@code quarkus-opentelemetry}, the request that enqueues.
@@ -51,13 +54,25 @@ public class TransactionalOutbox {
   @ConfigProperty(name = "outbox.producer.inline-payload-bytes")
   Optional<Integer> inlinePayloadBytes;
 
+  /** The schema of the outbox tables; absent: the connection's default schema. */
+  @ConfigProperty(name = OutboxTables.SCHEMA_KEY)
+  Optional<String> schema;
+
+  /** The base name of the outbox tables ({@code <table>_message}, ...). */
+  @ConfigProperty(name = OutboxTables.TABLE_KEY, defaultValue = OutboxTables.DEFAULT_TABLE)
+  String table;
+
   private Outbox outbox;
+  private OutboxTables tables;
 
   @PostConstruct
   void init() {
+    // Validated first: a hostile name fails here, naming its key, before any SQL exists.
+    tables = OutboxTables.of(schema, table);
     OutboxConfig.Builder config = OutboxConfig.builder()
         .destinations(destinations)
-        .maxPayloadBytes(maxPayloadBytes);
+        .maxPayloadBytes(maxPayloadBytes)
+        .tables(tables);
     inlinePayloadBytes.ifPresent(config::inlinePayloadBytes);
     try {
       outbox = new Outbox(config.build(), traceContextSource.isResolvable()
@@ -68,6 +83,14 @@ public class TransactionalOutbox {
           + e.getMessage().replace("inlinePayloadBytes", "inline-payload-bytes (inlinePayloadBytes)")
               .replace("maxPayloadBytes", "max-payload-bytes (maxPayloadBytes)"), e);
     }
+  }
+
+  /**
+   * The validated names of the outbox tables ({@code outbox.schema}, {@code outbox.table}), for an
+   * application's migration and stores of the same outbox.
+   */
+  public OutboxTables tables() {
+    return tables;
   }
 
   /** Enqueues on the transaction's connection; see {@link Outbox#enqueue}. */

@@ -8,11 +8,14 @@ import dev.outboxrelay.outbox.DuplicateOperationException;
 import dev.outboxrelay.outbox.EnqueueResult;
 import dev.outboxrelay.outbox.OutboxMessage;
 import dev.outboxrelay.outbox.OutboxStoreException;
+import dev.outboxrelay.outbox.schema.OutboxTables;
+import dev.outboxrelay.outbox.schema.TableRendering;
 import dev.outboxrelay.outbox.store.dialect.BoundSql;
 import dev.outboxrelay.outbox.store.dialect.DialectDetector;
 import dev.outboxrelay.outbox.store.dialect.JdbcTransactions;
 import dev.outboxrelay.outbox.store.JdbcStatements.Binder;
 import dev.outboxrelay.outbox.store.dialect.OutboxDialect;
+import dev.outboxrelay.outbox.store.dialect.ReadyNotifications;
 import java.io.IOException;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -49,26 +52,51 @@ public class JdbcOutboxStore implements OutboxStore {
 
   private final DataSource dataSource;
   private final OutboxDialect dialect;
+  private final OutboxTables tables;
+  /** Renders the statements run on caller connections ({@link #insert}). */
+  private final TableRendering rendering;
 
   public JdbcOutboxStore(DataSource dataSource, OutboxDialect dialect) {
-    this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
-    this.dialect = Objects.requireNonNull(dialect, "dialect");
+    this(dataSource, dialect, OutboxTables.DEFAULT);
   }
 
-  private JdbcOutboxStore(OutboxDialect dialect) {
+  /**
+   * A store of the outbox named by {@code tables}: every statement it runs on {@code dataSource}
+   * is rendered for those names ({@link TableRendering}).
+   */
+  public JdbcOutboxStore(DataSource dataSource, OutboxDialect dialect, OutboxTables tables) {
+    this.tables = Objects.requireNonNull(tables, "tables");
+    this.dataSource = TableRendering.dataSource(Objects.requireNonNull(dataSource, "dataSource"), tables);
+    this.dialect = Objects.requireNonNull(dialect, "dialect");
+    this.rendering = TableRendering.of(tables);
+  }
+
+  private JdbcOutboxStore(OutboxDialect dialect, OutboxTables tables) {
     this.dataSource = null;
     this.dialect = dialect;
+    this.tables = Objects.requireNonNull(tables, "tables");
+    this.rendering = TableRendering.of(tables);
   }
 
   /** A store that only inserts on connections its callers pass in (used by {@code Outbox}). */
   public static JdbcOutboxStore forCallerConnections(OutboxDialect dialect) {
-    return new JdbcOutboxStore(Objects.requireNonNull(dialect, "dialect"));
+    return forCallerConnections(dialect, OutboxTables.DEFAULT);
+  }
+
+  /** {@link #forCallerConnections(OutboxDialect)} for the outbox named by {@code tables}. */
+  public static JdbcOutboxStore forCallerConnections(OutboxDialect dialect, OutboxTables tables) {
+    return new JdbcOutboxStore(Objects.requireNonNull(dialect, "dialect"), tables);
   }
 
   /** Detects the dialect from one connection of {@code dataSource}. */
   public static JdbcOutboxStore create(DataSource dataSource) {
+    return create(dataSource, OutboxTables.DEFAULT);
+  }
+
+  /** Detects the dialect from one connection of {@code dataSource}; the outbox named by {@code tables}. */
+  public static JdbcOutboxStore create(DataSource dataSource, OutboxTables tables) {
     try (Connection c = dataSource.getConnection()) {
-      return new JdbcOutboxStore(dataSource, DialectDetector.detect(c.getMetaData()));
+      return new JdbcOutboxStore(dataSource, DialectDetector.detect(c.getMetaData()), tables);
     } catch (SQLException e) {
       throw new OutboxStoreException("cannot connect to detect the outbox dialect", e);
     }
@@ -76,6 +104,19 @@ public class JdbcOutboxStore implements OutboxStore {
 
   public OutboxDialect dialect() {
     return dialect;
+  }
+
+  /** The names of this store's tables. */
+  public OutboxTables tables() {
+    return tables;
+  }
+
+  /**
+   * The notifications relays of this outbox listen for, when its database sends any: the
+   * dialect's, for this outbox's names.
+   */
+  public Optional<ReadyNotifications> readyNotifications() {
+    return dialect.readyNotifications().map(n -> n.forTables(tables));
   }
 
   // ---- enqueue (caller's connection and transaction) -----------------------------------------
@@ -88,7 +129,8 @@ public class JdbcOutboxStore implements OutboxStore {
    * connection in auto-commit mode (no caller transaction) the two commit together in a short
    * transaction of their own, or a relay could claim the job before its body exists.
    */
-  public EnqueueResult insert(Connection c, NewMessage n) {
+  public EnqueueResult insert(Connection caller, NewMessage n) {
+    Connection c = rendering.connection(caller);
     OutboxMessage m = n.message();
     PayloadDigest digest = n.byReference() ? PayloadDigest.of(m.payload()) : null;
     try {

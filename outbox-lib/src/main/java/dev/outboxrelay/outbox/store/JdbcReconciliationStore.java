@@ -3,6 +3,8 @@ package dev.outboxrelay.outbox.store;
 import static dev.outboxrelay.outbox.store.dialect.OutboxDialect.readAll;
 
 import dev.outboxrelay.outbox.OutboxStoreException;
+import dev.outboxrelay.outbox.schema.OutboxTables;
+import dev.outboxrelay.outbox.schema.TableRendering;
 import dev.outboxrelay.outbox.store.dialect.DialectDetector;
 import dev.outboxrelay.outbox.store.dialect.JdbcTransactions;
 import dev.outboxrelay.outbox.store.JdbcStatements.Binder;
@@ -38,20 +40,31 @@ public class JdbcReconciliationStore implements ReconciliationStore {
 
   /** The reconciliation statements of {@code outbox}'s database ({@link ReconciliationDialect#of}). */
   public JdbcReconciliationStore(DataSource dataSource, OutboxDialect outbox) {
-    this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
+    this(dataSource, outbox, OutboxTables.DEFAULT);
+  }
+
+  /** The same for the outbox named by {@code tables}: its statements are rendered for those names. */
+  public JdbcReconciliationStore(DataSource dataSource, OutboxDialect outbox, OutboxTables tables) {
+    this.dataSource = TableRendering.dataSource(Objects.requireNonNull(dataSource, "dataSource"),
+        Objects.requireNonNull(tables, "tables"));
     this.outbox = Objects.requireNonNull(outbox, "outbox");
     this.dialect = ReconciliationDialect.of(outbox);
   }
 
   /** Detects the dialect from one connection of {@code dataSource}. */
   public static JdbcReconciliationStore create(DataSource dataSource) {
+    return create(dataSource, OutboxTables.DEFAULT);
+  }
+
+  /** Detects the dialect from one connection of {@code dataSource}; the outbox named by {@code tables}. */
+  public static JdbcReconciliationStore create(DataSource dataSource, OutboxTables tables) {
     OutboxDialect outbox;
     try (Connection c = dataSource.getConnection()) {
       outbox = DialectDetector.detect(c.getMetaData());
     } catch (SQLException e) {
       throw new OutboxStoreException("cannot connect to detect the outbox dialect", e);
     }
-    return new JdbcReconciliationStore(dataSource, outbox);
+    return new JdbcReconciliationStore(dataSource, outbox, tables);
   }
 
   public ReconciliationDialect dialect() {

@@ -212,6 +212,27 @@ class DialectConsistencyTest {
     assertEquals(List.of("outbox_message", "m", "lease_untill", "state"), found);
   }
 
+  /**
+   * Configurable names ({@code outbox.schema}, {@code outbox.table}): every statement of every
+   * dialect renders (none names an {@code outbox_*} object {@link OutboxTables} does not know),
+   * no default name survives, and the defaults render every statement unchanged.
+   */
+  @Test
+  void everyStatementRendersForConfiguredNamesAndIsUnchangedByTheDefaults() throws Exception {
+    OutboxTables custom = OutboxTables.of("names_it", "orders");
+    for (String db : MigrationScriptsTest.DATABASES) {
+      Map<String, String> sql = allSql(dialect(db));
+      for (var e : sql.entrySet()) {
+        assertEquals(e.getValue(), OutboxTables.DEFAULT.render(e.getValue()), db + " " + e.getKey());
+        String rendered = custom.render(e.getValue());
+        assertFalse(rendered.matches("(?s).*\\boutbox_\\w.*"), db + " " + e.getKey() + ": " + rendered);
+        if (e.getValue().contains("outbox_message")) {
+          assertTrue(rendered.contains("names_it.orders_message"), db + " " + e.getKey() + ": " + rendered);
+        }
+      }
+    }
+  }
+
   // ---- helpers -------------------------------------------------------------------------------
 
   private static OutboxDialect dialect(String db) {

@@ -147,6 +147,18 @@ class MigrationScriptsTest {
     return scripts;
   }
 
+  /** Every script Flyway finds for {@code db} (V4 too, where there is one), in version order. */
+  static List<String> allScripts(String db) throws IOException {
+    List<String> scripts = new ArrayList<>();
+    List<String> names = OutboxSchema.scriptNames(dev.outboxrelay.outbox.store.dialect.DialectDetector
+        .forProductName(db));
+    assertTrue(names.containsAll(SCRIPTS), db + ": " + names);
+    for (String script : names) {
+      scripts.add(read("db/outbox/" + db + "/" + script));
+    }
+    return scripts;
+  }
+
   /** Columns of {@code table} after running {@code scripts} in order: created, then added. */
   static Set<String> columnsOf(List<String> scripts, String table) {
     Set<String> columns = null;

@@ -27,8 +27,11 @@ class MariaDbOutboxStoreIT extends OutboxStoreContractTest {
    * {@code id IN (...)}, and under REPEATABLE READ InnoDB keeps a lock on every row it scanned,
    * so the "other transaction" would hold all six jobs instead of three.
    */
+  static final String LOCK_THREE_ROWS_SQL =
+      "SELECT id FROM outbox_message FORCE INDEX (PRIMARY) WHERE id IN (?, ?, ?) FOR UPDATE";
+
   @Override
   protected String lockThreeRowsSql() {
-    return "SELECT id FROM outbox_message FORCE INDEX (PRIMARY) WHERE id IN (?, ?, ?) FOR UPDATE";
+    return LOCK_THREE_ROWS_SQL;
   }
 }

@@ -18,6 +18,8 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.outboxrelay.outbox.Outbox;
 import dev.outboxrelay.outbox.OutboxConfig;
 import dev.outboxrelay.outbox.OutboxMessage;
+import dev.outboxrelay.outbox.schema.OutboxTables;
+import dev.outboxrelay.outbox.schema.TableRendering;
 import dev.outboxrelay.outbox.store.dialect.OutboxDialect;
 import dev.outboxrelay.outbox.testing.TestDatabases;
 import java.sql.Connection;
@@ -78,11 +80,23 @@ public abstract class OutboxStoreContractTest {
     return "SELECT id FROM outbox_message WHERE id IN (?, ?, ?) FOR UPDATE";
   }
 
+  /**
+   * The names of the outbox under test; default {@link OutboxTables#DEFAULT}. With other names
+   * {@link #store} is created for them on {@link #dataSource()}, and {@link #ds} (which the tests'
+   * own SQL and extra stores use, written with the default names) renders for them.
+   */
+  protected OutboxTables tables() {
+    return OutboxTables.DEFAULT;
+  }
+
+  private static final Map<DataSource, DataSource> RENDERED = new ConcurrentHashMap<>();
+
   @BeforeEach
   void setUpStore() {
-    ds = dataSource();
+    DataSource database = dataSource();
+    ds = RENDERED.computeIfAbsent(database, d -> TableRendering.dataSource(d, tables()));
     TestDatabases.reset(ds);
-    store = JdbcOutboxStore.create(ds);
+    store = JdbcOutboxStore.create(database, tables());
     outbox = new Outbox(OutboxConfig.builder().destinations(HTTP_BILLING, KAFKA_ORDERS).build());
   }
 

@@ -17,6 +17,24 @@ import java.util.Optional;
 @ConfigMapping(prefix = "outbox")
 public interface RelayConfig {
 
+  /**
+   * Schema holding the outbox tables; unset: the datasource connection's default schema. Created
+   * by the migration when missing. A plain lower-case identifier ({@code [a-z_][a-z0-9_]*}, at
+   * most 63 characters, no SQL keyword), checked at start-up: anything else fails start-up naming
+   * this key.
+   */
+  Optional<String> schema();
+
+  /**
+   * Base name of the outbox tables: {@code <table>_message}, {@code <table>_attempt}, {@code
+   * <table>_payload}, ... and Flyway's history {@code <table>_schema_history} (PostgreSQL: wake-up
+   * channel {@code <table>_ready}). Give two outboxes in one schema different names. A plain
+   * lower-case identifier ({@code [a-z_][a-z0-9_]*}, at most 30 characters), checked at start-up:
+   * anything else fails start-up naming this key.
+   */
+  @WithDefault("outbox")
+  String table();
+
   /** The claim loop, leases, retries and the reaper: {@code outbox.relay.*}. */
   Relay relay();
 
@@ -41,7 +59,7 @@ public interface RelayConfig {
      */
     Optional<String> datasource();
 
-    /** Create or upgrade the outbox tables at start-up (history table outbox_schema_history). */
+    /** Create or upgrade the outbox tables at start-up (history table {@code <table>_schema_history}). */
     @WithDefault("true")
     boolean migrateAtStart();
 

@@ -1,5 +1,6 @@
 package dev.outboxrelay.relay.lifecycle;
 
+import dev.outboxrelay.outbox.schema.OutboxTables;
 import dev.outboxrelay.outbox.store.JdbcOutboxStore;
 import dev.outboxrelay.relay.claim.Backoff;
 import dev.outboxrelay.relay.claim.ClaimLoop;
@@ -31,16 +32,18 @@ public record RelayAssembly(JdbcOutboxStore store, RelayMetrics metrics, LeaseRe
    */
   public static RelayAssembly assemble(DataSource dataSource, MeterRegistry registry, SinkRegistry sinks,
       RelayConfig.Relay relay, Backoff backoff, IdleWait idle, Supplier<Duration> clockSkew) {
-    return assemble(dataSource, registry, sinks, relay, backoff, idle, clockSkew, DeliveryTracing.OFF);
+    return assemble(dataSource, OutboxTables.DEFAULT, registry, sinks, relay, backoff, idle, clockSkew,
+        DeliveryTracing.OFF);
   }
 
   /**
+   * @param tables the names of the outbox tables ({@code outbox.schema}, {@code outbox.table})
    * @param tracing the span every delivery attempt runs in (README "Tracing")
    */
-  public static RelayAssembly assemble(DataSource dataSource, MeterRegistry registry, SinkRegistry sinks,
-      RelayConfig.Relay relay, Backoff backoff, IdleWait idle, Supplier<Duration> clockSkew,
-      DeliveryTracing tracing) {
-    JdbcOutboxStore store = JdbcOutboxStore.create(dataSource);
+  public static RelayAssembly assemble(DataSource dataSource, OutboxTables tables, MeterRegistry registry,
+      SinkRegistry sinks, RelayConfig.Relay relay, Backoff backoff, IdleWait idle,
+      Supplier<Duration> clockSkew, DeliveryTracing tracing) {
+    JdbcOutboxStore store = JdbcOutboxStore.create(dataSource, tables);
     RelayMetrics metrics = new RelayMetrics(registry);
     LeaseRenewer renewer = new LeaseRenewer(store, relay.leaseDuration(), () -> metrics.staleCompletion("renew"));
     LeaseReaper reaper = new LeaseReaper(store, metrics, relay.maxAttempts(), relay.reapBatchSize());
@@ -61,7 +64,7 @@ public record RelayAssembly(JdbcOutboxStore store, RelayMetrics metrics, LeaseRe
     if (!relay.listenNotify()) {
       return java.util.Optional.empty();
     }
-    return store.dialect().readyNotifications().map(n -> new ReadyListener(dataSource::getConnection, n, () -> {
+    return store.readyNotifications().map(n -> new ReadyListener(dataSource::getConnection, n, () -> {
       metrics.claimWakeup();
       claimLoop.wake();
     }));

@@ -1,6 +1,7 @@
 package dev.outboxrelay.relay.lifecycle;
 
 import dev.outboxrelay.outbox.schema.OutboxSchema;
+import dev.outboxrelay.outbox.schema.OutboxTables;
 import dev.outboxrelay.outbox.store.JdbcOutboxStore;
 import dev.outboxrelay.outbox.store.OutboxStore;
 import dev.outboxrelay.relay.claim.Backoff;
@@ -53,6 +54,7 @@ public class RelayService {
   @Inject Tracer tracer;
 
   private OutboxStore store;
+  private OutboxTables tables;
   private AgroalDataSource dataSource;
   private RelayMetrics metrics;
   private LeaseRenewer renewer;
@@ -65,6 +67,9 @@ public class RelayService {
   private final AtomicReference<String> maintenanceError = new AtomicReference<>();
 
   void onStart(@Observes StartupEvent event) {
+    // First: a hostile outbox.schema / outbox.table fails start-up, naming the key, before any SQL.
+    OutboxTables tables = OutboxTables.of(config.schema(), config.table());
+    this.tables = tables;
     RelayConfig.Relay relay = config.relay();
     SinkRegistry sinks = SinkRegistry.fromConfig(config.destinations(),
         key -> ConfigProvider.getConfig().getConfigValue(key).getRawValue(),
@@ -79,11 +84,14 @@ public class RelayService {
     int poolMaxSize = dataSource.getConfiguration().connectionPoolConfiguration().maxSize();
     checkPoolSize(relay.concurrency(), poolMaxSize, dsName);
     if (relay.migrateAtStart()) {
-      int applied = OutboxSchema.migrate(dataSource);
+      int applied = OutboxSchema.migrate(dataSource, tables);
       LOG.infof("outbox schema on datasource '%s' is current (%d migration(s) applied)", dsName, applied);
     }
-    RelayAssembly assembly = RelayAssembly.assemble(dataSource, registry, sinks, relay, backoff, idle,
-        clockSkew::get, DeliveryTracing.of(tracer, sinks));
+    RelayAssembly assembly = RelayAssembly.assemble(dataSource, tables, registry, sinks, relay, backoff,
+        idle, clockSkew::get, DeliveryTracing.of(tracer, sinks));
+    if (!tables.isDefault()) {
+      LOG.infof("outbox tables: %s_message and its siblings (outbox.schema, outbox.table)", tables);
+    }
     store = assembly.store();
     this.dataSource = dataSource;
     metrics = assembly.metrics();
@@ -227,6 +235,11 @@ public class RelayService {
   /** The outbox database chosen at start-up (for services that keep their own store on it). */
   public AgroalDataSource dataSource() {
     return dataSource;
+  }
+
+  /** The validated names of the outbox tables ({@code outbox.schema}, {@code outbox.table}). */
+  public OutboxTables tables() {
+    return tables;
   }
 
   public ClaimLoop claimLoop() {

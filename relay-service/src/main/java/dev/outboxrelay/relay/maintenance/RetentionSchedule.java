@@ -34,7 +34,7 @@ public class RetentionSchedule {
   void onStart(@Observes @Priority(Interceptor.Priority.APPLICATION + 1000) StartupEvent event) {
     RetentionSettings s = RetentionSettings.fromConfig(config);
     String owner = instanceName();
-    service = new RetentionService(relay.store(), JdbcReconciliationStore.create(relay.dataSource()), s,
+    service = new RetentionService(relay.store(), JdbcReconciliationStore.create(relay.dataSource(), relay.tables()), s,
         new RetentionMetrics(registry), owner);
     settings = s;
     LOG.infof("retention as %s: %s", owner, s.enabled()

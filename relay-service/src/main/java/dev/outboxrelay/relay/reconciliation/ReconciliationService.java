@@ -52,7 +52,7 @@ public class ReconciliationService {
 
   void onStart(@Observes @Priority(Interceptor.Priority.APPLICATION + 1000) StartupEvent event) {
     ReconciliationSettings s = ReconciliationSettings.fromConfig(config);
-    ReconciliationStore st = JdbcReconciliationStore.create(relay.dataSource());
+    ReconciliationStore st = JdbcReconciliationStore.create(relay.dataSource(), relay.tables());
     Map<String, ConfirmationSource> sources = new LinkedHashMap<>();
     for (ReconciliationSettings.DestinationSettings d : s.destinations()) {
       sources.put(d.name(), d.sourceType().equals(ReconciliationSettings.HTTP_LEDGER)

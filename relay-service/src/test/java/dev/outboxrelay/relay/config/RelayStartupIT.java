@@ -20,8 +20,8 @@ import org.junit.jupiter.api.Test;
 /**
  * The packaged relay ({@code java -jar quarkus-run.jar}) started as operators start it, on a
  * private in-memory H2 database: plain-text logs by default and JSON lines with the one switch
- * README documents; the Kubernetes probe paths answer; a misspelt {@code outbox.*} key stops
- * start-up naming the key; a misspelt {@code OUTBOX_*} variable is named in a warning.
+ * README documents; the Kubernetes probe paths answer; a misspelt {@code outbox.*} key, or a
+ * hostile {@code outbox.table} / {@code outbox.schema}, stops start-up naming the key; a misspelt {@code OUTBOX_*} variable is named in a warning.
  */
 class RelayStartupIT {
   static final Path LOGS = Path.of("target", "relay-startup-it").toAbsolutePath();
@@ -85,15 +85,31 @@ class RelayStartupIT {
     assertStartUpFails("tpye", "outbox.destinations.billing.tpye", "http");
   }
 
+  /**
+   * Hostile table and schema names ({@code outbox.table}, {@code outbox.schema}) stop start-up
+   * before any SQL runs, naming the key, the value and the rule.
+   */
+  @Test
+  void aHostileTableOrSchemaNameStopsStartUpNamingIt() throws Exception {
+    assertStartUpFails("hostile-table", "outbox.table", "x;drop table y",
+        "outbox.table='x;drop table y' is rejected: it must be a plain identifier ([a-z_][a-z0-9_]*");
+    assertStartUpFails("hostile-schema", "outbox.schema", "public\"--",
+        "outbox.schema='public\"--' is rejected: it must be a plain identifier ([a-z_][a-z0-9_]*");
+  }
+
   private static void assertStartUpFails(String name, String key, String value) throws Exception {
+    assertStartUpFails(name, key, value, "SRCFG00050: " + key + " in SysPropConfigSource does not map to any root");
+  }
+
+  private static void assertStartUpFails(String name, String key, String value, String message)
+      throws Exception {
     Map<String, String> p = properties(name);
     p.put(key, value);
     try (ServiceProcess relay = ServiceProcess.launch(name, jar(), ServiceProcess.freePort(), p, LOGS)) {
       int exit = relay.awaitExit(START);
       assertNotEquals(0, exit, "exit code");
       String log = relay.logText();
-      assertTrue(log.contains("SRCFG00050: " + key + " in SysPropConfigSource does not map to any root"),
-          "the failure names " + key + ":\n" + relay.tail());
+      assertTrue(log.contains(message), "the failure names " + key + ":\n" + relay.tail());
       assertTrue(!log.contains("started in"), "the relay did not start");
     }
   }

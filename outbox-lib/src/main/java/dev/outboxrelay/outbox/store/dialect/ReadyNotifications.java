@@ -18,4 +18,18 @@ public record ReadyNotifications(String channel, String listenSql, String unlist
   /** PostgreSQL, matching {@code db/outbox/postgresql/V4__ready_notification.sql}. */
   public static final ReadyNotifications POSTGRESQL = new ReadyNotifications("outbox_ready",
       "LISTEN outbox_ready", "UNLISTEN *", "SELECT current_schema()");
+
+  /**
+   * These notifications for an outbox with configured names: the channel {@code <table>_ready}
+   * (the V4 trigger, rendered the same way, notifies on it) and, when a schema is configured, that
+   * schema as the payload to expect (the trigger sends its table's schema, whatever the listening
+   * connection's default schema is). Itself for the default names.
+   */
+  public ReadyNotifications forTables(dev.outboxrelay.outbox.schema.OutboxTables tables) {
+    if (tables.isDefault()) {
+      return this;
+    }
+    return new ReadyNotifications(tables.render(channel), tables.render(listenSql), unlistenSql,
+        tables.schema().map(s -> "SELECT CAST('" + s + "' AS VARCHAR(63))").orElse(currentSchemaSql));
+  }
 }

@@ -3,6 +3,7 @@ package dev.outboxrelay.relay.lifecycle;
 import dev.outboxrelay.outbox.store.JdbcOutboxStore;
 import dev.outboxrelay.relay.claim.Backoff;
 import dev.outboxrelay.relay.claim.ClaimLoop;
+import dev.outboxrelay.relay.claim.CompletionBatcher;
 import dev.outboxrelay.relay.claim.Deliverer;
 import dev.outboxrelay.relay.claim.IdleWait;
 import dev.outboxrelay.relay.claim.ReadyListener;
@@ -45,7 +46,8 @@ public record RelayAssembly(JdbcOutboxStore store, RelayMetrics metrics, LeaseRe
     LeaseRenewer renewer = new LeaseRenewer(store, relay.leaseDuration(), () -> metrics.staleCompletion("renew"));
     LeaseReaper reaper = new LeaseReaper(store, metrics, relay.maxAttempts(), relay.reapBatchSize());
     Deliverer deliverer = new Deliverer(store, sinks, renewer, backoff, metrics, relay.maxAttempts(),
-        relay.leaseDuration(), clockSkew).traced(tracing);
+        relay.leaseDuration(), clockSkew).traced(tracing).completingInBatches(new CompletionBatcher(
+            store, relay.completionBatchSize(), relay.completionMaxWait(), relay.leaseDuration()));
     ClaimLoop claimLoop = new ClaimLoop(store, deliverer, relay.batchSize(), relay.concurrency(),
         relay.leaseDuration(), idle);
     metrics.claimStatements(claimLoop::claimStatements);

@@ -13,11 +13,13 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.IntSupplier;
 
 /**
  * Records successful sends as delivered in batches: workers hand their job in and wait, one
  * flusher thread completes what has gathered with one {@link OutboxStore#markDeliveredAll} (one
- * transaction, one token-checked statement) once {@code batchSize} jobs wait or the first of them
+ * transaction, one token-checked statement) once {@code batchSize} jobs wait, or every job in
+ * flight waits ({@link #flushWhenAllWaiting}: no other could join the batch), or the first of them
  * has waited {@code maxWait}. A worker waits for its own batch, so its heartbeat keeps the lease
  * until the outcome is committed, and the claim loop counts it busy until then.
  *
@@ -45,6 +47,8 @@ public final class CompletionBatcher implements AutoCloseable {
   private long firstPendingAt;
   private boolean closed;
   private final Thread flusher;
+  /** Jobs in flight (sending or waiting here); none known: never flush before maxWait. */
+  private volatile IntSupplier inFlight = () -> Integer.MAX_VALUE;
 
   /**
    * @param resultTimeout how long a worker waits for its batch's outcome (the lease: after that
@@ -67,6 +71,21 @@ public final class CompletionBatcher implements AutoCloseable {
   }
 
   /**
+   * Flushes as soon as the waiting jobs are all of {@code inFlight} (the claim loop's jobs in
+   * flight, these included): a relay whose every worker waits here has nothing else to add, and a
+   * lone job at low load does not wait out maxWait.
+   */
+  public CompletionBatcher flushWhenAllWaiting(IntSupplier inFlight) {
+    this.inFlight = inFlight;
+    return this;
+  }
+
+  /** The batch is complete: full, or nothing else in flight could join it. Holding the lock. */
+  private boolean batchReady() {
+    return pending.size() >= batchSize || pending.size() >= inFlight.getAsInt();
+  }
+
+  /**
    * Records {@code m} as delivered with the next batch and waits for that batch. Returns true when
    * it completed, false when the claim was lost (recorded as stale, nothing changed). Throws
    * {@link OutboxStoreException} when the batch failed (nothing of it committed) or gave no answer
@@ -83,7 +102,7 @@ public final class CompletionBatcher implements AutoCloseable {
         firstPendingAt = System.nanoTime();
       }
       pending.add(new Pending(job, done));
-      if (pending.size() == 1 || pending.size() >= batchSize) {
+      if (pending.size() == 1 || batchReady()) {
         lock.notifyAll();
       }
     }
@@ -142,7 +161,7 @@ public final class CompletionBatcher implements AutoCloseable {
         }
         lock.wait();
       }
-      while (pending.size() < batchSize && !closed) {
+      while (!batchReady() && !closed) {
         long left = firstPendingAt + maxWaitNanos - System.nanoTime();
         if (left <= 0) {
           break;

@@ -60,8 +60,8 @@ public interface RelayConfig {
 
     /**
      * Successful sends recorded as delivered by one statement (one transaction) at most: workers
-     * hand in their job and wait for the batch, which is flushed when this many wait or after
-     * {@link #completionMaxWait()}. Each job is completed only while it still holds its claim; a
+     * hand in their job and wait for the batch, which is flushed when this many wait, when every
+     * job in flight waits, or after {@link #completionMaxWait()}. Each job is completed only while it still holds its claim; a
      * failed flush commits nothing and its jobs are retried, or re-offered after their lease. 1
      * flushes every job on its own.
      */
@@ -69,8 +69,9 @@ public interface RelayConfig {
     int completionBatchSize();
 
     /**
-     * Longest time a successful send waits for more to share its completion batch (see {@link
-     * #completionBatchSize()}): added commit-to-done latency, traded for one transaction per batch.
+     * Longest time a successful send waits for more to share its completion batch while other
+     * jobs are still being sent (see {@link #completionBatchSize()}): added latency at most,
+     * traded for one transaction per batch.
      */
     @WithDefault("2ms")
     Duration completionMaxWait();

@@ -46,10 +46,13 @@ public record RelayAssembly(JdbcOutboxStore store, RelayMetrics metrics, LeaseRe
     LeaseRenewer renewer = new LeaseRenewer(store, relay.leaseDuration(), () -> metrics.staleCompletion("renew"));
     LeaseReaper reaper = new LeaseReaper(store, metrics, relay.maxAttempts(), relay.reapBatchSize());
     Deliverer deliverer = new Deliverer(store, sinks, renewer, backoff, metrics, relay.maxAttempts(),
-        relay.leaseDuration(), clockSkew).traced(tracing).completingInBatches(new CompletionBatcher(
-            store, relay.completionBatchSize(), relay.completionMaxWait(), relay.leaseDuration()));
+        relay.leaseDuration(), clockSkew).traced(tracing);
+    CompletionBatcher completions = new CompletionBatcher(store, relay.completionBatchSize(),
+        relay.completionMaxWait(), relay.leaseDuration());
+    deliverer.completingInBatches(completions);
     ClaimLoop claimLoop = new ClaimLoop(store, deliverer, relay.batchSize(), relay.concurrency(),
         relay.leaseDuration(), idle);
+    completions.flushWhenAllWaiting(claimLoop::inFlight);
     metrics.claimStatements(claimLoop::claimStatements);
     return new RelayAssembly(store, metrics, renewer, reaper, claimLoop);
   }

@@ -141,6 +141,21 @@ class CompletionBatcherTest {
   }
 
   @Test
+  void aBatchHoldingEveryJobInFlightIsFlushedWithoutWaitingOutMaxWait() throws Exception {
+    List<ClaimedMessage> claimed = store.claimBatch(ClaimRequest.of(3, LEASE));
+    try (CompletionBatcher batcher = new CompletionBatcher(recording, 64, Duration.ofSeconds(20), LEASE)
+        .flushWhenAllWaiting(() -> 3)) {
+      long t0 = System.nanoTime();
+      for (Future<Boolean> f : completeConcurrently(batcher, claimed)) {
+        assertTrue(f.get());
+      }
+      assertTrue(Duration.ofNanos(System.nanoTime() - t0).compareTo(Duration.ofSeconds(10)) < 0,
+          "flushed once all 3 jobs in flight waited, not after the 20 s max wait");
+    }
+    assertEquals(List.of(3), flushes);
+  }
+
+  @Test
   void afterCloseAJobIsCompletedOnItsOwn() {
     ClaimedMessage m = store.claimBatch(ClaimRequest.of(1, LEASE)).get(0);
     CompletionBatcher batcher = new CompletionBatcher(recording, 64, Duration.ofMillis(2), LEASE);

@@ -288,6 +288,50 @@ public class JdbcOutboxStore implements OutboxStore {
   }
 
   @Override
+  public java.util.Set<Long> markDeliveredAll(List<DeliveredJob> jobs) {
+    if (jobs.isEmpty()) {
+      return java.util.Set.of();
+    }
+    // Id order: concurrent batches that touch a common row (a stale claim) lock in the same order.
+    List<DeliveredJob> sorted = jobs.stream()
+        .sorted(java.util.Comparator.comparingLong(j -> j.message().id())).toList();
+    String what = "delivery of " + jobs.size() + " jobs (ids " + sorted.get(0).message().id() + ".."
+        + sorted.get(sorted.size() - 1).message().id() + ")";
+    try {
+      return retryingConflicts(() -> {
+        try (Connection c = dataSource.getConnection()) {
+          return JdbcTransactions.inTransaction(c, tx -> {
+            java.util.Set<Long> done = new java.util.HashSet<>();
+            int step = dialect.maxCompletionPairs();
+            for (int from = 0; from < sorted.size(); from += step) {
+              List<DeliveredJob> chunk = sorted.subList(from, Math.min(sorted.size(), from + step));
+              done.addAll(dialect.markDeliveredAll(tx, chunk.stream().map(j -> j.message().id()).toList(),
+                  chunk.stream().map(j -> j.message().claimToken()).toList()));
+            }
+            insertAttempts(tx, sorted, done);
+            return done;
+          });
+        }
+      });
+    } catch (SQLException e) {
+      throw new OutboxStoreException(what + " failed", e);
+    }
+  }
+
+  /** The attempt rows of a batched completion, one batched statement: DELIVERED or STALE. */
+  private void insertAttempts(Connection c, List<DeliveredJob> jobs, java.util.Set<Long> done)
+      throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(dialect.insertAttemptSql())) {
+      for (DeliveredJob j : jobs) {
+        bindAttempt(ps, j.message(),
+            done.contains(j.message().id()) ? AttemptOutcome.DELIVERED : AttemptOutcome.STALE, j.attempt());
+        ps.addBatch();
+      }
+      ps.executeBatch();
+    }
+  }
+
+  @Override
   public boolean markForRetry(ClaimedMessage m, Duration retryAfter, AttemptRecord attempt) {
     return transition(m, AttemptOutcome.RETRY, attempt, dialect.markForRetrySql(), ps -> {
       ps.setString(1, lastError(attempt));
@@ -344,16 +388,21 @@ public class JdbcOutboxStore implements OutboxStore {
   private void insertAttempt(Connection c, ClaimedMessage m, AttemptOutcome outcome, AttemptRecord a)
       throws SQLException {
     try (PreparedStatement ps = c.prepareStatement(dialect.insertAttemptSql())) {
-      ps.setLong(1, m.id());
-      ps.setInt(2, m.attemptNo());
-      dialect.bindUuid(ps, 3, m.claimToken());
-      ps.setLong(4, -a.elapsed().toMillis());
-      ps.setString(5, outcome.name());
-      ps.setString(6, truncate(a.errorClass(), 300));
-      ps.setString(7, truncate(a.errorMessage(), MAX_TEXT));
-      ps.setString(8, truncate(a.responseSummary(), MAX_TEXT));
+      bindAttempt(ps, m, outcome, a);
       ps.executeUpdate();
     }
+  }
+
+  private void bindAttempt(PreparedStatement ps, ClaimedMessage m, AttemptOutcome outcome, AttemptRecord a)
+      throws SQLException {
+    ps.setLong(1, m.id());
+    ps.setInt(2, m.attemptNo());
+    dialect.bindUuid(ps, 3, m.claimToken());
+    ps.setLong(4, -a.elapsed().toMillis());
+    ps.setString(5, outcome.name());
+    ps.setString(6, truncate(a.errorClass(), 300));
+    ps.setString(7, truncate(a.errorMessage(), MAX_TEXT));
+    ps.setString(8, truncate(a.responseSummary(), MAX_TEXT));
   }
 
   private static String lastError(AttemptRecord a) {

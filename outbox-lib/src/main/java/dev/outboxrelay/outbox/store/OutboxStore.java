@@ -23,6 +23,16 @@ public interface OutboxStore {
   /** {@code W → S}; records the attempt ({@code STALE} if ownership was lost). */
   boolean markDelivered(ClaimedMessage message, AttemptRecord attempt);
 
+  /**
+   * {@link #markDelivered} for many jobs in one short transaction: the jobs whose rows still hold
+   * their claim token go {@code W → S} (in one statement per {@link
+   * dev.outboxrelay.outbox.store.dialect.OutboxDialect#maxCompletionPairs()} jobs), the others
+   * change nothing; every job gets its attempt row ({@code DELIVERED}, or {@code STALE} when its
+   * claim was lost) in the same transaction. Returns the ids completed. On an exception nothing
+   * was committed: the jobs stay leased, and a retry completes each at most once.
+   */
+  java.util.Set<Long> markDeliveredAll(List<DeliveredJob> jobs);
+
   /** {@code W → R} with {@code deliver_after = now + retryAfter}; records the attempt. */
   boolean markForRetry(ClaimedMessage message, Duration retryAfter, AttemptRecord attempt);
 

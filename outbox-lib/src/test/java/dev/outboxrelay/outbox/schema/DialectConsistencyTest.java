@@ -261,6 +261,7 @@ class DialectConsistencyTest {
     Map<String, String> sql = statements(dialect);
     sql.putAll(constantsAndFragments(dialect, OutboxDialect.class));
     builtSql(dialect).forEach((name, bound) -> sql.put(name, bound.sql()));
+    sql.putAll(batchedCompletionSql(dialect, 3));
     ReconciliationDialect reconciliation = ReconciliationDialect.of(dialect);
     statements(reconciliation).forEach((name, statement) -> sql.put("reconciliation." + name, statement));
     constantsAndFragments(reconciliation, ReconciliationDialect.class)
@@ -282,6 +283,39 @@ class DialectConsistencyTest {
       sql.put(fragment, (String) m.invoke(dialect));
     }
     return sql;
+  }
+
+  /**
+   * The statements of the batched completion for {@code pairs} (id, token) pairs: the dialect's one
+   * statement, or the lock-then-update pair of the default path.
+   */
+  private static Map<String, String> batchedCompletionSql(OutboxDialect dialect, int pairs) {
+    Map<String, String> sql = new LinkedHashMap<>();
+    String one = dialect.markDeliveredAllSql(pairs);
+    if (one != null) {
+      sql.put("markDeliveredAllSql", one);
+    } else {
+      sql.put("lockTokensHeldSql", dialect.lockTokensHeldSql(pairs));
+      sql.put("markLockedDeliveredSql", dialect.markLockedDeliveredSql(pairs));
+    }
+    return sql;
+  }
+
+  /** What each dialect's batched completion binds for 3 pairs, as its markDeliveredAll binds it. */
+  @Test
+  void theBatchedCompletionBindsWhatItsDialectPasses() {
+    Map<String, Map<String, Integer>> expected = Map.of(
+        "postgresql", Map.of("markDeliveredAllSql", 2), // two arrays
+        "h2", Map.of("markDeliveredAllSql", 9), // 3 ids, then 3 (id, token)
+        "sqlserver", Map.of("markDeliveredAllSql", 6), // 3 (id, token) rows
+        "mariadb", Map.of("lockTokensHeldSql", 9, "markLockedDeliveredSql", 3));
+    for (String db : MigrationScriptsTest.DATABASES) {
+      Map<String, Integer> counts = new LinkedHashMap<>();
+      batchedCompletionSql(dialect(db), 3).forEach((name, sql) -> counts.put(name, parameters(sql)));
+      assertEquals(expected.get(db), counts, db);
+    }
+    assertTrue(dialect("sqlserver").maxCompletionPairs() * 2 <= 2100,
+        "SQL Server takes at most 2,100 parameters per statement");
   }
 
   /** The admin statements built per filter, with every filter set (the longest SQL). */

@@ -109,6 +109,26 @@ class MigrationScriptsTest {
     }
   }
 
+  /**
+   * PostgreSQL only (V5): the trigger notifies only when no other transaction of the outbox's
+   * schema is notifying (a non-waiting advisory lock), so notifying commits do not queue on
+   * PostgreSQL's one notify lock; it still notifies on the channel its dialect listens on.
+   */
+  @Test
+  void onlyPostgresqlThrottlesItsNotificationsWithoutWaiting() throws IOException {
+    String v5 = "V5__ready_notification_throttle.sql";
+    String pg = read("db/outbox/postgresql/" + v5);
+    assertNotNull(pg, "missing postgresql " + v5);
+    String channel = DialectDetector.forProductName("PostgreSQL").readyNotifications().orElseThrow().channel();
+    String code = pg.replaceAll("--[^\\n]*", "");
+    assertTrue(code.contains("pg_try_advisory_xact_lock(") && !code.contains("pg_advisory_xact_lock("),
+        "never waits for the lock: " + pg);
+    assertTrue(code.contains("TG_TABLE_SCHEMA") && code.contains("pg_notify('" + channel + "'"), pg);
+    for (String db : List.of("h2", "mariadb", "sqlserver")) {
+      assertEquals(null, read("db/outbox/" + db + "/" + v5), db + " has no notifications");
+    }
+  }
+
   private static String read(String path) throws IOException {
     try (InputStream in = MigrationScriptsTest.class.getClassLoader().getResourceAsStream(path)) {
       return in == null ? null : new String(in.readAllBytes(), StandardCharsets.UTF_8);

@@ -625,6 +625,76 @@ public abstract class OutboxStoreContractTest {
   }
 
   @Test
+  void aBatchedDeliveryCompletesOnlyTheJobsStillHoldingTheirTokens() {
+    List<Long> ids = TestDatabases.insertReady(ds, 4);
+    List<ClaimedMessage> first = claim(2, LEASE);
+    List<ClaimedMessage> second = claim(2, LEASE);
+    assertNotEquals(first.get(0).claimToken(), second.get(0).claimToken(), "two claims, two tokens");
+    ClaimedMessage stale = withToken(second.get(1), UUID.randomUUID());
+    StoredMessage staleBefore = row(stale.id());
+    List<DeliveredJob> batch = List.of(
+        new DeliveredJob(second.get(0), AttemptRecord.success(Duration.ofMillis(7), "200")),
+        new DeliveredJob(first.get(1), AttemptRecord.success(Duration.ofMillis(5), "201")),
+        new DeliveredJob(stale, AttemptRecord.success(Duration.ofMillis(3), "202")),
+        new DeliveredJob(first.get(0), AttemptRecord.success(Duration.ofMillis(1), "203")));
+
+    Instant before = store.databaseNow();
+    Set<Long> done = store.markDeliveredAll(batch);
+    Instant after = store.databaseNow();
+
+    assertEquals(Set.of(ids.get(0), ids.get(1), ids.get(2)), done);
+    for (long id : done) {
+      StoredMessage m = row(id);
+      assertAll(
+          () -> assertEquals('S', m.state()),
+          () -> assertBetween(before, after, m.sentAt(), "sent_at"),
+          () -> assertEquals(1, m.attempts()),
+          () -> assertNull(m.claimToken()),
+          () -> assertNull(m.leaseUntil()));
+      assertEquals(List.of(AttemptOutcome.DELIVERED), outcomes(id));
+    }
+    assertEquals("201", onlyAttempt(ids.get(1)).responseSummary());
+    assertEquals(staleBefore, row(stale.id()), "the job whose token is stale is untouched");
+    StoredAttempt staleAttempt = onlyAttempt(stale.id());
+    assertEquals(AttemptOutcome.STALE, staleAttempt.outcome());
+    assertEquals(stale.claimToken(), staleAttempt.claimToken());
+
+    assertEquals(Set.of(), store.markDeliveredAll(batch), "a repeated batch completes nothing twice");
+    assertEquals(counts(0, 1, 3, 0, 0), store.countByState());
+    assertEquals(Set.of(ids.get(3)), store.markDeliveredAll(
+        List.of(new DeliveredJob(second.get(1), AttemptRecord.success(Duration.ofMillis(1), "200")))),
+        "the real owner still completes");
+  }
+
+  @Test
+  void aBatchedDeliveryAfterTheLeaseWasReclaimedChangesNothing() {
+    TestDatabases.insertReady(ds, 2);
+    List<ClaimedMessage> old = claim(2, SHORT_LEASE);
+    awaitDatabaseClockPast(latestLease(old));
+    assertEquals(new ReapResult(2, 0), store.releaseExpiredLeases(10, 10));
+    List<ClaimedMessage> again = claim(2, LEASE);
+
+    Set<Long> done = store.markDeliveredAll(old.stream()
+        .map(m -> new DeliveredJob(m, AttemptRecord.success(Duration.ofMillis(1), "late"))).toList());
+
+    assertEquals(Set.of(), done);
+    for (ClaimedMessage m : again) {
+      assertEquals('W', row(m.id()).state());
+      assertEquals(m.claimToken(), row(m.id()).claimToken(), "the new owner keeps its claim");
+    }
+  }
+
+  @Test
+  void aLargeBatchedDeliveryCompletesEveryJob() {
+    TestDatabases.insertReady(ds, 150);
+    List<DeliveredJob> batch = claim(150, LEASE).stream()
+        .map(m -> new DeliveredJob(m, AttemptRecord.success(Duration.ofMillis(1), "200"))).toList();
+
+    assertEquals(150, store.markDeliveredAll(batch).size());
+    assertEquals(counts(0, 0, 150, 0, 0), store.countByState());
+  }
+
+  @Test
   void aTokenOnlyActsOnTheRowsItClaimed() {
     TestDatabases.insertReady(ds, 2);
     ClaimedMessage a = claim(1, LEASE).get(0);

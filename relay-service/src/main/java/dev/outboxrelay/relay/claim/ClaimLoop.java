@@ -19,7 +19,9 @@ import org.jboss.logging.Logger;
  * Claims jobs for free workers and hands each to the {@link Deliverer}.
  *
  * <p>Back-pressure: a claim asks for at most {@code min(batchSize, free workers)} jobs, so
- * nothing claimed ever waits in a queue while its lease runs. Idle: an empty claim waits a
+ * nothing claimed ever waits in a queue while its lease runs. And it waits until at least half a
+ * batch of workers is free ({@link #claimThreshold()}): under load, workers free up one by one,
+ * and claiming for each would cost a claim statement per job. Idle: an empty claim waits a
  * bounded, growing interval ({@link IdleWait}), cut short by {@link #wake()}. Errors: logged once per state change, with a
  * growing pause; the loop never dies. Shutdown ({@link #stop}): stop claiming, let in-flight
  * sends finish within the grace period, then interrupt them; interrupted jobs are released to
@@ -35,6 +37,9 @@ public class ClaimLoop {
   private final Duration lease;
   private final IdleWait idle;
   private final Semaphore freeWorkers;
+  private final int claimThreshold;
+  /** Notified each time a worker becomes free. */
+  private final Object workerFreed = new Object();
   private final ExecutorService workers;
   private final Map<Long, ClaimedMessage> inFlight = new ConcurrentHashMap<>();
   private final AtomicInteger claimStatements = new AtomicInteger();
@@ -56,6 +61,7 @@ public class ClaimLoop {
     this.lease = lease;
     this.idle = idle;
     this.freeWorkers = new Semaphore(concurrency);
+    this.claimThreshold = Math.max(1, Math.min(batchSize, concurrency) / 2);
     AtomicInteger n = new AtomicInteger();
     this.workers = Executors.newFixedThreadPool(concurrency, r -> {
       Thread t = new Thread(r, "outbox-worker-" + n.incrementAndGet());
@@ -64,13 +70,19 @@ public class ClaimLoop {
     });
   }
 
+  /** Free workers a claim waits for: half a batch (at most half the workers), at least 1. */
+  public int claimThreshold() {
+    return claimThreshold;
+  }
+
   /**
    * One pass: claims up to {@code min(batchSize, free workers)} jobs and dispatches them.
-   * Returns the number claimed (0 when nothing was ready or no worker was free).
+   * Returns the number claimed (0 when nothing was ready or fewer than {@link #claimThreshold()}
+   * workers were free).
    */
   public int claimOnce() {
     int wanted = Math.min(batchSize, freeWorkers.availablePermits());
-    if (wanted == 0 || !freeWorkers.tryAcquire(wanted)) {
+    if (wanted < claimThreshold || !freeWorkers.tryAcquire(wanted)) {
       return 0;
     }
     List<ClaimedMessage> claimed;
@@ -96,6 +108,9 @@ public class ClaimLoop {
         } finally {
           inFlight.remove(m.id());
           freeWorkers.release();
+          synchronized (workerFreed) {
+            workerFreed.notifyAll();
+          }
         }
       });
     }
@@ -116,6 +131,16 @@ public class ClaimLoop {
     Duration errorPause = Duration.ofMillis(100);
     while (running) {
       try {
+        if (freeWorkers.availablePermits() < claimThreshold) {
+          // Too few workers free for a claim: wait for one to finish instead of polling the database.
+          synchronized (workerFreed) {
+            if (freeWorkers.availablePermits() < claimThreshold) {
+              workerFreed.wait(100);
+            }
+          }
+          continue;
+        }
+        // Only this thread takes permits: at least claimThreshold stay free for this claim.
         int claimed = claimOnce();
         if (lastError.getAndSet(null) != null) {
           LOG.info("claiming works again");
@@ -123,11 +148,6 @@ public class ClaimLoop {
         errorPause = Duration.ofMillis(100);
         if (claimed > 0) {
           idle.reset();
-        } else if (freeWorkers.availablePermits() == 0) {
-          // Every worker is busy: wait for one to finish instead of polling the database.
-          if (freeWorkers.tryAcquire(100, TimeUnit.MILLISECONDS)) {
-            freeWorkers.release();
-          }
         } else {
           idle.await(idle.nextWait());
         }
@@ -184,6 +204,7 @@ public class ClaimLoop {
     for (ClaimedMessage m : inFlight.values()) {
       deliverer.release(m);
     }
+    deliverer.close();
     return inFlight.size();
   }
 

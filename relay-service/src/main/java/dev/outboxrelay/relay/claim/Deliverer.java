@@ -36,6 +36,7 @@ public class Deliverer {
   private final Supplier<Duration> clockSkew;
   private final PayloadResolver payloads;
   private DeliveryTracing tracing = DeliveryTracing.OFF;
+  private CompletionBatcher completions;
 
   /**
    * @param clockSkew database clock minus this process's clock, for commit-to-sent latency
@@ -60,6 +61,22 @@ public class Deliverer {
   public Deliverer traced(DeliveryTracing tracing) {
     this.tracing = tracing;
     return this;
+  }
+
+  /**
+   * Records successful sends through {@code batcher} (one transaction per batch) instead of one
+   * transaction each; call before the claim loop starts. {@link #close()} closes it.
+   */
+  public Deliverer completingInBatches(CompletionBatcher batcher) {
+    this.completions = batcher;
+    return this;
+  }
+
+  /** Flushes and stops the batched completion, if any (after the last delivery finished). */
+  public void close() {
+    if (completions != null) {
+      completions.close();
+    }
   }
 
   /**
@@ -119,7 +136,9 @@ public class Deliverer {
     String outcome;
     boolean applied;
     if (result instanceof SinkResult.Delivered d) {
-      applied = recordReliably(m, () -> store.markDelivered(m, AttemptRecord.success(took, d.summary())));
+      AttemptRecord a = AttemptRecord.success(took, d.summary());
+      applied = recordReliably(m, () -> completions != null ? completions.markDelivered(m, a)
+          : store.markDelivered(m, a));
       outcome = "delivered";
       if (applied) {
         metrics.endToEnd(Duration.between(m.createdAt(), Instant.now().plus(clockSkew.get())));

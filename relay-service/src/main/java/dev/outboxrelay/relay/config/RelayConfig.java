@@ -76,6 +76,24 @@ public interface RelayConfig {
     @WithDefault("32")
     int concurrency();
 
+    /**
+     * Successful sends recorded as delivered by one statement (one transaction) at most: workers
+     * hand in their job and wait for the batch, which is flushed when this many wait, when every
+     * job in flight waits, or after {@link #completionMaxWait()}. Each job is completed only while it still holds its claim; a
+     * failed flush commits nothing and its jobs are retried, or re-offered after their lease. 1
+     * flushes every job on its own.
+     */
+    @WithDefault("64")
+    int completionBatchSize();
+
+    /**
+     * Longest time a successful send waits for more to share its completion batch while other
+     * jobs are still being sent (see {@link #completionBatchSize()}): added latency at most,
+     * traded for one transaction per batch.
+     */
+    @WithDefault("2ms")
+    Duration completionMaxWait();
+
     /** Lease taken by a claim; renewed every lease/3 while a send runs. */
     @WithDefault("30s")
     Duration leaseDuration();

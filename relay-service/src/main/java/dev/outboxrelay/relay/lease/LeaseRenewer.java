@@ -3,9 +3,9 @@ package dev.outboxrelay.relay.lease;
 import dev.outboxrelay.outbox.store.ClaimedMessage;
 import dev.outboxrelay.outbox.store.OutboxStore;
 import java.time.Duration;
-import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import org.jboss.logging.Logger;
 
@@ -26,11 +26,15 @@ public class LeaseRenewer implements AutoCloseable {
     this.store = store;
     this.lease = lease;
     this.onLost = onLost;
-    this.timer = Executors.newScheduledThreadPool(1, r -> {
+    ScheduledThreadPoolExecutor timer = new ScheduledThreadPoolExecutor(1, r -> {
       Thread t = new Thread(r, "outbox-lease-renewer");
       t.setDaemon(true);
       return t;
     });
+    // Nearly every heartbeat is stopped long before its first renewal: drop it from the queue at
+    // once instead of keeping lease/3 worth of dead tasks (thousands under load) until they fall due.
+    timer.setRemoveOnCancelPolicy(true);
+    this.timer = timer;
   }
 
   /** Starts renewing {@code m}'s lease every lease/3 until {@link Heartbeat#stop()}. */

@@ -4,6 +4,7 @@ import dev.outboxrelay.outbox.schema.OutboxTables;
 import dev.outboxrelay.outbox.store.JdbcOutboxStore;
 import dev.outboxrelay.relay.claim.Backoff;
 import dev.outboxrelay.relay.claim.ClaimLoop;
+import dev.outboxrelay.relay.claim.CompletionBatcher;
 import dev.outboxrelay.relay.claim.Deliverer;
 import dev.outboxrelay.relay.claim.IdleWait;
 import dev.outboxrelay.relay.claim.ReadyListener;
@@ -49,8 +50,12 @@ public record RelayAssembly(JdbcOutboxStore store, RelayMetrics metrics, LeaseRe
     LeaseReaper reaper = new LeaseReaper(store, metrics, relay.maxAttempts(), relay.reapBatchSize());
     Deliverer deliverer = new Deliverer(store, sinks, renewer, backoff, metrics, relay.maxAttempts(),
         relay.leaseDuration(), clockSkew).traced(tracing);
+    CompletionBatcher completions = new CompletionBatcher(store, relay.completionBatchSize(),
+        relay.completionMaxWait(), relay.leaseDuration());
+    deliverer.completingInBatches(completions);
     ClaimLoop claimLoop = new ClaimLoop(store, deliverer, relay.batchSize(), relay.concurrency(),
         relay.leaseDuration(), idle);
+    completions.flushWhenAllWaiting(claimLoop::inFlight);
     metrics.claimStatements(claimLoop::claimStatements);
     return new RelayAssembly(store, metrics, renewer, reaper, claimLoop);
   }

@@ -66,6 +66,23 @@ public class H2OutboxDialect extends OutboxDialect {
     });
   }
 
+  // ---- batched completion --------------------------------------------------------------------
+
+  /** The changed rows come back through a delta table. Parameters: as {@link #tokenPairsCondition}. */
+  @Override
+  public String markDeliveredAllSql(int pairs) {
+    return "SELECT id FROM FINAL TABLE (UPDATE outbox_message m " + deliveredAssignments()
+        + " WHERE m.state = 'W' AND " + tokenPairsCondition("m", pairs) + ")";
+  }
+
+  @Override
+  public List<Long> markDeliveredAll(Connection tx, List<Long> ids, List<UUID> tokens) throws SQLException {
+    try (PreparedStatement ps = tx.prepareStatement(markDeliveredAllSql(ids.size()))) {
+      bindTokenPairs(ps, 1, ids, tokens);
+      return readAll(ps, rs -> rs.getLong(1));
+    }
+  }
+
   // ---- retention -----------------------------------------------------------------------------
 
   @Override

@@ -163,9 +163,103 @@ public abstract class OutboxDialect {
 
   /** W → S. Parameters: id, token. */
   public String markDeliveredSql() {
-    return "UPDATE outbox_message SET state = 'S', sent_at = " + now()
-        + ", claim_token = NULL, lease_until = NULL, attempts = attempts + 1, last_error = NULL"
-        + " WHERE id = ? AND claim_token = ? AND state = 'W'";
+    return "UPDATE outbox_message " + deliveredAssignments() + " WHERE id = ? AND claim_token = ? AND state = 'W'";
+  }
+
+  /** The assignments of W → S ({@code SET ...}), shared by the single and the batched completion. */
+  protected String deliveredAssignments() {
+    return "SET state = 'S', sent_at = " + now()
+        + ", claim_token = NULL, lease_until = NULL, attempts = attempts + 1, last_error = NULL";
+  }
+
+  /** Most (id, token) pairs one completion statement takes; the store splits larger batches. */
+  public int maxCompletionPairs() {
+    return 1000;
+  }
+
+  /**
+   * W → S for many jobs at once: each pair's row is completed only while it is {@code W} with that
+   * token; the others (ownership lost) change nothing. Runs inside the caller's transaction and
+   * returns the ids it completed. {@code ids} and {@code tokens} are parallel lists of at most
+   * {@link #maxCompletionPairs()} pairs.
+   *
+   * <p>Default, for databases without {@code UPDATE ... RETURNING} (MariaDB): lock the rows that
+   * still hold their tokens ({@link #lockTokensHeldSql}), then complete exactly those ({@link
+   * #markLockedDeliveredSql}); the locks make the second statement change what the first found.
+   */
+  public List<Long> markDeliveredAll(Connection tx, List<Long> ids, List<UUID> tokens) throws SQLException {
+    List<Long> held;
+    try (PreparedStatement ps = tx.prepareStatement(lockTokensHeldSql(ids.size()))) {
+      bindTokenPairs(ps, 1, ids, tokens);
+      held = readAll(ps, rs -> rs.getLong(1));
+    }
+    if (held.isEmpty()) {
+      return held;
+    }
+    try (PreparedStatement ps = tx.prepareStatement(markLockedDeliveredSql(held.size()))) {
+      for (int i = 0; i < held.size(); i++) {
+        ps.setLong(i + 1, held.get(i));
+      }
+      int changed = ps.executeUpdate();
+      if (changed != held.size()) {
+        throw new IllegalStateException("completed " + changed + " of the " + held.size()
+            + " locked jobs " + held + ": another transaction changed a locked row");
+      }
+    }
+    return held;
+  }
+
+  /**
+   * Locks the rows of {@code pairs} (id, token) pairs that are still {@code W} with their token.
+   * Parameters: as {@link #tokenPairsCondition}. Columns: id.
+   */
+  public String lockTokensHeldSql(int pairs) {
+    return "SELECT m.id FROM outbox_message m WHERE m.state = 'W' AND " + tokenPairsCondition("m", pairs)
+        + " FOR UPDATE";
+  }
+
+  /** W → S of {@code n} rows locked by {@link #lockTokensHeldSql}. Parameters: the n ids. */
+  public String markLockedDeliveredSql(int n) {
+    return "UPDATE outbox_message " + deliveredAssignments() + " WHERE state = 'W' AND id IN "
+        + placeholders(n);
+  }
+
+  /**
+   * The completion statement of {@code pairs} (id, token) pairs that returns the ids it changed,
+   * for dialects that complete in one statement; {@code null} (the default) when the dialect
+   * locks first ({@link #lockTokensHeldSql}).
+   */
+  public String markDeliveredAllSql(int pairs) {
+    return null;
+  }
+
+  /**
+   * The row aliased {@code row} is one of {@code pairs} (id, token) pairs: an id list the primary
+   * key index serves, then the pairs themselves. Parameters ({@link #bindTokenPairs}): the ids,
+   * then each id and token.
+   */
+  protected static String tokenPairsCondition(String row, int pairs) {
+    return row + ".id IN " + placeholders(pairs) + " AND (" + row + ".id, " + row + ".claim_token) IN ("
+        + String.join(", ", java.util.Collections.nCopies(pairs, "(?, ?)")) + ")";
+  }
+
+  /** Binds {@link #tokenPairsCondition} from {@code first}; returns the next parameter index. */
+  protected int bindTokenPairs(PreparedStatement ps, int first, List<Long> ids, List<UUID> tokens)
+      throws SQLException {
+    int p = first;
+    for (Long id : ids) {
+      ps.setLong(p++, id);
+    }
+    for (int i = 0; i < ids.size(); i++) {
+      ps.setLong(p++, ids.get(i));
+      bindUuid(ps, p++, tokens.get(i));
+    }
+    return p;
+  }
+
+  /** {@code (?, ?, ...)} with {@code n} placeholders. */
+  protected static String placeholders(int n) {
+    return "(" + String.join(", ", java.util.Collections.nCopies(n, "?")) + ")";
   }
 
   /** W → R after a backoff. Parameters: last_error, delay millis, id, token. */

@@ -40,20 +40,23 @@ public class PostgresOutboxDialect extends OutboxDialect {
   }
 
   /**
-   * One statement: the CTE locks up to {@code limit} candidates, skipping rows other claimers
-   * hold; the UPDATE re-checks {@code state} and RETURNING yields exactly the rows changed. Not
+   * One statement: the sub-select locks up to {@code limit} candidates, skipping rows other
+   * claimers hold; the UPDATE re-checks {@code state} and RETURNING yields exactly the rows
+   * changed. {@code id = ANY(ARRAY(sub-select))} is an InitPlan, evaluated exactly once (not
    * {@code WHERE id IN (SELECT ... LIMIT n FOR UPDATE SKIP LOCKED)}: the planner may run that
-   * sub-select more than once (e.g. as the inner side of a join) and claim more than n rows; a
-   * locking CTE is evaluated exactly once.
+   * sub-select more than once, e.g. as the inner side of a join, and claim more than n rows), and
+   * the update then seeks the picked ids on the ready index ({@code Index Cond: id = ANY($n)}),
+   * instead of merge-joining a CTE against a scan of the whole ready index from its start, which
+   * walks every dead entry a busy outbox leaves at the head of that index (EXPLAIN ANALYZE of both
+   * on 100,000 ready rows: 0.47 ms vs 1.06 ms).
    */
   static final String CLAIM_SQL =
-      "WITH candidate AS (SELECT c.id FROM outbox_message c"
-          + "   WHERE c.state = 'R' AND c.deliver_after <= now() AND " + keyHeadCondition("c")
-          + "   ORDER BY c.id LIMIT ? FOR UPDATE OF c SKIP LOCKED)"
-          + " UPDATE outbox_message m SET state = 'W', claim_token = ?,"
+      "UPDATE outbox_message m SET state = 'W', claim_token = ?,"
           + " lease_until = (now() + CAST(? AS DOUBLE PRECISION) * INTERVAL '1 millisecond'),"
           + " claimed_at = now()"
-          + " FROM candidate WHERE m.id = candidate.id AND m.state = 'R'"
+          + " WHERE m.id = ANY(ARRAY(SELECT c.id FROM outbox_message c"
+          + "   WHERE c.state = 'R' AND c.deliver_after <= now() AND " + keyHeadCondition("c")
+          + "   ORDER BY c.id LIMIT ? FOR UPDATE OF c SKIP LOCKED)) AND m.state = 'R'"
           + " RETURNING " + prefixed("m.", CLAIM_COLUMNS);
 
   private static String prefixed(String prefix, String columns) {
@@ -64,10 +67,35 @@ public class PostgresOutboxDialect extends OutboxDialect {
   public <T> List<T> claim(Connection c, UUID token, long leaseMillis, int limit, RowMapper<T> mapper)
       throws SQLException {
     try (PreparedStatement ps = c.prepareStatement(CLAIM_SQL)) {
-      ps.setInt(1, limit);
-      ps.setObject(2, token);
-      ps.setLong(3, leaseMillis);
+      ps.setObject(1, token);
+      ps.setLong(2, leaseMillis);
+      ps.setInt(3, limit);
       return readAll(ps, mapper);
+    }
+  }
+
+  // ---- batched completion --------------------------------------------------------------------
+
+  /** Two arrays whatever the batch size: one prepared statement for every batch. */
+  @Override
+  public int maxCompletionPairs() {
+    return 10_000;
+  }
+
+  /** Parameters: bigint[] of ids, uuid[] of tokens (parallel). Columns: id of each row completed. */
+  @Override
+  public String markDeliveredAllSql(int pairs) {
+    return "UPDATE outbox_message m " + deliveredAssignments()
+        + " FROM unnest(CAST(? AS BIGINT[]), CAST(? AS UUID[])) AS d(id, claim_token)"
+        + " WHERE m.id = d.id AND m.claim_token = d.claim_token AND m.state = 'W' RETURNING m.id";
+  }
+
+  @Override
+  public List<Long> markDeliveredAll(Connection tx, List<Long> ids, List<UUID> tokens) throws SQLException {
+    try (PreparedStatement ps = tx.prepareStatement(markDeliveredAllSql(ids.size()))) {
+      ps.setArray(1, tx.createArrayOf("bigint", ids.toArray()));
+      ps.setArray(2, tx.createArrayOf("uuid", tokens.toArray()));
+      return readAll(ps, rs -> rs.getLong(1));
     }
   }
 

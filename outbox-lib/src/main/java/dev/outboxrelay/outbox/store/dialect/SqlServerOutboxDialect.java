@@ -191,6 +191,36 @@ public class SqlServerOutboxDialect extends OutboxDialect {
         + " FROM (SELECT SYSUTCDATETIME() AS t) n";
   }
 
+  /** Two parameters per pair under the limit of 2,100 per statement. */
+  @Override
+  public int maxCompletionPairs() {
+    return 1000;
+  }
+
+  /**
+   * The pairs join in as a table value constructor; OUTPUT returns the ids changed (the statement
+   * runs in the store's transaction, so a failure leaves no partial output behind). Every row is
+   * sought by its clustered key, in the order of the other token-checked updates. Parameters: each
+   * id and token.
+   */
+  @Override
+  public String markDeliveredAllSql(int pairs) {
+    return "UPDATE m " + deliveredAssignments() + " OUTPUT inserted.id FROM outbox_message m"
+        + " JOIN (VALUES " + String.join(", ", java.util.Collections.nCopies(pairs, "(CAST(? AS BIGINT), ?)"))
+        + ") AS d (id, claim_token) ON m.id = d.id AND m.claim_token = d.claim_token WHERE m.state = 'W'";
+  }
+
+  @Override
+  public List<Long> markDeliveredAll(Connection tx, List<Long> ids, List<UUID> tokens) throws SQLException {
+    try (PreparedStatement ps = tx.prepareStatement(markDeliveredAllSql(ids.size()))) {
+      for (int i = 0; i < ids.size(); i++) {
+        ps.setLong(2 * i + 1, ids.get(i));
+        bindUuid(ps, 2 * i + 2, tokens.get(i));
+      }
+      return readAll(ps, rs -> rs.getLong(1));
+    }
+  }
+
   // ---- reaper --------------------------------------------------------------------------------
 
   @Override

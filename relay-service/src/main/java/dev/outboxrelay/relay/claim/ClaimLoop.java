@@ -41,6 +41,9 @@ public class ClaimLoop {
   private final AtomicReference<String> lastError = new AtomicReference<>();
   private volatile boolean running;
   private Thread thread;
+  /** Where claim errors and recoveries go; null: logged here, once per state change. */
+  private volatile dev.outboxrelay.relay.health.StateChangeLog database;
+  private volatile Duration errorPauseMax = ERROR_PAUSE_MAX;
 
   public ClaimLoop(OutboxStore store, Deliverer deliverer, int batchSize, int concurrency,
       Duration lease, IdleWait idle) {
@@ -62,6 +65,17 @@ public class ClaimLoop {
       t.setDaemon(true);
       return t;
     });
+  }
+
+  /**
+   * Reports claim failures and successes to {@code database} (its source's state, which logs each
+   * change once) instead of logging them here, and pauses up to {@code errorMaxWait} between failed
+   * claims; call before {@link #start()}.
+   */
+  public ClaimLoop reportingTo(dev.outboxrelay.relay.health.StateChangeLog database, Duration errorMaxWait) {
+    this.database = database;
+    this.errorPauseMax = errorMaxWait;
+    return this;
   }
 
   /**
@@ -117,7 +131,11 @@ public class ClaimLoop {
     while (running) {
       try {
         int claimed = claimOnce();
-        if (lastError.getAndSet(null) != null) {
+        dev.outboxrelay.relay.health.StateChangeLog db = database;
+        if (db != null) {
+          lastError.set(null);
+          db.success();
+        } else if (lastError.getAndSet(null) != null) {
           LOG.info("claiming works again");
         }
         errorPause = Duration.ofMillis(100);
@@ -136,7 +154,11 @@ public class ClaimLoop {
         break;
       } catch (RuntimeException e) {
         String message = String.valueOf(e.getCause() != null ? e.getCause().getMessage() : e.getMessage());
-        if (lastError.getAndSet(message) == null) {
+        dev.outboxrelay.relay.health.StateChangeLog db = database;
+        if (db != null) {
+          lastError.set(message);
+          db.failure("claiming failed: " + message);
+        } else if (lastError.getAndSet(message) == null) {
           LOG.errorf(e, "claiming failed; retrying with growing pauses (logged again when it recovers)");
         }
         try {
@@ -145,8 +167,8 @@ public class ClaimLoop {
           Thread.currentThread().interrupt();
           break;
         }
-        errorPause = errorPause.multipliedBy(2).compareTo(ERROR_PAUSE_MAX) > 0
-            ? ERROR_PAUSE_MAX : errorPause.multipliedBy(2);
+        errorPause = errorPause.multipliedBy(2).compareTo(errorPauseMax) > 0
+            ? errorPauseMax : errorPause.multipliedBy(2);
       }
     }
   }

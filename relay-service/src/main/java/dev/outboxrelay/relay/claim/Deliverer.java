@@ -36,6 +36,8 @@ public class Deliverer {
   private final Supplier<Duration> clockSkew;
   private final PayloadResolver payloads;
   private DeliveryTracing tracing = DeliveryTracing.OFF;
+  /** Where recording errors go; null: a warning per retry. */
+  private volatile dev.outboxrelay.relay.health.StateChangeLog database;
 
   /**
    * @param clockSkew database clock minus this process's clock, for commit-to-sent latency
@@ -59,6 +61,15 @@ public class Deliverer {
    */
   public Deliverer traced(DeliveryTracing tracing) {
     this.tracing = tracing;
+    return this;
+  }
+
+  /**
+   * Reports database errors while recording outcomes to {@code database} (its source's state,
+   * logged once per change) instead of a warning per retry; call before the claim loop starts.
+   */
+  public Deliverer reportingTo(dev.outboxrelay.relay.health.StateChangeLog database) {
+    this.database = database;
     return this;
   }
 
@@ -174,15 +185,23 @@ public class Deliverer {
     Duration pause = RECORD_RETRY_MIN;
     while (true) {
       try {
-        return transition.getAsBoolean();
+        boolean changed = transition.getAsBoolean();
+        if (database != null) {
+          database.success();
+        }
+        return changed;
       } catch (RuntimeException e) {
         if (System.nanoTime() + pause.toNanos() > deadline) {
           LOG.errorf("message_id=%d: recording the outcome failed for a whole lease, giving up (the"
               + " reaper will re-offer it; the sink deduplicates): %s", m.id(), e.getMessage());
           return false;
         }
-        LOG.warnf("message_id=%d: recording the outcome failed, retrying in %s: %s",
-            m.id(), pause, e.getMessage());
+        if (database != null) {
+          database.failure("recording an outcome failed: " + e.getMessage());
+        } else {
+          LOG.warnf("message_id=%d: recording the outcome failed, retrying in %s: %s",
+              m.id(), pause, e.getMessage());
+        }
         try {
           Thread.sleep(pause.toMillis());
         } catch (InterruptedException ie) {

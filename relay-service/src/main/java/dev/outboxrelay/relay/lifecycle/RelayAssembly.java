@@ -7,10 +7,12 @@ import dev.outboxrelay.relay.claim.Deliverer;
 import dev.outboxrelay.relay.claim.IdleWait;
 import dev.outboxrelay.relay.claim.ReadyListener;
 import dev.outboxrelay.relay.config.RelayConfig;
+import dev.outboxrelay.relay.health.StateChangeLog;
 import dev.outboxrelay.relay.lease.LeaseReaper;
 import dev.outboxrelay.relay.lease.LeaseRenewer;
 import dev.outboxrelay.relay.metrics.RelayMetrics;
 import dev.outboxrelay.relay.sink.SinkRegistry;
+import dev.outboxrelay.relay.source.SourceSpec;
 import dev.outboxrelay.relay.tracing.DeliveryTracing;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Duration;
@@ -40,14 +42,34 @@ public record RelayAssembly(JdbcOutboxStore store, RelayMetrics metrics, LeaseRe
   public static RelayAssembly assemble(DataSource dataSource, MeterRegistry registry, SinkRegistry sinks,
       RelayConfig.Relay relay, Backoff backoff, IdleWait idle, Supplier<Duration> clockSkew,
       DeliveryTracing tracing) {
+    return assemble(dataSource, registry, sinks, relay,
+        new SourceSpec(SourceSpec.DEFAULT, "", relay.batchSize(), relay.concurrency()), backoff, idle, clockSkew,
+        tracing, null);
+  }
+
+  /**
+   * One source's services: batch size, concurrency and the {@code source} tag of its meters from
+   * {@code source}. Connects to detect the dialect (throws when the database is down).
+   *
+   * @param database the source's state, told of every database error and success (which logs each
+   *     change once); null: each service logs its own errors
+   */
+  public static RelayAssembly assemble(DataSource dataSource, MeterRegistry registry, SinkRegistry sinks,
+      RelayConfig.Relay relay, SourceSpec source, Backoff backoff, IdleWait idle, Supplier<Duration> clockSkew,
+      DeliveryTracing tracing, StateChangeLog database) {
     JdbcOutboxStore store = JdbcOutboxStore.create(dataSource);
-    RelayMetrics metrics = new RelayMetrics(registry);
+    RelayMetrics metrics = new RelayMetrics(registry, source.name());
     LeaseRenewer renewer = new LeaseRenewer(store, relay.leaseDuration(), () -> metrics.staleCompletion("renew"));
     LeaseReaper reaper = new LeaseReaper(store, metrics, relay.maxAttempts(), relay.reapBatchSize());
     Deliverer deliverer = new Deliverer(store, sinks, renewer, backoff, metrics, relay.maxAttempts(),
         relay.leaseDuration(), clockSkew).traced(tracing);
-    ClaimLoop claimLoop = new ClaimLoop(store, deliverer, relay.batchSize(), relay.concurrency(),
+    ClaimLoop claimLoop = new ClaimLoop(store, deliverer, source.batchSize(), source.concurrency(),
         relay.leaseDuration(), idle);
+    if (database != null) {
+      renewer.reportingTo(database);
+      deliverer.reportingTo(database);
+      claimLoop.reportingTo(database, relay.errorMaxWait());
+    }
     metrics.claimStatements(claimLoop::claimStatements);
     return new RelayAssembly(store, metrics, renewer, reaper, claimLoop);
   }

@@ -130,11 +130,17 @@ public class ClaimLoop {
     Duration errorPause = Duration.ofMillis(100);
     while (running) {
       try {
-        int claimed = claimOnce();
         dev.outboxrelay.relay.health.StateChangeLog db = database;
+        java.time.Instant callStarted = db == null ? null : db.now();
+        int statementsBefore = claimStatements.get();
+        int claimed = claimOnce();
         if (db != null) {
           lastError.set(null);
-          db.success();
+          // Only a claim statement that ran is news about the database (with every worker busy,
+          // claimOnce returns without one).
+          if (claimStatements.get() != statementsBefore) {
+            db.success(callStarted);
+          }
         } else if (lastError.getAndSet(null) != null) {
           LOG.info("claiming works again");
         }

@@ -185,9 +185,11 @@ public class Deliverer {
     Duration pause = RECORD_RETRY_MIN;
     while (true) {
       try {
+        dev.outboxrelay.relay.health.StateChangeLog db = database;
+        Instant callStarted = db == null ? null : db.now();
         boolean changed = transition.getAsBoolean();
-        if (database != null) {
-          database.success();
+        if (db != null) {
+          db.success(callStarted);
         }
         return changed;
       } catch (RuntimeException e) {
@@ -197,7 +199,7 @@ public class Deliverer {
           return false;
         }
         if (database != null) {
-          database.failure("recording an outcome failed: " + e.getMessage());
+          database.failure("recording an outcome failed: " + dev.outboxrelay.relay.health.StateChangeLog.describe(e));
         } else {
           LOG.warnf("message_id=%d: recording the outcome failed, retrying in %s: %s",
               m.id(), pause, e.getMessage());

@@ -67,7 +67,20 @@ public final class StateChangeLog {
   }
 
   /** A call that needed the dependency worked: UP (logged when it was DOWN). */
-  public synchronized void success() {
+  public void success() {
+    success(clock.instant());
+  }
+
+  /**
+   * A call that started at {@code callStarted} ({@link #now()} before it) worked. While DOWN, a
+   * call that started before the outage was noticed is no evidence of recovery (it may have
+   * finished on a connection the outage had not reached yet): it changes nothing, so an outage's
+   * first moments do not log DOWN, UP, DOWN.
+   */
+  public synchronized void success(Instant callStarted) {
+    if (!up && callStarted.isBefore(since)) {
+      return;
+    }
     consecutiveFailures = 0;
     if (up) {
       return;
@@ -109,6 +122,11 @@ public final class StateChangeLog {
     }
   }
 
+  /** This log's clock: what a caller passes to {@link #success(Instant)}. */
+  public Instant now() {
+    return clock.instant();
+  }
+
   public synchronized Status status() {
     return new Status(up, reason, since, up ? consecutiveFailures : failuresWhileDown);
   }
@@ -120,6 +138,20 @@ public final class StateChangeLog {
   /** 1 while UP, 0 while DOWN: the {@code outbox_source_up} / {@code outbox_destination_up} gauges. */
   public double upValue() {
     return up() ? 1 : 0;
+  }
+
+  /**
+   * One line for a failure: the exception's message and, when it adds something, its root cause's
+   * (a store exception names the operation, the driver's cause says why: "connection refused").
+   */
+  public static String describe(Throwable e) {
+    Throwable root = e;
+    while (root.getCause() != null && root.getCause() != root) {
+      root = root.getCause();
+    }
+    String top = String.valueOf(e.getMessage());
+    String cause = root.getMessage();
+    return root == e || cause == null || top.contains(cause) ? top : top + ": " + cause;
   }
 
   /** {@code 850ms}, {@code 12.3s}, {@code 4m05s}, {@code 2h03m}. */

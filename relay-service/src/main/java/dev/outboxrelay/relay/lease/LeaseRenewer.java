@@ -81,7 +81,7 @@ public class LeaseRenewer implements AutoCloseable {
       } catch (RuntimeException e) {
         // The lease may still be valid: keep trying until the send ends.
         if (database != null) {
-          database.failure("renewing a lease failed: " + e.getMessage());
+          database.failure("renewing a lease failed: " + dev.outboxrelay.relay.health.StateChangeLog.describe(e));
           return;
         }
         LOG.warnf("message_id=%d token=%s: renewing the lease failed, will retry: %s", message.id(),

@@ -8,6 +8,7 @@ import dev.outboxrelay.outbox.store.ReconciliationStore;
 import dev.outboxrelay.outbox.store.RunStart;
 import dev.outboxrelay.relay.config.RelayConfig;
 import dev.outboxrelay.relay.lifecycle.RelayService;
+import dev.outboxrelay.relay.health.StateChangeLog;
 import dev.outboxrelay.relay.source.RelaySource;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.runtime.StartupEvent;
@@ -128,7 +129,7 @@ public class ReconciliationService {
         PerSource p = of(source);
         p.store().latestSuccessfulRun().ifPresent(e -> p.metrics().latestRun(e.getKey(), e.getValue()));
       } catch (RuntimeException e) {
-        source.database().failure("reading the latest reconciliation run failed: " + e.getMessage());
+        source.database().failure("reading the latest reconciliation run failed: " + StateChangeLog.describe(e));
       }
     }
   }

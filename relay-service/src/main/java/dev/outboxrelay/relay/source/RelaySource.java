@@ -116,7 +116,7 @@ public final class RelaySource {
           wiring.tracing(), database);
       running = new Running(assembly.store(), assembly, JdbcReconciliationStore.create(dataSource));
     } catch (RuntimeException e) {
-      database.failure("cannot start: " + rootMessage(e));
+      database.failure("cannot start: " + StateChangeLog.describe(e));
       return false;
     }
     database.success();
@@ -162,18 +162,12 @@ public final class RelaySource {
 
   private void guarded(Runnable task) {
     try {
+      Instant callStarted = database.now();
       task.run();
-      database.success();
+      database.success(callStarted);
     } catch (RuntimeException e) {
-      database.failure(rootMessage(e));
+      database.failure(StateChangeLog.describe(e));
     }
-  }
-
-  static String rootMessage(Throwable e) {
-    String top = String.valueOf(e.getMessage());
-    Throwable cause = e.getCause();
-    return cause == null || cause.getMessage() == null || top.contains(cause.getMessage()) ? top
-        : top + ": " + cause.getMessage();
   }
 
   /** Stops claiming, lets in-flight deliveries finish within {@code grace}; returns jobs released. */

@@ -102,6 +102,23 @@ class StateChangeLogTest {
     assertEquals(3, lines.size());
   }
 
+  /** Regression: a claim that started before the kill and returned after it logged DOWN, UP, DOWN. */
+  @Test
+  void aCallThatStartedBeforeTheOutageIsNoEvidenceOfRecovery() {
+    StateChangeLog s = log(1);
+    Instant claimStarted = s.now();
+    advance(Duration.ofMillis(3));
+    s.failure("I/O error"); // another thread noticed the outage
+    advance(Duration.ofMillis(1));
+    s.success(claimStarted); // the claim started before it, and finished on a connection not yet broken
+    assertFalse(s.up(), "still DOWN");
+    Instant laterCall = s.now();
+    advance(Duration.ofSeconds(5));
+    s.success(laterCall);
+    assertTrue(s.up());
+    assertEquals(2, lines.size(), "one DOWN, one UP: " + lines);
+  }
+
   @Test
   void refusesNonsense() {
     assertThrows(IllegalArgumentException.class, () -> log(0));

@@ -44,6 +44,8 @@ public class ClaimLoop {
   /** Where claim errors and recoveries go; null: logged here, once per state change. */
   private volatile dev.outboxrelay.relay.health.StateChangeLog database;
   private volatile Duration errorPauseMax = ERROR_PAUSE_MAX;
+  /** The source named in thread names ({@code outbox-worker-<source>-3}); null for a single source. */
+  private volatile String source;
 
   public ClaimLoop(OutboxStore store, Deliverer deliverer, int batchSize, int concurrency,
       Duration lease, IdleWait idle) {
@@ -61,7 +63,7 @@ public class ClaimLoop {
     this.freeWorkers = new Semaphore(concurrency);
     AtomicInteger n = new AtomicInteger();
     this.workers = Executors.newFixedThreadPool(concurrency, r -> {
-      Thread t = new Thread(r, "outbox-worker-" + n.incrementAndGet());
+      Thread t = new Thread(r, "outbox-worker-" + (source == null ? "" : source + "-") + n.incrementAndGet());
       t.setDaemon(true);
       return t;
     });
@@ -75,6 +77,16 @@ public class ClaimLoop {
   public ClaimLoop reportingTo(dev.outboxrelay.relay.health.StateChangeLog database, Duration errorMaxWait) {
     this.database = database;
     this.errorPauseMax = errorMaxWait;
+    return this;
+  }
+
+  /**
+   * Names this loop's threads after {@code source} ({@code outbox-claim-loop-orders}, {@code
+   * outbox-worker-orders-3}), so log lines of several sources tell them apart; call before {@link
+   * #start()}.
+   */
+  public ClaimLoop namedAfter(String source) {
+    this.source = source;
     return this;
   }
 
@@ -121,7 +133,7 @@ public class ClaimLoop {
       return;
     }
     running = true;
-    thread = new Thread(this::run, "outbox-claim-loop");
+    thread = new Thread(this::run, "outbox-claim-loop" + (source == null ? "" : "-" + source));
     thread.setDaemon(true);
     thread.start();
   }

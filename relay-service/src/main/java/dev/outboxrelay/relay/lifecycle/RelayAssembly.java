@@ -65,6 +65,9 @@ public record RelayAssembly(JdbcOutboxStore store, RelayMetrics metrics, LeaseRe
         relay.leaseDuration(), clockSkew).traced(tracing);
     ClaimLoop claimLoop = new ClaimLoop(store, deliverer, source.batchSize(), source.concurrency(),
         relay.leaseDuration(), idle);
+    if (!SourceSpec.DEFAULT.equals(source.name())) {
+      claimLoop.namedAfter(source.name());
+    }
     if (database != null) {
       renewer.reportingTo(database);
       deliverer.reportingTo(database);

@@ -347,8 +347,8 @@ class RelayDeliveryTest {
     String op = enqueue("billing", "{}");
     awaitState(op, 'S');
     Awaitility.await().atMost(WAIT).untilAsserted(() -> given().get("/q/metrics").then().statusCode(200)
-        .body(containsString("outbox_delivery_attempts_total{destination=\"billing\",outcome=\"delivered\"}"))
-        .body(containsString("outbox_messages{state=\"S\"} 1.0"))
+        .body(containsString("outbox_delivery_attempts_total{destination=\"billing\",outcome=\"delivered\",source=\"default\"}"))
+        .body(containsString("outbox_messages{source=\"default\",state=\"S\"} 1.0"))
         .body(containsString("outbox_ready_oldest_age_seconds"))
         .body(containsString("outbox_stale_completions_total"))
         .body(containsString("outbox_expired_leases_total"))

@@ -115,7 +115,8 @@ class DemoFlowIT {
 
     String metrics = given().baseUri(relay.baseUri().toString()).get("/q/metrics").asString();
     assertTrue(metrics.contains(
-        "outbox_delivery_attempts_total{destination=\"billing\",outcome=\"delivered\"} " + ORDERS + ".0"),
+        "outbox_delivery_attempts_total{destination=\"billing\",outcome=\"delivered\",source=\"default\"} " + ORDERS
+            + ".0"),
         "relay counted one delivered attempt per order");
 
     // A JVM that ran its shutdown hooks after SIGTERM exits 128 + 15.

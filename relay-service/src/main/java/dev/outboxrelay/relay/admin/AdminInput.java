@@ -41,7 +41,8 @@ final class AdminInput {
   static final int MAX_ERROR_CLASS = 300;
   static final int MAX_REASON = 500;
 
-  static final Set<String> LIST_PARAMETERS = Set.of("state", "destination", "ordering_key", "limit", "after_id");
+  static final Set<String> LIST_PARAMETERS = Set.of("state", "destination", "ordering_key", "limit", "after_id",
+      "source");
   static final Set<String> BULK_FIELDS =
       Set.of("destination", "error_class", "dead_from", "dead_to", "ordering_key", "dry_run", "limit", "all");
 
@@ -56,14 +57,15 @@ final class AdminInput {
   // ---- query and path --------------------------------------------------------------------------
 
   /**
-   * {@code state, destination, ordering_key, limit, after_id}; an empty value counts as absent.
+   * {@code state, destination, ordering_key, limit, after_id} (and {@code source}, read by {@link
+   * AdminService}); an empty value counts as absent.
    * Fetches one row more than the page so the caller can tell whether another page follows.
    */
   static MessageQuery listQuery(MultivaluedMap<String, String> params) {
     for (Map.Entry<String, List<String>> p : params.entrySet()) {
       if (!LIST_PARAMETERS.contains(p.getKey())) {
         throw badRequest(p.getKey(), "unknown query parameter '" + p.getKey() + "'; known: "
-            + "state, destination, ordering_key, limit, after_id");
+            + "state, destination, ordering_key, limit, after_id, source");
       }
       if (p.getValue().size() > 1) {
         throw badRequest(p.getKey(), "query parameter '" + p.getKey() + "' is given "

@@ -60,6 +60,8 @@ public class AdminService {
 
   @Inject RelayService relay;
   @Inject MeterRegistry registry;
+  /** The request being served, for its {@code ?source=}. */
+  @Inject io.quarkus.vertx.http.runtime.CurrentVertxRequest request;
 
   private final Map<String, Counter> actions = new LinkedHashMap<>();
 
@@ -72,8 +74,13 @@ public class AdminService {
     }
   }
 
+  /**
+   * The store of the request's {@code ?source=<name>} (every admin endpoint takes it), else of the
+   * first source, the only one on a single-database relay. Unknown: 400; not started yet: 503.
+   */
   private OutboxStore store() {
-    return relay.store();
+    io.vertx.ext.web.RoutingContext rc = request.getCurrent();
+    return relay.source(rc == null ? null : rc.queryParams().get("source")).store();
   }
 
   // ---- reading ---------------------------------------------------------------------------------

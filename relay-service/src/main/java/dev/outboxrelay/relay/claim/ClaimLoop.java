@@ -46,6 +46,11 @@ public class ClaimLoop {
   private final AtomicReference<String> lastError = new AtomicReference<>();
   private volatile boolean running;
   private Thread thread;
+  /** Where claim errors and recoveries go; null: logged here, once per state change. */
+  private volatile dev.outboxrelay.relay.health.StateChangeLog database;
+  private volatile Duration errorPauseMax = ERROR_PAUSE_MAX;
+  /** The source named in thread names ({@code outbox-worker-<source>-3}); null for a single source. */
+  private volatile String source;
 
   public ClaimLoop(OutboxStore store, Deliverer deliverer, int batchSize, int concurrency,
       Duration lease, IdleWait idle) {
@@ -64,7 +69,7 @@ public class ClaimLoop {
     this.claimThreshold = Math.max(1, Math.min(batchSize, concurrency) / 2);
     AtomicInteger n = new AtomicInteger();
     this.workers = Executors.newFixedThreadPool(concurrency, r -> {
-      Thread t = new Thread(r, "outbox-worker-" + n.incrementAndGet());
+      Thread t = new Thread(r, "outbox-worker-" + (source == null ? "" : source + "-") + n.incrementAndGet());
       t.setDaemon(true);
       return t;
     });
@@ -73,6 +78,27 @@ public class ClaimLoop {
   /** Free workers a claim waits for: half a batch (at most half the workers), at least 1. */
   public int claimThreshold() {
     return claimThreshold;
+  }
+
+  /**
+   * Reports claim failures and successes to {@code database} (its source's state, which logs each
+   * change once) instead of logging them here, and pauses up to {@code errorMaxWait} between failed
+   * claims; call before {@link #start()}.
+   */
+  public ClaimLoop reportingTo(dev.outboxrelay.relay.health.StateChangeLog database, Duration errorMaxWait) {
+    this.database = database;
+    this.errorPauseMax = errorMaxWait;
+    return this;
+  }
+
+  /**
+   * Names this loop's threads after {@code source} ({@code outbox-claim-loop-orders}, {@code
+   * outbox-worker-orders-3}), so log lines of several sources tell them apart; call before {@link
+   * #start()}.
+   */
+  public ClaimLoop namedAfter(String source) {
+    this.source = source;
+    return this;
   }
 
   /**
@@ -122,7 +148,7 @@ public class ClaimLoop {
       return;
     }
     running = true;
-    thread = new Thread(this::run, "outbox-claim-loop");
+    thread = new Thread(this::run, "outbox-claim-loop" + (source == null ? "" : "-" + source));
     thread.setDaemon(true);
     thread.start();
   }
@@ -141,8 +167,18 @@ public class ClaimLoop {
           continue;
         }
         // Only this thread takes permits: at least claimThreshold stay free for this claim.
+        dev.outboxrelay.relay.health.StateChangeLog db = database;
+        java.time.Instant callStarted = db == null ? null : db.now();
+        int statementsBefore = claimStatements.get();
         int claimed = claimOnce();
-        if (lastError.getAndSet(null) != null) {
+        if (db != null) {
+          lastError.set(null);
+          // Only a claim statement that ran is news about the database (with every worker busy,
+          // claimOnce returns without one).
+          if (claimStatements.get() != statementsBefore) {
+            db.success(callStarted);
+          }
+        } else if (lastError.getAndSet(null) != null) {
           LOG.info("claiming works again");
         }
         errorPause = Duration.ofMillis(100);
@@ -156,7 +192,11 @@ public class ClaimLoop {
         break;
       } catch (RuntimeException e) {
         String message = String.valueOf(e.getCause() != null ? e.getCause().getMessage() : e.getMessage());
-        if (lastError.getAndSet(message) == null) {
+        dev.outboxrelay.relay.health.StateChangeLog db = database;
+        if (db != null) {
+          lastError.set(message);
+          db.failure("claiming failed: " + message);
+        } else if (lastError.getAndSet(message) == null) {
           LOG.errorf(e, "claiming failed; retrying with growing pauses (logged again when it recovers)");
         }
         try {
@@ -165,8 +205,8 @@ public class ClaimLoop {
           Thread.currentThread().interrupt();
           break;
         }
-        errorPause = errorPause.multipliedBy(2).compareTo(ERROR_PAUSE_MAX) > 0
-            ? ERROR_PAUSE_MAX : errorPause.multipliedBy(2);
+        errorPause = errorPause.multipliedBy(2).compareTo(errorPauseMax) > 0
+            ? errorPauseMax : errorPause.multipliedBy(2);
       }
     }
   }

@@ -37,6 +37,8 @@ public class Deliverer {
   private final PayloadResolver payloads;
   private DeliveryTracing tracing = DeliveryTracing.OFF;
   private CompletionBatcher completions;
+  /** Where recording errors go; null: a warning per retry. */
+  private volatile dev.outboxrelay.relay.health.StateChangeLog database;
 
   /**
    * @param clockSkew database clock minus this process's clock, for commit-to-sent latency
@@ -77,6 +79,15 @@ public class Deliverer {
     if (completions != null) {
       completions.close();
     }
+  }
+
+  /**
+   * Reports database errors while recording outcomes to {@code database} (its source's state,
+   * logged once per change) instead of a warning per retry; call before the claim loop starts.
+   */
+  public Deliverer reportingTo(dev.outboxrelay.relay.health.StateChangeLog database) {
+    this.database = database;
+    return this;
   }
 
   /**
@@ -193,15 +204,25 @@ public class Deliverer {
     Duration pause = RECORD_RETRY_MIN;
     while (true) {
       try {
-        return transition.getAsBoolean();
+        dev.outboxrelay.relay.health.StateChangeLog db = database;
+        Instant callStarted = db == null ? null : db.now();
+        boolean changed = transition.getAsBoolean();
+        if (db != null) {
+          db.success(callStarted);
+        }
+        return changed;
       } catch (RuntimeException e) {
         if (System.nanoTime() + pause.toNanos() > deadline) {
           LOG.errorf("message_id=%d: recording the outcome failed for a whole lease, giving up (the"
               + " reaper will re-offer it; the sink deduplicates): %s", m.id(), e.getMessage());
           return false;
         }
-        LOG.warnf("message_id=%d: recording the outcome failed, retrying in %s: %s",
-            m.id(), pause, e.getMessage());
+        if (database != null) {
+          database.failure("recording an outcome failed: " + dev.outboxrelay.relay.health.StateChangeLog.describe(e));
+        } else {
+          LOG.warnf("message_id=%d: recording the outcome failed, retrying in %s: %s",
+              m.id(), pause, e.getMessage());
+        }
         try {
           Thread.sleep(pause.toMillis());
         } catch (InterruptedException ie) {

@@ -47,6 +47,8 @@ public final class ReadyListener implements AutoCloseable {
   private final AtomicReference<String> state = new AtomicReference<>("starting");
   private volatile boolean running;
   private Thread thread;
+  /** Where connection errors go; null: logged here, once per state change. */
+  private volatile dev.outboxrelay.relay.health.StateChangeLog database;
 
   public ReadyListener(ConnectionSource source, ReadyNotifications notifications, Runnable onReady) {
     this(source, notifications, onReady, APPLICATION_NAME);
@@ -58,6 +60,15 @@ public final class ReadyListener implements AutoCloseable {
     this.notifications = notifications;
     this.onReady = onReady;
     this.applicationName = applicationName;
+  }
+
+  /**
+   * Reports connection failures to {@code database} (its source's state, logged once per change)
+   * instead of logging them here; call before {@link #start()}.
+   */
+  public ReadyListener reportingTo(dev.outboxrelay.relay.health.StateChangeLog database) {
+    this.database = database;
+    return this;
   }
 
   public synchronized void start() {
@@ -96,7 +107,9 @@ public final class ReadyListener implements AutoCloseable {
         }
         String error = String.valueOf(e.getMessage());
         String previous = state.getAndSet("reconnecting: " + error);
-        if (!previous.startsWith("reconnecting")) {
+        if (database != null) {
+          database.failure("listening for notifications failed: " + error);
+        } else if (!previous.startsWith("reconnecting")) {
           LOG.warnf("listening for %s notifications failed (%s); the claim loop polls meanwhile;"
               + " reconnecting with growing pauses (logged again when it works)", notifications.channel(), error);
         }
@@ -134,7 +147,7 @@ public final class ReadyListener implements AutoCloseable {
     }
     PGConnection pg = c.unwrap(PGConnection.class);
     String previous = state.getAndSet("listening");
-    if (previous.startsWith("reconnecting")) {
+    if (previous.startsWith("reconnecting") && database == null) {
       LOG.infof("listening for %s notifications again", notifications.channel());
     } else {
       LOG.debugf("listening for %s notifications (schema %s)", notifications.channel(), schema);

@@ -47,6 +47,37 @@ public interface RelayConfig {
   /** Deleting old finished jobs: {@code outbox.retention.*}. */
   Retention retention();
 
+  /**
+   * Outbox databases by source name, each with its own claim loop, reaper, dialect and health:
+   * {@code outbox.sources.<name>.datasource=<Quarkus datasource>}. When none is set, the relay has
+   * one source named {@code default} on {@code outbox.relay.datasource} (README "Several
+   * databases").
+   */
+  Map<String, Source> sources();
+
+  /**
+   * One outbox database. The name (letters, digits, {@code -} and {@code _}) tags its metrics
+   * ({@code source=<name>}) and its health entry, and selects it in {@code ?source=} of the
+   * reconciliation endpoints.
+   */
+  interface Source {
+    /**
+     * Name of the Quarkus datasource holding this source's outbox ({@code h2}, {@code postgresql},
+     * {@code mariadb}, {@code mssql}, or one added to the relay's application.properties); its
+     * {@code jdbc.url} must be set. Two sources cannot share a datasource.
+     */
+    String datasource();
+
+    /** Jobs claimed by one claim statement of this source at most; default {@code outbox.relay.batch-size}. */
+    java.util.OptionalInt batchSize();
+
+    /**
+     * Deliveries of this source in flight at once; default {@code outbox.relay.concurrency}. Its
+     * datasource's {@code jdbc.max-size} must be at least this + 4.
+     */
+    java.util.OptionalInt concurrency();
+  }
+
   interface Relay {
     /** Run the claim loop and reaper in this process. */
     @WithDefault("true")
@@ -55,7 +86,8 @@ public interface RelayConfig {
     /**
      * Name of the Quarkus datasource holding the outbox ({@code h2}, {@code postgresql}, {@code
      * mariadb} or {@code mssql}); when
-     * unset, the only active one (the one whose {@code jdbc.url} is set).
+     * unset, the only active one (the one whose {@code jdbc.url} is set). For one database only:
+     * with {@code outbox.sources.*} set, each source names its own and this must stay unset.
      */
     Optional<String> datasource();
 
@@ -155,6 +187,27 @@ public interface RelayConfig {
      */
     @WithDefault("5m")
     Duration readyMaxBacklogAge();
+
+    /**
+     * Longest pause between retries while a source's database is down (or not reachable at
+     * start-up): pauses start at 100ms and double up to this. The other sources keep delivering.
+     */
+    @WithDefault("30s")
+    Duration errorMaxWait();
+
+    /**
+     * While a source's database or a destination is DOWN, the log repeats that it is at most this
+     * often; going DOWN and coming back UP are logged once each (README "When something is down").
+     */
+    @WithDefault("1m")
+    Duration outageReminderInterval();
+
+    /**
+     * Consecutive failed deliveries (refused, timed out, 5xx, 429: anything retried) after which a
+     * destination is reported DOWN; one delivered job makes it UP again.
+     */
+    @WithDefault("3")
+    int destinationDownAfterFailures();
   }
 
   /** Retry delays after a transient failure: exponential with jitter, capped. */

@@ -20,6 +20,8 @@ public class LeaseRenewer implements AutoCloseable {
   private final Duration lease;
   private final ScheduledExecutorService timer;
   private final Runnable onLost;
+  /** Where renewal errors go; null: a warning per failed renewal. */
+  private volatile dev.outboxrelay.relay.health.StateChangeLog database;
 
   /** @param onLost called once per heartbeat whose renewal found the job owned by someone else */
   public LeaseRenewer(OutboxStore store, Duration lease, Runnable onLost) {
@@ -35,6 +37,12 @@ public class LeaseRenewer implements AutoCloseable {
     // once instead of keeping lease/3 worth of dead tasks (thousands under load) until they fall due.
     timer.setRemoveOnCancelPolicy(true);
     this.timer = timer;
+  }
+
+  /** Reports renewal errors to {@code database} (its source's state) instead of a warning each. */
+  public LeaseRenewer reportingTo(dev.outboxrelay.relay.health.StateChangeLog database) {
+    this.database = database;
+    return this;
   }
 
   /** Starts renewing {@code m}'s lease every lease/3 until {@link Heartbeat#stop()}. */
@@ -76,6 +84,10 @@ public class LeaseRenewer implements AutoCloseable {
         }
       } catch (RuntimeException e) {
         // The lease may still be valid: keep trying until the send ends.
+        if (database != null) {
+          database.failure("renewing a lease failed: " + dev.outboxrelay.relay.health.StateChangeLog.describe(e));
+          return;
+        }
         LOG.warnf("message_id=%d token=%s: renewing the lease failed, will retry: %s", message.id(),
             message.claimToken(), e.getMessage());
       }

@@ -9,10 +9,12 @@ import dev.outboxrelay.relay.claim.Deliverer;
 import dev.outboxrelay.relay.claim.IdleWait;
 import dev.outboxrelay.relay.claim.ReadyListener;
 import dev.outboxrelay.relay.config.RelayConfig;
+import dev.outboxrelay.relay.health.StateChangeLog;
 import dev.outboxrelay.relay.lease.LeaseReaper;
 import dev.outboxrelay.relay.lease.LeaseRenewer;
 import dev.outboxrelay.relay.metrics.RelayMetrics;
 import dev.outboxrelay.relay.sink.SinkRegistry;
+import dev.outboxrelay.relay.source.SourceSpec;
 import dev.outboxrelay.relay.tracing.DeliveryTracing;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Duration;
@@ -29,23 +31,32 @@ public record RelayAssembly(JdbcOutboxStore store, RelayMetrics metrics, LeaseRe
     LeaseReaper reaper, ClaimLoop claimLoop) {
 
   /**
+   * A single-source relay on the default table names without tracing (the benchmark's wiring).
+   *
    * @param clockSkew database clock minus this process's clock, for commit-to-sent latency
    */
   public static RelayAssembly assemble(DataSource dataSource, MeterRegistry registry, SinkRegistry sinks,
       RelayConfig.Relay relay, Backoff backoff, IdleWait idle, Supplier<Duration> clockSkew) {
-    return assemble(dataSource, OutboxTables.DEFAULT, registry, sinks, relay, backoff, idle, clockSkew,
-        DeliveryTracing.OFF);
+    return assemble(dataSource, OutboxTables.DEFAULT, registry, sinks, relay,
+        new SourceSpec(SourceSpec.DEFAULT, "", relay.batchSize(), relay.concurrency()), backoff, idle, clockSkew,
+        DeliveryTracing.OFF, null);
   }
 
   /**
+   * One source's services: batch size, concurrency and the {@code source} tag of its meters from
+   * {@code source}. Connects to detect the dialect (throws when the database is down).
+   *
    * @param tables the names of the outbox tables ({@code outbox.schema}, {@code outbox.table})
+   * @param clockSkew database clock minus this process's clock, for commit-to-sent latency
    * @param tracing the span every delivery attempt runs in (README "Tracing")
+   * @param database the source's state, told of every database error and success (which logs each
+   *     change once); null: each service logs its own errors
    */
   public static RelayAssembly assemble(DataSource dataSource, OutboxTables tables, MeterRegistry registry,
-      SinkRegistry sinks, RelayConfig.Relay relay, Backoff backoff, IdleWait idle,
-      Supplier<Duration> clockSkew, DeliveryTracing tracing) {
+      SinkRegistry sinks, RelayConfig.Relay relay, SourceSpec source, Backoff backoff, IdleWait idle,
+      Supplier<Duration> clockSkew, DeliveryTracing tracing, StateChangeLog database) {
     JdbcOutboxStore store = JdbcOutboxStore.create(dataSource, tables);
-    RelayMetrics metrics = new RelayMetrics(registry);
+    RelayMetrics metrics = new RelayMetrics(registry, source.name());
     LeaseRenewer renewer = new LeaseRenewer(store, relay.leaseDuration(), () -> metrics.staleCompletion("renew"));
     LeaseReaper reaper = new LeaseReaper(store, metrics, relay.maxAttempts(), relay.reapBatchSize());
     Deliverer deliverer = new Deliverer(store, sinks, renewer, backoff, metrics, relay.maxAttempts(),
@@ -53,9 +64,17 @@ public record RelayAssembly(JdbcOutboxStore store, RelayMetrics metrics, LeaseRe
     CompletionBatcher completions = new CompletionBatcher(store, relay.completionBatchSize(),
         relay.completionMaxWait(), relay.leaseDuration());
     deliverer.completingInBatches(completions);
-    ClaimLoop claimLoop = new ClaimLoop(store, deliverer, relay.batchSize(), relay.concurrency(),
+    ClaimLoop claimLoop = new ClaimLoop(store, deliverer, source.batchSize(), source.concurrency(),
         relay.leaseDuration(), idle);
     completions.flushWhenAllWaiting(claimLoop::inFlight);
+    if (!SourceSpec.DEFAULT.equals(source.name())) {
+      claimLoop.namedAfter(source.name());
+    }
+    if (database != null) {
+      renewer.reportingTo(database);
+      deliverer.reportingTo(database);
+      claimLoop.reportingTo(database, relay.errorMaxWait());
+    }
     metrics.claimStatements(claimLoop::claimStatements);
     return new RelayAssembly(store, metrics, renewer, reaper, claimLoop);
   }

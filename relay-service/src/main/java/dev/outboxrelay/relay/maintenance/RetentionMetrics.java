@@ -17,9 +17,14 @@ public class RetentionMetrics {
   private final AtomicReference<long[]> lastRun = new AtomicReference<>();
 
   public RetentionMetrics(MeterRegistry registry) {
-    deleted = Counter.builder("outbox.retention.deleted")
+    this(registry, "default");
+  }
+
+  /** The meters of source {@code source} (tag {@code source=<name>}). */
+  public RetentionMetrics(MeterRegistry registry, String source) {
+    deleted = Counter.builder("outbox.retention.deleted").tag("source", source)
         .description("Finished jobs (S, C) deleted by retention on this relay").register(registry);
-    Gauge.builder("outbox.retention.last.run.age.seconds", this, RetentionMetrics::lastRunAgeSeconds)
+    Gauge.builder("outbox.retention.last.run.age.seconds", this, RetentionMetrics::lastRunAgeSeconds).tag("source", source)
         .description("Seconds since the latest retention pass on any relay ended (NaN: none known yet)")
         .register(registry);
   }

@@ -1,8 +1,8 @@
 package dev.outboxrelay.relay.maintenance;
 
-import dev.outboxrelay.outbox.store.JdbcReconciliationStore;
 import dev.outboxrelay.relay.config.RelayConfig;
 import dev.outboxrelay.relay.lifecycle.RelayService;
+import dev.outboxrelay.relay.source.RelaySource;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.runtime.StartupEvent;
 import io.quarkus.scheduler.Scheduled;
@@ -12,13 +12,16 @@ import jakarta.enterprise.event.Observes;
 import jakarta.inject.Inject;
 import jakarta.interceptor.Interceptor;
 import java.net.InetAddress;
+import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
 import org.jboss.logging.Logger;
 
 /**
- * Runs {@link RetentionService} every {@code outbox.retention.interval} in this relay (never two
- * ticks at once here; never two passes at once in the fleet, through the lease). Starts after
- * {@link RelayService} (it needs its migrated database) and validates the settings then.
+ * Runs {@link RetentionService} every {@code outbox.retention.interval} in this relay, on every
+ * source whose database answers (never two ticks at once here; never two passes at once on one
+ * database, through its lease). Starts after {@link RelayService} and validates the settings then;
+ * a source's service is made when its database first answers.
  */
 @ApplicationScoped
 public class RetentionSchedule {
@@ -28,15 +31,18 @@ public class RetentionSchedule {
   @Inject RelayService relay;
   @Inject MeterRegistry registry;
 
+  private final String owner = instanceName();
   private volatile RetentionSettings settings;
-  private volatile RetentionService service;
+  private final Map<String, RetentionService> services = new ConcurrentHashMap<>();
 
   void onStart(@Observes @Priority(Interceptor.Priority.APPLICATION + 1000) StartupEvent event) {
     RetentionSettings s = RetentionSettings.fromConfig(config);
-    String owner = instanceName();
-    service = new RetentionService(relay.store(), JdbcReconciliationStore.create(relay.dataSource(), relay.tables()), s,
-        new RetentionMetrics(registry), owner);
     settings = s;
+    for (RelaySource source : relay.sources()) {
+      if (source.started()) {
+        service(source);
+      }
+    }
     LOG.infof("retention as %s: %s", owner, s.enabled()
         ? "every " + s.interval() + ", keeps sent/confirmed jobs " + s.keep() + ", batches of " + s.batchSize()
             + ", at most " + s.maxPerPass() + " per pass"
@@ -50,15 +56,28 @@ public class RetentionSchedule {
     if (s == null || !s.enabled()) {
       return;
     }
-    try {
-      service.runScheduled();
-    } catch (RuntimeException e) {
-      LOG.errorf("scheduled retention failed (the next tick tries again): %s", e.getMessage());
+    for (RelaySource source : relay.sources()) {
+      if (!source.started() || !source.database().up()) {
+        continue; // its state already says why; the next tick tries again
+      }
+      try {
+        service(source).runScheduled();
+      } catch (RuntimeException e) {
+        LOG.errorf("scheduled retention on source '%s' failed (the next tick tries again): %s", source.name(),
+            e.getMessage());
+      }
     }
   }
 
+  /** The retention service of the first source (the only one on a single-database relay). */
   public RetentionService service() {
-    return service;
+    return service(relay.source(null));
+  }
+
+  /** The retention service of {@code source}; throws while its database has not answered yet. */
+  public RetentionService service(RelaySource source) {
+    return services.computeIfAbsent(source.name(), n -> new RetentionService(source.store(), source.locks(),
+        settings, new RetentionMetrics(registry, n), owner));
   }
 
   private static String instanceName() {

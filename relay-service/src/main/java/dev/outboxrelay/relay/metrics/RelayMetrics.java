@@ -10,15 +10,16 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * The relay's meters. Prometheus names: {@code outbox_stale_completions_total{update}},
+ * One source's meters, each tagged {@code source=<name>} (README "Several databases"). Prometheus names: {@code outbox_stale_completions_total{update}},
  * {@code outbox_expired_leases_total}, {@code outbox_dead_total},
  * {@code outbox_delivery_attempts_total{destination,outcome}}, {@code outbox_delivery_seconds},
  * {@code outbox_end_to_end_seconds}, {@code outbox_messages{state}},
  * {@code outbox_ready_oldest_age_seconds}, {@code outbox_claim_statements_total},
- * {@code outbox_claim_wakeups_total{source}}.
+ * {@code outbox_claim_wakeups_total{via}}.
  */
 public class RelayMetrics {
   private final MeterRegistry registry;
+  private final io.micrometer.core.instrument.Tags tags;
   private final Map<String, Counter> staleCompletions = new ConcurrentHashMap<>();
   private final Counter expiredLeases;
   private final Counter dead;
@@ -29,29 +30,36 @@ public class RelayMetrics {
   /** Strong reference to the claim-statement counter's source (see {@link #claimStatements}). */
   private volatile java.util.function.Supplier<Number> claimStatements;
 
+  /** The meters of the single source {@code default}. */
   public RelayMetrics(MeterRegistry registry) {
+    this(registry, "default");
+  }
+
+  /** The meters of source {@code source}. */
+  public RelayMetrics(MeterRegistry registry, String source) {
     this.registry = registry;
+    this.tags = io.micrometer.core.instrument.Tags.of("source", source);
     for (String update : STALE_UPDATES) {
-      staleCompletions.put(update, Counter.builder("outbox.stale.completions").tag("update", update)
+      staleCompletions.put(update, Counter.builder("outbox.stale.completions").tag("update", update).tags(tags)
           .description("Token-checked updates that changed no row: ownership was lost")
           .register(registry));
     }
-    expiredLeases = Counter.builder("outbox.expired.leases")
+    expiredLeases = Counter.builder("outbox.expired.leases").tags(tags)
         .description("Leases the reaper returned after they expired").register(registry);
-    dead = Counter.builder("outbox.dead").description("Jobs moved to DEAD").register(registry);
-    endToEnd = Timer.builder("outbox.end.to.end")
+    dead = Counter.builder("outbox.dead").tags(tags).description("Jobs moved to DEAD").register(registry);
+    endToEnd = Timer.builder("outbox.end.to.end").tags(tags)
         .description("From the job's commit to the sink's acceptance")
         .publishPercentileHistogram().register(registry);
     for (char s : new char[] {'R', 'W', 'S', 'C', 'D'}) {
       AtomicLong value = new AtomicLong();
       messagesByState.put(s, value);
-      Gauge.builder("outbox.messages", value, AtomicLong::get).tag("state", String.valueOf(s))
+      Gauge.builder("outbox.messages", value, AtomicLong::get).tag("state", String.valueOf(s)).tags(tags)
           .description("Jobs per state, read every metrics-refresh-interval").register(registry);
     }
-    claimWakeups = Counter.builder("outbox.claim.wakeups").tag("source", "notify")
+    claimWakeups = Counter.builder("outbox.claim.wakeups").tag("via", "notify").tags(tags)
         .description("Idle waits of the claim loop cut short by a database notification of committed jobs")
         .register(registry);
-    Gauge.builder("outbox.ready.oldest.age.seconds", oldestReadyAgeMillis, v -> v.get() / 1000.0)
+    Gauge.builder("outbox.ready.oldest.age.seconds", oldestReadyAgeMillis, v -> v.get() / 1000.0).tags(tags)
         .description("Age of the oldest undelivered job: due and never tried, or being retried (0 when none)").register(registry);
   }
 
@@ -76,11 +84,11 @@ public class RelayMetrics {
   public void claimStatements(java.util.function.Supplier<Number> count) {
     claimStatements = count;
     io.micrometer.core.instrument.FunctionCounter.builder("outbox.claim.statements", count,
-            c -> c.get().doubleValue())
+            c -> c.get().doubleValue()).tags(tags)
         .description("Claim statements run, empty ones included").register(registry);
   }
 
-  /** The claim loop was woken by a notification (source {@code notify}). */
+  /** The claim loop was woken by a notification ({@code via=notify}). */
   public void claimWakeup() {
     claimWakeups.increment();
   }
@@ -99,8 +107,9 @@ public class RelayMetrics {
 
   /** Outcome: delivered, retry, dead or stale. */
   public void attempt(String destination, String outcome, Duration took) {
-    registry.counter("outbox.delivery.attempts", "destination", destination, "outcome", outcome).increment();
-    Timer.builder("outbox.delivery").tag("destination", destination)
+    registry.counter("outbox.delivery.attempts", tags.and("destination", destination, "outcome", outcome))
+        .increment();
+    Timer.builder("outbox.delivery").tag("destination", destination).tags(tags)
         .description("Time of one sink call").publishPercentileHistogram().register(registry)
         .record(took);
   }

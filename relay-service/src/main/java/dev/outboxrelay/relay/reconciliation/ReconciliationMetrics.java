@@ -22,14 +22,19 @@ public class ReconciliationMetrics {
   private final AtomicReference<long[]> lastRun = new AtomicReference<>();
 
   public ReconciliationMetrics(MeterRegistry registry) {
+    this(registry, "default");
+  }
+
+  /** The meters of source {@code source} (tag {@code source=<name>}). */
+  public ReconciliationMetrics(MeterRegistry registry, String source) {
     for (ReconciliationCategory c : ReconciliationCategory.REPORTED) {
       AtomicLong value = new AtomicLong();
       items.put(c, value);
-      Gauge.builder("outbox.reconciliation.items", value, AtomicLong::get).tag("category", c.wireName())
+      Gauge.builder("outbox.reconciliation.items", value, AtomicLong::get).tag("category", c.wireName()).tag("source", source)
           .description("Jobs and confirmations per category in the latest successful reconciliation run")
           .register(registry);
     }
-    Gauge.builder("outbox.reconciliation.last.run.age.seconds", this, m -> m.lastRunAgeSeconds())
+    Gauge.builder("outbox.reconciliation.last.run.age.seconds", this, m -> m.lastRunAgeSeconds()).tag("source", source)
         .description("Seconds since the latest successful reconciliation run finished (NaN: none yet)")
         .register(registry);
   }

@@ -35,7 +35,8 @@ import java.util.Set;
  * configured window ending now) and answers 201 with the run, 409 while another relay runs one,
  * 502 (problem with {@code run_id}) when a confirmation source failed. {@code GET
  * /reconciliation/report} (latest finished run) and {@code GET /reconciliation/runs/{id}} (roles
- * {@code outbox-viewer}, {@code outbox-operator}). Bad input: 400 {@code application/problem+json}
+ * {@code outbox-viewer}, {@code outbox-operator}). Each takes {@code ?source=<name>} (default: the
+ * first source, the only one on a single-database relay); an unknown source is a 400. Bad input: 400 {@code application/problem+json}
  * naming the field; an unknown run or no run yet: 404.
  */
 @Path("/reconciliation")
@@ -50,9 +51,9 @@ public class ReconciliationResource {
   @Path("/runs")
   @Consumes(MediaType.WILDCARD)
   @RolesAllowed("outbox-operator")
-  public Response run(String body) {
+  public Response run(@QueryParam("source") String source, String body) {
     Instant[] window = parseWindow(body);
-    ReconciliationRun run = service.runOnDemand(window[0], window[1]);
+    ReconciliationRun run = service.runOnDemand(source, window[0], window[1]);
     if (run.error() != null) {
       return Problem.response(Status.BAD_GATEWAY, "reconciliation run " + run.id()
           + " ended without a verdict: " + run.error(), null, run.id());
@@ -64,8 +65,8 @@ public class ReconciliationResource {
   @GET
   @Path("/report")
   @RolesAllowed({"outbox-viewer", "outbox-operator"})
-  public Response report() {
-    return service.latestRun().map(r -> Response.ok(RunReport.of(r)).build())
+  public Response report(@QueryParam("source") String source) {
+    return service.latestRun(source).map(r -> Response.ok(RunReport.of(r)).build())
         .orElseGet(() -> Problem.response(Status.NOT_FOUND,
             "no reconciliation run has finished yet: POST /reconciliation/runs runs one", null, null));
   }
@@ -77,7 +78,7 @@ public class ReconciliationResource {
   @GET
   @Path("/runs")
   @RolesAllowed({"outbox-viewer", "outbox-operator"})
-  public Response runs(@QueryParam("limit") String limit) {
+  public Response runs(@QueryParam("source") String source, @QueryParam("limit") String limit) {
     int n = 20;
     if (limit != null) {
       try {
@@ -90,7 +91,7 @@ public class ReconciliationResource {
         throw ProblemException.badRequest("limit", "limit must be from 1 to " + MAX_RUNS + ", was " + n);
       }
     }
-    return Response.ok(Map.of("runs", service.recentRuns(n).stream().map(RunReport.Summary::of).toList()))
+    return Response.ok(Map.of("runs", service.recentRuns(source, n).stream().map(RunReport.Summary::of).toList()))
         .build();
   }
 
@@ -120,14 +121,14 @@ public class ReconciliationResource {
   @GET
   @Path("/runs/{id}")
   @RolesAllowed({"outbox-viewer", "outbox-operator"})
-  public Response runById(@PathParam("id") String id) {
+  public Response runById(@QueryParam("source") String source, @PathParam("id") String id) {
     long runId;
     try {
       runId = Long.parseLong(id.strip());
     } catch (NumberFormatException e) {
       throw ProblemException.badRequest("id", "id must be a run id (a whole number), was '" + id + "'");
     }
-    return service.findRun(runId).map(r -> Response.ok(RunReport.of(r)).build())
+    return service.findRun(source, runId).map(r -> Response.ok(RunReport.of(r)).build())
         .orElseGet(() -> Problem.response(Status.NOT_FOUND,
             "no reconciliation run " + runId, "id", null));
   }

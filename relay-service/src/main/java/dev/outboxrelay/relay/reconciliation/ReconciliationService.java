@@ -2,13 +2,14 @@ package dev.outboxrelay.relay.reconciliation;
 
 import static dev.outboxrelay.outbox.store.ReconciliationStore.RECONCILIATION_LOCK;
 
-import dev.outboxrelay.outbox.store.JdbcReconciliationStore;
 import dev.outboxrelay.outbox.store.LockHolder;
 import dev.outboxrelay.outbox.store.ReconciliationRun;
 import dev.outboxrelay.outbox.store.ReconciliationStore;
 import dev.outboxrelay.outbox.store.RunStart;
 import dev.outboxrelay.relay.config.RelayConfig;
 import dev.outboxrelay.relay.lifecycle.RelayService;
+import dev.outboxrelay.relay.health.StateChangeLog;
+import dev.outboxrelay.relay.source.RelaySource;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.runtime.StartupEvent;
 import io.quarkus.scheduler.Scheduled;
@@ -24,12 +25,13 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
-import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.ConcurrentHashMap;
 import org.jboss.logging.Logger;
 
 /**
- * Runs reconciliation on the schedule and on demand, one run at a time across the fleet through
- * the {@code reconciliation} lease in {@code outbox_lock}, and keeps the metrics current. Starts
+ * Runs reconciliation on the schedule and on demand, per source (each database has its own runs),
+ * one run at a time across the fleet through the {@code reconciliation} lease in that database's
+ * {@code outbox_lock}, and keeps the metrics ({@code source=<name>}) current. Starts
  * after {@link RelayService} (it needs its migrated database) and validates its settings then.
  */
 @ApplicationScoped
@@ -45,24 +47,21 @@ public class ReconciliationService {
   /** This relay instance, as the lock owner and the runs' owner. */
   private final String owner = instanceName();
   private volatile ReconciliationSettings settings;
-  private volatile ReconciliationStore store;
-  private volatile ReconciliationJob job;
-  private volatile ReconciliationMetrics metrics;
-  private final AtomicReference<String> refreshError = new AtomicReference<>();
+  /** Per source: made when its database first answers. */
+  private final Map<String, PerSource> perSource = new ConcurrentHashMap<>();
+
+  /** One source's reconciliation: its tables and lease, its job, its meters. */
+  private record PerSource(RelaySource source, ReconciliationStore store, ReconciliationJob job,
+      ReconciliationMetrics metrics) {}
 
   void onStart(@Observes @Priority(Interceptor.Priority.APPLICATION + 1000) StartupEvent event) {
     ReconciliationSettings s = ReconciliationSettings.fromConfig(config);
-    ReconciliationStore st = JdbcReconciliationStore.create(relay.dataSource(), relay.tables());
-    Map<String, ConfirmationSource> sources = new LinkedHashMap<>();
-    for (ReconciliationSettings.DestinationSettings d : s.destinations()) {
-      sources.put(d.name(), d.sourceType().equals(ReconciliationSettings.HTTP_LEDGER)
-          ? new HttpLedgerSource(d.name(), d.ledgerUrl().orElseThrow(), d.connectTimeout(), d.requestTimeout(), st)
-          : new TableConfirmationSource());
-    }
-    metrics = new ReconciliationMetrics(registry);
-    store = st;
-    job = new ReconciliationJob(st, s, sources);
     settings = s;
+    for (RelaySource source : relay.sources()) {
+      if (source.started()) {
+        of(source);
+      }
+    }
     LOG.infof("reconciliation as %s: %s, window %s, grace period %s, lease %s; destinations %s", owner,
         s.enabled() ? "scheduled every " + s.interval() : "on demand only", s.window(), s.gracePeriod(),
         s.lease(), s.destinations().isEmpty() ? "none (set outbox.destinations.<name>.confirmation.type)"
@@ -71,7 +70,27 @@ public class ReconciliationService {
                 + ")").toList());
   }
 
-  /** The schedule's tick: runs the current window unless it is disabled, done or held elsewhere. */
+  /** {@code source}'s reconciliation; throws while its database has not answered since start-up. */
+  private PerSource of(RelaySource source) {
+    return perSource.computeIfAbsent(source.name(), name -> {
+      ReconciliationStore st = source.locks();
+      Map<String, ConfirmationSource> sources = new LinkedHashMap<>();
+      for (ReconciliationSettings.DestinationSettings d : settings.destinations()) {
+        sources.put(d.name(), d.sourceType().equals(ReconciliationSettings.HTTP_LEDGER)
+            ? new HttpLedgerSource(d.name(), d.ledgerUrl().orElseThrow(), d.connectTimeout(), d.requestTimeout(), st)
+            : new TableConfirmationSource());
+      }
+      return new PerSource(source, st, new ReconciliationJob(st, settings, sources),
+          new ReconciliationMetrics(registry, name));
+    });
+  }
+
+  /** The source named {@code name} (the first when null); 400 for an unknown name. */
+  private PerSource of(String name) {
+    return of(relay.source(name));
+  }
+
+  /** The schedule's tick: runs the current window on every source that answers. */
   @Scheduled(identity = "outbox-reconciliation", every = "${outbox.reconciliation.interval:5m}",
       concurrentExecution = Scheduled.ConcurrentExecution.SKIP)
   void onSchedule() {
@@ -79,41 +98,62 @@ public class ReconciliationService {
     if (s == null || !s.enabled() || s.destinations().isEmpty()) {
       return;
     }
-    try {
-      runScheduled();
-    } catch (RuntimeException e) {
-      LOG.errorf("scheduled reconciliation failed (the next tick tries again): %s", e.getMessage());
-    }
-  }
-
-  /** Keeps every relay's gauges on the fleet's latest run. */
-  @Scheduled(identity = "outbox-reconciliation-metrics", every = "${outbox.relay.metrics-refresh-interval:5s}",
-      concurrentExecution = Scheduled.ConcurrentExecution.SKIP)
-  void refreshMetrics() {
-    if (store == null) {
-      return;
-    }
-    try {
-      store.latestSuccessfulRun().ifPresent(e -> metrics.latestRun(e.getKey(), e.getValue()));
-      if (refreshError.getAndSet(null) != null) {
-        LOG.info("reading the latest reconciliation run works again");
+    for (RelaySource source : relay.sources()) {
+      if (!source.started() || !source.database().up()) {
+        continue; // its state already says why; the next tick tries again
       }
-    } catch (RuntimeException e) {
-      if (refreshError.getAndSet(e.getMessage()) == null) {
-        LOG.errorf("reading the latest reconciliation run failed (logged again when it recovers): %s",
-            e.getMessage());
+      try {
+        runScheduled(of(source));
+      } catch (RuntimeException e) {
+        LOG.errorf("scheduled reconciliation on source '%s' failed (the next tick tries again): %s",
+            source.name(), e.getMessage());
       }
     }
   }
 
   /**
-   * One scheduled pass: the window ending on the latest multiple of the interval (database clock),
-   * unless that window was reconciled already or another relay holds the lease. Empty when skipped.
+   * Keeps every relay's gauges on the fleet's latest run. A failure counts against the source's
+   * database state (logged once per change), not a line per tick.
    */
+  @Scheduled(identity = "outbox-reconciliation-metrics", every = "${outbox.relay.metrics-refresh-interval:5s}",
+      concurrentExecution = Scheduled.ConcurrentExecution.SKIP)
+  void refreshMetrics() {
+    if (settings == null) {
+      return;
+    }
+    for (RelaySource source : relay.sources()) {
+      if (!source.started()) {
+        continue;
+      }
+      try {
+        PerSource p = of(source);
+        p.store().latestSuccessfulRun().ifPresent(e -> p.metrics().latestRun(e.getKey(), e.getValue()));
+      } catch (RuntimeException e) {
+        source.database().failure("reading the latest reconciliation run failed: " + StateChangeLog.describe(e));
+      }
+    }
+  }
+
+  /** One scheduled pass on the first source (see {@link #runScheduled(String)}). */
   public Optional<ReconciliationRun> runScheduled() {
+    return runScheduled((String) null);
+  }
+
+  /**
+   * One scheduled pass on {@code source} (the first when null): the window ending on the latest
+   * multiple of the interval (database clock), unless that window was reconciled already or another
+   * relay holds the lease. Empty when skipped.
+   */
+  public Optional<ReconciliationRun> runScheduled(String source) {
+    return runScheduled(of(source));
+  }
+
+  private Optional<ReconciliationRun> runScheduled(PerSource p) {
     ReconciliationSettings s = settings;
+    ReconciliationStore store = p.store();
     if (!store.acquireLock(RECONCILIATION_LOCK, owner, s.lease())) {
-      LOG.debugf("scheduled reconciliation skipped: another relay holds the lease");
+      LOG.debugf("scheduled reconciliation on source '%s' skipped: another relay holds the lease",
+          p.source().name());
       return Optional.empty();
     }
     try {
@@ -121,18 +161,26 @@ public class ReconciliationService {
       if (store.scheduleSlotTaken(slot)) {
         return Optional.empty();
       }
-      return runLocked(new RunStart(slot.minus(s.window()), slot, SCHEDULE, owner, slot));
+      return runLocked(p, new RunStart(slot.minus(s.window()), slot, SCHEDULE, owner, slot));
     } finally {
       store.releaseLock(RECONCILIATION_LOCK, owner);
     }
   }
 
-  /**
-   * A run on demand over {@code [start, end)}; either may be null (end: database now; start: end
-   * minus the window). Throws {@link ReconciliationBusyException} while another relay runs one.
-   */
+  /** {@link #runOnDemand(String, Instant, Instant)} on the first source. */
   public ReconciliationRun runOnDemand(Instant start, Instant end) {
+    return runOnDemand(null, start, end);
+  }
+
+  /**
+   * A run on demand on {@code source} (the first when null) over {@code [start, end)}; either may
+   * be null (end: database now; start: end minus the window). Throws {@link
+   * ReconciliationBusyException} while another relay runs one on that database.
+   */
+  public ReconciliationRun runOnDemand(String source, Instant start, Instant end) {
     ReconciliationSettings s = settings;
+    PerSource p = of(source);
+    ReconciliationStore store = p.store();
     Instant windowEnd = end != null ? end : store.databaseNow();
     Instant windowStart = start != null ? start : windowEnd.minus(s.window());
     if (!windowEnd.isAfter(windowStart)) {
@@ -147,16 +195,17 @@ public class ReconciliationService {
           : new ReconciliationBusyException(holder.owner(), holder.leaseUntil());
     }
     try {
-      return runLocked(runStart).orElseThrow(() -> new IllegalStateException("an on-demand run was refused"));
+      return runLocked(p, runStart).orElseThrow(() -> new IllegalStateException("an on-demand run was refused"));
     } finally {
       store.releaseLock(RECONCILIATION_LOCK, owner);
     }
   }
 
-  private Optional<ReconciliationRun> runLocked(RunStart start) {
-    Optional<ReconciliationRun> run = job.reconcileOnce(start,
+  private Optional<ReconciliationRun> runLocked(PerSource p, RunStart start) {
+    ReconciliationStore store = p.store();
+    Optional<ReconciliationRun> run = p.job().reconcileOnce(start,
         () -> store.renewLock(RECONCILIATION_LOCK, owner, settings.lease()));
-    run.filter(r -> r.error() == null).ifPresent(r -> metrics.latestRun(r, Duration.between(r.finishedAt(),
+    run.filter(r -> r.error() == null).ifPresent(r -> p.metrics().latestRun(r, Duration.between(r.finishedAt(),
         store.databaseNow())));
     return run;
   }
@@ -168,24 +217,35 @@ public class ReconciliationService {
   }
 
   public Optional<ReconciliationRun> findRun(long id) {
-    return store.findRun(id);
+    return findRun(null, id);
+  }
+
+  /** Run {@code id} in the tables of {@code source} (the first when null). */
+  public Optional<ReconciliationRun> findRun(String source, long id) {
+    return of(source).store().findRun(id);
   }
 
   public Optional<ReconciliationRun> latestRun() {
-    return store.latestFinishedRun();
+    return latestRun(null);
   }
 
-  /** Up to {@code limit} finished runs, newest first, without items. */
-  public java.util.List<ReconciliationRun> recentRuns(int limit) {
-    return store.recentRuns(limit);
+  /** The latest finished run on {@code source} (the first when null). */
+  public Optional<ReconciliationRun> latestRun(String source) {
+    return of(source).store().latestFinishedRun();
+  }
+
+  /** Up to {@code limit} finished runs on {@code source} (the first when null), newest first, without items. */
+  public java.util.List<ReconciliationRun> recentRuns(String source, int limit) {
+    return of(source).store().recentRuns(limit);
   }
 
   public ReconciliationSettings settings() {
     return settings;
   }
 
+  /** The meters of the first source. */
   public ReconciliationMetrics metrics() {
-    return metrics;
+    return of((String) null).metrics();
   }
 
   public String owner() {

@@ -93,6 +93,34 @@ public final class SinkRegistry {
     return new RabbitMqSink(exchange, routingKey, d.requestTimeout(), channel);
   }
 
+  /**
+   * The same sinks, each reporting its results to its destination's state in {@code states}:
+   * delivered or refused for good (the sink answered) is a success, a retry (refused connection,
+   * timeout, 5xx, 429) or a thrown exception a failure.
+   */
+  public SinkRegistry observed(dev.outboxrelay.relay.health.DestinationStates states) {
+    Map<String, MessageSink> observed = new TreeMap<>();
+    sinks.forEach((name, sink) -> {
+      dev.outboxrelay.relay.health.StateChangeLog state = states.of(name);
+      observed.put(name, state == null ? sink : m -> {
+        SinkResult r;
+        try {
+          r = sink.deliver(m);
+        } catch (RuntimeException e) {
+          state.failure(e.toString());
+          throw e;
+        }
+        if (r instanceof SinkResult.RetryLater retry) {
+          state.failure(retry.error());
+        } else {
+          state.success();
+        }
+        return r;
+      });
+    });
+    return new SinkRegistry(observed);
+  }
+
   public Optional<MessageSink> forDestination(String destination) {
     return Optional.ofNullable(sinks.get(destination));
   }

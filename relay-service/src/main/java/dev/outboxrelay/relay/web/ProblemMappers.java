@@ -67,6 +67,12 @@ public class ProblemMappers {
         + "; try again", null);
   }
 
+  /** A source whose database has not answered since start-up: 503 naming it, so clients retry. */
+  @ServerExceptionMapper
+  public Response sourceUnavailable(dev.outboxrelay.relay.source.SourceUnavailableException e) {
+    return Problem.response(Status.SERVICE_UNAVAILABLE, e.getMessage() + "; try again", "source");
+  }
+
   private static Response jsonProblem(JacksonException e) {
     String field = e instanceof DatabindException d ? path(d) : "";
     return Problem.response(Status.BAD_REQUEST,

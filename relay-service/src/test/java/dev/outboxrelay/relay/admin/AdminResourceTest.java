@@ -394,6 +394,16 @@ class AdminResourceTest {
         "longer than 200");
   }
 
+  /** Every admin endpoint takes ?source=; the only source here is "default", the one used without it. */
+  @Test
+  void sourceSelectsTheDatabase() {
+    viewer().queryParam("source", "default").get("/admin/messages").then().statusCode(200);
+    viewer().queryParam("source", "default").get("/admin/stats").then().statusCode(200);
+    badRequest(viewer().queryParam("source", "nope").get("/admin/messages"), "source",
+        "unknown source 'nope'; sources: [default]");
+    badRequest(viewer().queryParam("source", "nope").get("/admin/stats"), "source", "unknown source");
+  }
+
   @Test
   void badIdsAre400NamingTheId() {
     badRequest(viewer().get("/admin/messages/abc"), "id", "integer");

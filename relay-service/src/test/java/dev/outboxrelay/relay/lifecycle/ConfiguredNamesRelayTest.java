@@ -65,7 +65,7 @@ class ConfiguredNamesRelayTest {
     assertEquals(TABLES, relay.tables());
     // The connection's schema holds a default-named outbox too, as a default relay would leave it.
     OutboxSchema.migrate(ds);
-    Awaitility.await().atMost(WAIT).until(() -> relay.readyListenerState().equals("listening"));
+    Awaitility.await().atMost(WAIT).until(() -> relay.source(null).readyListenerState().equals("listening"));
     double wakeups = registry.find("outbox.claim.wakeups").counter().count();
     Outbox outbox = new Outbox(OutboxConfig.builder().destinations("billing").tables(relay.tables()).build());
     String op = "names-" + UUID.randomUUID();

@@ -171,6 +171,9 @@ class ReconciliationResourceTest {
     assertEquals(String.valueOf(lost.id()), receiver.requestsFor("lost-1").get(1).header("X-Outbox-Message-Id"));
 
     viewer().get("/reconciliation/report").then().statusCode(200).body("run_id", equalTo((int) runId));
+    // ?source= names the database (the only one here is "default"); absent means the first.
+    viewer().queryParam("source", "default").get("/reconciliation/report").then().statusCode(200)
+        .body("run_id", equalTo((int) runId));
     JsonPath byId = viewer().get("/reconciliation/runs/" + runId).then().statusCode(200).extract().jsonPath();
     assertEquals(items(first), items(byId));
     assertEquals(first.getMap("counts"), byId.getMap("counts"));
@@ -187,9 +190,9 @@ class ReconciliationResourceTest {
         .body("run_id", equalTo((int) second.getLong("run_id")));
 
     Awaitility.await().atMost(WAIT).untilAsserted(() -> given().get("/q/metrics").then().statusCode(200)
-        .body(containsString("outbox_reconciliation_items{category=\"matched\"} 4.0"))
-        .body(containsString("outbox_reconciliation_items{category=\"confirmed_not_sent\"} 1.0"))
-        .body(containsString("outbox_reconciliation_items{category=\"sent_unconfirmed\"} 0.0"))
+        .body(containsString("outbox_reconciliation_items{category=\"matched\",source=\"default\"} 4.0"))
+        .body(containsString("outbox_reconciliation_items{category=\"confirmed_not_sent\",source=\"default\"} 1.0"))
+        .body(containsString("outbox_reconciliation_items{category=\"sent_unconfirmed\",source=\"default\"} 0.0"))
         .body(containsString("outbox_reconciliation_last_run_age_seconds")));
     double age = reconciliation.metrics().lastRunAgeSeconds();
     assertTrue(age >= 0 && age < 60, "last run age " + age);
@@ -210,6 +213,8 @@ class ReconciliationResourceTest {
 
   @Test
   void badInputIsAProblemNamingTheFieldAndRunsNothing() {
+    problem(operator().queryParam("source", "nope").post("/reconciliation/runs"), 400, "source");
+    problem(viewer().queryParam("source", "nope").get("/reconciliation/report"), 400, "source");
     problem(operator().contentType("application/json").body("{not json").post("/reconciliation/runs"), 400, "body");
     problem(operator().contentType("application/json").body("[1]").post("/reconciliation/runs"), 400, "body");
     problem(operator().contentType("application/json").body("{\"window_start\":\"yesterday\"}")

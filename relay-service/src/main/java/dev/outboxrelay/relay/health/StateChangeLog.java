@@ -1,0 +1,172 @@
+package dev.outboxrelay.relay.health;
+
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Locale;
+import java.util.Objects;
+import org.jboss.logging.Logger;
+
+/**
+ * The up/down state of one dependency (a source's database, a destination's sink), logged the way
+ * an operator wants to read it: one line when it goes DOWN (with the reason), one line when it is UP
+ * again (with how long it was down), and while it stays down a reminder at most every {@code
+ * reminderInterval}. Never a stack trace: callers report every success and failure, and most of
+ * those reports log nothing. DOWN comes after {@code failuresToDown} consecutive failures (1 for a
+ * database, more for a sink, where one refused request is not yet an outage); one success is UP.
+ * Thread-safe.
+ */
+public final class StateChangeLog {
+  /** Where lines go: the relay's log, or a test's list. */
+  @FunctionalInterface
+  public interface Lines {
+    void write(Logger.Level level, String line);
+
+    static Lines of(Logger log) {
+      return (level, line) -> log.log(level, line);
+    }
+  }
+
+  /**
+   * A snapshot. {@code reason}: the latest failure while DOWN, else null; {@code since}: when the
+   * current state began (null while UP since start).
+   */
+  public record Status(boolean up, String reason, Instant since, long failures) {}
+
+  private final String subject;
+  private final Lines lines;
+  private final Clock clock;
+  private final Duration reminderInterval;
+  private final int failuresToDown;
+
+  private boolean up = true;
+  private int consecutiveFailures;
+  private long failuresWhileDown;
+  private String reason;
+  private Instant since;
+  private Instant lastLine;
+
+  /**
+   * @param subject what is up or down, as it starts a log line, e.g. {@code source 'orders' database}
+   * @param failuresToDown consecutive failures that make it DOWN (at least 1)
+   */
+  public StateChangeLog(String subject, Lines lines, Clock clock, Duration reminderInterval,
+      int failuresToDown) {
+    if (failuresToDown < 1) {
+      throw new IllegalArgumentException("failuresToDown must be at least 1, was " + failuresToDown);
+    }
+    if (reminderInterval.isNegative() || reminderInterval.isZero()) {
+      throw new IllegalArgumentException("outbox.relay.outage-reminder-interval must be positive, was "
+          + reminderInterval);
+    }
+    this.subject = Objects.requireNonNull(subject, "subject");
+    this.lines = Objects.requireNonNull(lines, "lines");
+    this.clock = Objects.requireNonNull(clock, "clock");
+    this.reminderInterval = reminderInterval;
+    this.failuresToDown = failuresToDown;
+  }
+
+  /** A call that needed the dependency worked: UP (logged when it was DOWN). */
+  public void success() {
+    success(clock.instant());
+  }
+
+  /**
+   * A call that started at {@code callStarted} ({@link #now()} before it) worked. While DOWN, a
+   * call that started before the outage was noticed is no evidence of recovery (it may have
+   * finished on a connection the outage had not reached yet): it changes nothing, so an outage's
+   * first moments do not log DOWN, UP, DOWN.
+   */
+  public synchronized void success(Instant callStarted) {
+    if (!up && callStarted.isBefore(since)) {
+      return;
+    }
+    consecutiveFailures = 0;
+    if (up) {
+      return;
+    }
+    Instant now = clock.instant();
+    lines.write(Logger.Level.INFO, String.format(Locale.ROOT, "%s UP again after %s DOWN (%d failed call(s)"
+        + " meanwhile; last: %s)", subject, human(Duration.between(since, now)), failuresWhileDown, reason));
+    up = true;
+    reason = null;
+    since = now;
+    lastLine = now;
+    failuresWhileDown = 0;
+  }
+
+  /** A call that needed the dependency failed for {@code why} (one line, no stack trace). */
+  public synchronized void failure(String why) {
+    Instant now = clock.instant();
+    String r = why == null || why.isBlank() ? "(no message)" : why.strip();
+    consecutiveFailures++;
+    if (up) {
+      if (consecutiveFailures < failuresToDown) {
+        return;
+      }
+      up = false;
+      since = now;
+      reason = r;
+      failuresWhileDown = consecutiveFailures;
+      lastLine = now;
+      lines.write(Logger.Level.WARN, String.format(Locale.ROOT, "%s DOWN: %s (logged again when UP, reminder"
+          + " every %s while DOWN)", subject, r, human(reminderInterval)));
+      return;
+    }
+    failuresWhileDown++;
+    reason = r;
+    if (Duration.between(lastLine, now).compareTo(reminderInterval) >= 0) {
+      lastLine = now;
+      lines.write(Logger.Level.WARN, String.format(Locale.ROOT, "%s still DOWN after %s (%d failed call(s)): %s",
+          subject, human(Duration.between(since, now)), failuresWhileDown, r));
+    }
+  }
+
+  /** This log's clock: what a caller passes to {@link #success(Instant)}. */
+  public Instant now() {
+    return clock.instant();
+  }
+
+  public synchronized Status status() {
+    return new Status(up, reason, since, up ? consecutiveFailures : failuresWhileDown);
+  }
+
+  public synchronized boolean up() {
+    return up;
+  }
+
+  /** 1 while UP, 0 while DOWN: the {@code outbox_source_up} / {@code outbox_destination_up} gauges. */
+  public double upValue() {
+    return up() ? 1 : 0;
+  }
+
+  /**
+   * One line for a failure: the exception's message and, when it adds something, its root cause's
+   * (a store exception names the operation, the driver's cause says why: "connection refused").
+   */
+  public static String describe(Throwable e) {
+    Throwable root = e;
+    while (root.getCause() != null && root.getCause() != root) {
+      root = root.getCause();
+    }
+    String top = String.valueOf(e.getMessage());
+    String cause = root.getMessage();
+    return root == e || cause == null || top.contains(cause) ? top : top + ": " + cause;
+  }
+
+  /** {@code 850ms}, {@code 12.3s}, {@code 4m05s}, {@code 2h03m}. */
+  static String human(Duration d) {
+    long ms = d.toMillis();
+    if (ms < 1000) {
+      return ms + "ms";
+    }
+    if (ms < 60_000) {
+      return String.format(Locale.ROOT, "%.1fs", ms / 1000.0);
+    }
+    long s = ms / 1000;
+    if (s < 3600) {
+      return String.format(Locale.ROOT, "%dm%02ds", s / 60, s % 60);
+    }
+    return String.format(Locale.ROOT, "%dh%02dm", s / 3600, (s % 3600) / 60);
+  }
+}

@@ -510,15 +510,7 @@ public abstract class OutboxStoreContractTest {
     assertTrue(store.markDelivered(c, AttemptRecord.success(Duration.ofMillis(150), "202 Accepted")));
     Instant after = store.databaseNow();
 
-    StoredMessage m = row(id);
-    assertAll(
-        () -> assertEquals('S', m.state()),
-        () -> assertBetween(before, after, m.sentAt(), "sent_at"),
-        () -> assertEquals(1, m.attempts()),
-        () -> assertNull(m.claimToken()),
-        () -> assertNull(m.leaseUntil()),
-        () -> assertNull(m.lastError()),
-        () -> assertNotNull(m.claimedAt()));
+    StoredMessage m = assertSentOnFirstAttempt(id, before, after);
     StoredAttempt a = onlyAttempt(id);
     assertAll(
         () -> assertEquals(id, a.messageId()),
@@ -644,13 +636,7 @@ public abstract class OutboxStoreContractTest {
 
     assertEquals(Set.of(ids.get(0), ids.get(1), ids.get(2)), done);
     for (long id : done) {
-      StoredMessage m = row(id);
-      assertAll(
-          () -> assertEquals('S', m.state()),
-          () -> assertBetween(before, after, m.sentAt(), "sent_at"),
-          () -> assertEquals(1, m.attempts()),
-          () -> assertNull(m.claimToken()),
-          () -> assertNull(m.leaseUntil()));
+      assertSentOnFirstAttempt(id, before, after);
       assertEquals(List.of(AttemptOutcome.DELIVERED), outcomes(id));
     }
     assertEquals("201", onlyAttempt(ids.get(1)).responseSummary());
@@ -1015,6 +1001,20 @@ public abstract class OutboxStoreContractTest {
 
   protected List<ClaimedMessage> claim(int limit, Duration lease) {
     return store.claimBatch(ClaimRequest.of(limit, lease));
+  }
+
+  /** Job {@code id} is sent ({@code S}) by its first attempt, completed between {@code before} and {@code after}; its row. */
+  private StoredMessage assertSentOnFirstAttempt(long id, Instant before, Instant after) {
+    StoredMessage m = row(id);
+    assertAll(
+        () -> assertEquals('S', m.state()),
+        () -> assertBetween(before, after, m.sentAt(), "sent_at"),
+        () -> assertEquals(1, m.attempts()),
+        () -> assertNull(m.claimToken()),
+        () -> assertNull(m.leaseUntil()),
+        () -> assertNull(m.lastError()),
+        () -> assertNotNull(m.claimedAt()));
+    return m;
   }
 
   protected ClaimedMessage claimExactlyOne(Duration lease) {

@@ -94,16 +94,11 @@ class MigrationScriptsTest {
    */
   @Test
   void onlyPostgresqlNotifiesOnTheChannelItsDialectListensOn() throws IOException {
-    String v4 = "V4__ready_notification.sql";
-    String pg = read("db/outbox/postgresql/" + v4);
-    assertNotNull(pg, "missing postgresql " + v4);
+    String pg = postgresqlOnly("V4__ready_notification.sql");
     String channel = DialectDetector.forProductName("PostgreSQL").readyNotifications().orElseThrow().channel();
     assertTrue(pg.contains("pg_notify('" + channel + "'"), pg);
     assertTrue(pg.matches("(?is).*AFTER\\s+INSERT\\s+ON\\s+outbox_message\\s+FOR\\s+EACH\\s+STATEMENT.*"),
         "one notification per statement, not per row: " + pg);
-    for (String db : List.of("h2", "mariadb", "sqlserver")) {
-      assertEquals(null, read("db/outbox/" + db + "/" + v4), db + " has no notifications");
-    }
     for (String product : List.of("H2", "MariaDB", "Microsoft SQL Server")) {
       assertTrue(DialectDetector.forProductName(product).readyNotifications().isEmpty(), product);
     }
@@ -116,17 +111,22 @@ class MigrationScriptsTest {
    */
   @Test
   void onlyPostgresqlThrottlesItsNotificationsWithoutWaiting() throws IOException {
-    String v5 = "V5__ready_notification_throttle.sql";
-    String pg = read("db/outbox/postgresql/" + v5);
-    assertNotNull(pg, "missing postgresql " + v5);
+    String pg = postgresqlOnly("V5__ready_notification_throttle.sql");
     String channel = DialectDetector.forProductName("PostgreSQL").readyNotifications().orElseThrow().channel();
     String code = pg.replaceAll("--[^\\n]*", "");
     assertTrue(code.contains("pg_try_advisory_xact_lock(") && !code.contains("pg_advisory_xact_lock("),
         "never waits for the lock: " + pg);
     assertTrue(code.contains("TG_TABLE_SCHEMA") && code.contains("pg_notify('" + channel + "'"), pg);
+  }
+
+  /** The text of PostgreSQL's {@code script}, asserting that no other database has that migration. */
+  private static String postgresqlOnly(String script) throws IOException {
+    String pg = read("db/outbox/postgresql/" + script);
+    assertNotNull(pg, "missing postgresql " + script);
     for (String db : List.of("h2", "mariadb", "sqlserver")) {
-      assertEquals(null, read("db/outbox/" + db + "/" + v5), db + " has no notifications");
+      assertEquals(null, read("db/outbox/" + db + "/" + script), db + " has no notifications");
     }
+    return pg;
   }
 
   private static String read(String path) throws IOException {

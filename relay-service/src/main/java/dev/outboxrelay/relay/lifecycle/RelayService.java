@@ -5,6 +5,7 @@ import dev.outboxrelay.outbox.store.OutboxStore;
 import dev.outboxrelay.relay.claim.Backoff;
 import dev.outboxrelay.relay.claim.ClaimLoop;
 import dev.outboxrelay.relay.config.RelayConfig;
+import dev.outboxrelay.relay.config.ConfigChecks;
 import dev.outboxrelay.relay.health.DestinationStates;
 import dev.outboxrelay.relay.metrics.RelayMetrics;
 import dev.outboxrelay.relay.sink.BrokerChannels;
@@ -26,6 +27,9 @@ import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
 import jakarta.inject.Inject;
 import java.time.Clock;
+import java.util.function.Consumer;
+import java.util.UUID;
+import java.net.InetAddress;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -72,8 +76,8 @@ public class RelayService {
     if (relay.maxAttempts() < 1) {
       throw new IllegalArgumentException("outbox.relay.max-attempts must be >= 1, was " + relay.maxAttempts());
     }
-    requirePositive(relay.errorMaxWait(), "outbox.relay.error-max-wait");
-    requirePositive(relay.outageReminderInterval(), "outbox.relay.outage-reminder-interval");
+    ConfigChecks.positive("outbox.relay.error-max-wait", relay.errorMaxWait());
+    ConfigChecks.positive("outbox.relay.outage-reminder-interval", relay.outageReminderInterval());
     Set<String> active = new TreeSet<>();
     for (String name : OUTBOX_DATASOURCES) {
       if (AgroalDataSourceUtil.dataSourceIfActive(name).isPresent()) {
@@ -113,11 +117,6 @@ public class RelayService {
         sinks.destinations(), relay.leaseDuration(), relay.maxAttempts(), signedNote(sinks));
   }
 
-  private static void requirePositive(Duration d, String key) {
-    if (d.isNegative() || d.isZero()) {
-      throw new IllegalArgumentException(key + " must be positive, was " + d);
-    }
-  }
 
   /** Which destinations sign (names only: a secret is never logged). */
   private static String signedNote(SinkRegistry sinks) {
@@ -191,5 +190,35 @@ public class RelayService {
   /** The outbox's table names ({@code outbox.schema}, {@code outbox.table}), as validated at start-up. */
   public OutboxTables tables() {
     return tables;
+  }
+
+  /**
+   * One scheduled tick of {@code task} ({@code what}: "retention", "reconciliation") on every source
+   * whose database answers. A source still starting or DOWN is skipped (its state already says why;
+   * the next tick tries again), and one source's failure is logged for it alone.
+   */
+  public void onAnsweringSources(String what, Consumer<RelaySource> task) {
+    for (RelaySource source : sources) {
+      if (!source.started() || !source.database().up()) {
+        continue;
+      }
+      try {
+        task.accept(source);
+      } catch (RuntimeException e) {
+        LOG.errorf("scheduled %s on source '%s' failed (the next tick tries again): %s", what, source.name(),
+            e.getMessage());
+      }
+    }
+  }
+
+  /** This process's name in fleet leases and run records: {@code host/pid/random}, new at each call. */
+  public static String instanceName() {
+    String host;
+    try {
+      host = InetAddress.getLocalHost().getHostName();
+    } catch (java.io.IOException e) {
+      host = "unknown-host";
+    }
+    return host + "/" + ProcessHandle.current().pid() + "/" + UUID.randomUUID().toString().substring(0, 8);
   }
 }

@@ -11,9 +11,7 @@ import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
 import jakarta.inject.Inject;
 import jakarta.interceptor.Interceptor;
-import java.net.InetAddress;
 import java.util.Map;
-import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import org.jboss.logging.Logger;
 
@@ -31,7 +29,7 @@ public class RetentionSchedule {
   @Inject RelayService relay;
   @Inject MeterRegistry registry;
 
-  private final String owner = instanceName();
+  private final String owner = RelayService.instanceName();
   private volatile RetentionSettings settings;
   private final Map<String, RetentionService> services = new ConcurrentHashMap<>();
 
@@ -56,17 +54,7 @@ public class RetentionSchedule {
     if (s == null || !s.enabled()) {
       return;
     }
-    for (RelaySource source : relay.sources()) {
-      if (!source.started() || !source.database().up()) {
-        continue; // its state already says why; the next tick tries again
-      }
-      try {
-        service(source).runScheduled();
-      } catch (RuntimeException e) {
-        LOG.errorf("scheduled retention on source '%s' failed (the next tick tries again): %s", source.name(),
-            e.getMessage());
-      }
-    }
+    relay.onAnsweringSources("retention", source -> service(source).runScheduled());
   }
 
   /** The retention service of the first source (the only one on a single-database relay). */
@@ -78,15 +66,5 @@ public class RetentionSchedule {
   public RetentionService service(RelaySource source) {
     return services.computeIfAbsent(source.name(), n -> new RetentionService(source.store(), source.locks(),
         settings, new RetentionMetrics(registry, n), owner));
-  }
-
-  private static String instanceName() {
-    String host;
-    try {
-      host = InetAddress.getLocalHost().getHostName();
-    } catch (java.io.IOException e) {
-      host = "unknown-host";
-    }
-    return host + "/" + ProcessHandle.current().pid() + "/" + UUID.randomUUID().toString().substring(0, 8);
   }
 }

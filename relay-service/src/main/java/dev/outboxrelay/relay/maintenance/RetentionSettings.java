@@ -1,5 +1,7 @@
 package dev.outboxrelay.relay.maintenance;
 
+import static dev.outboxrelay.relay.config.ConfigChecks.positive;
+
 import dev.outboxrelay.relay.config.RelayConfig;
 import java.time.Duration;
 
@@ -31,9 +33,4 @@ public record RetentionSettings(boolean enabled, Duration keep, Duration interva
     return new RetentionSettings(enabled, keep, interval, batchSize, maxPerPass);
   }
 
-  private static void positive(String key, Duration value) {
-    if (value.isZero() || value.isNegative()) {
-      throw new IllegalArgumentException(key + " must be positive, was " + value);
-    }
-  }
 }

@@ -18,13 +18,11 @@ import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
 import jakarta.inject.Inject;
 import jakarta.interceptor.Interceptor;
-import java.net.InetAddress;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Optional;
-import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import org.jboss.logging.Logger;
 
@@ -45,7 +43,7 @@ public class ReconciliationService {
   @Inject MeterRegistry registry;
 
   /** This relay instance, as the lock owner and the runs' owner. */
-  private final String owner = instanceName();
+  private final String owner = RelayService.instanceName();
   private volatile ReconciliationSettings settings;
   /** Per source: made when its database first answers. */
   private final Map<String, PerSource> perSource = new ConcurrentHashMap<>();
@@ -98,17 +96,7 @@ public class ReconciliationService {
     if (s == null || !s.enabled() || s.destinations().isEmpty()) {
       return;
     }
-    for (RelaySource source : relay.sources()) {
-      if (!source.started() || !source.database().up()) {
-        continue; // its state already says why; the next tick tries again
-      }
-      try {
-        runScheduled(of(source));
-      } catch (RuntimeException e) {
-        LOG.errorf("scheduled reconciliation on source '%s' failed (the next tick tries again): %s",
-            source.name(), e.getMessage());
-      }
-    }
+    relay.onAnsweringSources("reconciliation", source -> runScheduled(of(source)));
   }
 
   /**
@@ -250,16 +238,5 @@ public class ReconciliationService {
 
   public String owner() {
     return owner;
-  }
-
-  private static String instanceName() {
-    String host;
-    try {
-      host = InetAddress.getLocalHost().getHostName();
-    } catch (java.io.IOException e) {
-      host = "unknown-host";
-    }
-    String pid = String.valueOf(ProcessHandle.current().pid());
-    return host + "/" + pid + "/" + UUID.randomUUID().toString().substring(0, 8);
   }
 }

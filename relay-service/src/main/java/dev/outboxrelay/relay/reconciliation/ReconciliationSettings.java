@@ -1,5 +1,7 @@
 package dev.outboxrelay.relay.reconciliation;
 
+import static dev.outboxrelay.relay.config.ConfigChecks.positive;
+
 import dev.outboxrelay.relay.config.RelayConfig;
 import java.net.URI;
 import java.time.Duration;
@@ -88,9 +90,4 @@ public record ReconciliationSettings(boolean enabled, Duration interval, Duratio
     return Optional.of(new DestinationSettings(name, t, url, redrive, accept, connectTimeout, requestTimeout));
   }
 
-  private static void positive(String key, Duration d) {
-    if (d.isZero() || d.isNegative()) {
-      throw new IllegalArgumentException(key + " must be positive, was " + d);
-    }
-  }
 }

@@ -1,5 +1,6 @@
 package dev.outboxrelay.relay.source;
 
+import dev.outboxrelay.relay.config.ConfigChecks;
 import dev.outboxrelay.relay.config.RelayConfig;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -39,8 +40,9 @@ public record SourceSpec(String name, String datasource, int batchSize, int conc
     RelayConfig.Relay relay = config.relay();
     List<SourceSpec> specs = new ArrayList<>();
     if (config.sources().isEmpty()) {
-      specs.add(new SourceSpec(DEFAULT, defaultDatasource(relay, active, known), positive(relay.batchSize(),
-          "outbox.relay.batch-size"), positive(relay.concurrency(), "outbox.relay.concurrency"), "outbox.relay"));
+      specs.add(new SourceSpec(DEFAULT, defaultDatasource(relay, active, known), ConfigChecks.positive(
+          "outbox.relay.batch-size", relay.batchSize()), ConfigChecks.positive("outbox.relay.concurrency",
+          relay.concurrency()), "outbox.relay"));
       return specs;
     }
     if (relay.datasource().isPresent()) {
@@ -69,18 +71,12 @@ public record SourceSpec(String name, String datasource, int batchSize, int conc
             + other + "': two claim loops and reapers on one outbox table are one source, configured once");
       }
       specs.add(new SourceSpec(name, ds,
-          positive(e.getValue().batchSize().orElse(relay.batchSize()), key + ".batch-size"),
-          positive(e.getValue().concurrency().orElse(relay.concurrency()), key + ".concurrency"), key));
+          ConfigChecks.positive(key + ".batch-size", e.getValue().batchSize().orElse(relay.batchSize())),
+          ConfigChecks.positive(key + ".concurrency", e.getValue().concurrency().orElse(relay.concurrency())), key));
     }
     return specs;
   }
 
-  private static int positive(int value, String key) {
-    if (value <= 0) {
-      throw new IllegalArgumentException(key + " must be positive, was " + value);
-    }
-    return value;
-  }
 
   private static String defaultDatasource(RelayConfig.Relay relay, Set<String> active, List<String> known) {
     Set<String> sorted = new java.util.TreeSet<>(active);

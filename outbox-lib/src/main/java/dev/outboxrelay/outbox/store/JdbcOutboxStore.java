@@ -295,8 +295,6 @@ public class JdbcOutboxStore implements OutboxStore {
     // Id order: concurrent batches that touch a common row (a stale claim) lock in the same order.
     List<DeliveredJob> sorted = jobs.stream()
         .sorted(java.util.Comparator.comparingLong(j -> j.message().id())).toList();
-    String what = "delivery of " + jobs.size() + " jobs (ids " + sorted.get(0).message().id() + ".."
-        + sorted.get(sorted.size() - 1).message().id() + ")";
     try {
       return retryingConflicts(() -> {
         try (Connection c = dataSource.getConnection()) {
@@ -314,7 +312,8 @@ public class JdbcOutboxStore implements OutboxStore {
         }
       });
     } catch (SQLException e) {
-      throw new OutboxStoreException(what + " failed", e);
+      throw new OutboxStoreException("delivery of " + jobs.size() + " jobs (ids " + sorted.get(0).message().id()
+          + ".." + sorted.get(sorted.size() - 1).message().id() + ") failed", e);
     }
   }
 

@@ -40,6 +40,15 @@ public final class Backoff {
     return new Backoff(c.initialDelay(), c.multiplier(), c.maxDelay(), c.jitter(), Math::random);
   }
 
+  /**
+   * The next pause of a loop that retries the database or a connection: twice {@code pause}, at
+   * most {@code max}.
+   */
+  public static Duration doubled(Duration pause, Duration max) {
+    Duration twice = pause.multipliedBy(2);
+    return twice.compareTo(max) > 0 ? max : twice;
+  }
+
   /** Delay before attempt {@code failedAttempt + 1}. */
   public Duration delay(int failedAttempt, Optional<Duration> sinkHint) {
     if (sinkHint.isPresent()) {

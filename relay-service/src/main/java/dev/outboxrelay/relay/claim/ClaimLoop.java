@@ -205,8 +205,7 @@ public class ClaimLoop {
           Thread.currentThread().interrupt();
           break;
         }
-        errorPause = errorPause.multipliedBy(2).compareTo(errorPauseMax) > 0
-            ? errorPauseMax : errorPause.multipliedBy(2);
+        errorPause = Backoff.doubled(errorPause, errorPauseMax);
       }
     }
   }

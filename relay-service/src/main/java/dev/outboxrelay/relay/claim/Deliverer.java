@@ -229,7 +229,7 @@ public class Deliverer {
           Thread.currentThread().interrupt();
           return false;
         }
-        pause = pause.multipliedBy(2).compareTo(RECORD_RETRY_MAX) > 0 ? RECORD_RETRY_MAX : pause.multipliedBy(2);
+        pause = Backoff.doubled(pause, RECORD_RETRY_MAX);
       }
     }
   }

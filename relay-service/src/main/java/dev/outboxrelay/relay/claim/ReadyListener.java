@@ -120,7 +120,7 @@ public final class ReadyListener implements AutoCloseable {
         } catch (InterruptedException ie) {
           break;
         }
-        pause = pause.multipliedBy(2).compareTo(RECONNECT_MAX) > 0 ? RECONNECT_MAX : pause.multipliedBy(2);
+        pause = Backoff.doubled(pause, RECONNECT_MAX);
       } finally {
         if (c != null) {
           release(c);

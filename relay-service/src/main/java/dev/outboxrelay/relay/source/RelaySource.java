@@ -45,7 +45,11 @@ public final class RelaySource {
       DeliveryTracing tracing, Clock clock) {}
 
   /** A started source's services. */
-  private record Running(JdbcOutboxStore store, RelayAssembly assembly, ReconciliationStore locks) {}
+  private record Running(RelayAssembly assembly, ReconciliationStore locks) {
+    JdbcOutboxStore store() {
+      return assembly.store();
+    }
+  }
 
   private final SourceSpec spec;
   private final AgroalDataSource dataSource;
@@ -92,7 +96,7 @@ public final class RelaySource {
     }
     Duration pause = retryPause;
     Duration max = wiring.relay().errorMaxWait();
-    retryPause = pause.multipliedBy(2).compareTo(max) > 0 ? max : pause.multipliedBy(2);
+    retryPause = Backoff.doubled(pause, max);
     maintenance.schedule(() -> {
       if (!tryStart()) {
         scheduleRetry();
@@ -115,7 +119,7 @@ public final class RelaySource {
       RelayAssembly assembly = RelayAssembly.assemble(dataSource, wiring.tables(), wiring.registry(), wiring.sinks(), relay, spec,
           wiring.backoff(), new IdleWait(relay.idleMinWait(), relay.idleMaxWait()), clockSkew::get,
           wiring.tracing(), database);
-      running = new Running(assembly.store(), assembly, JdbcReconciliationStore.create(dataSource, wiring.tables()));
+      running = new Running(assembly, JdbcReconciliationStore.create(dataSource, wiring.tables()));
     } catch (RuntimeException e) {
       database.failure("cannot start: " + StateChangeLog.describe(e));
       return false;

@@ -128,6 +128,7 @@ final class MessageValidator {
     }
     for (Map.Entry<String, String> h : headers.entrySet()) {
       if (h.getKey() == null || !HEADER_NAME.matcher(h.getKey()).matches()) {
+        rejectNonTokenCharacter(h.getKey());
         throw new InvalidMessageException(
             "headers", "name '" + h.getKey() + "' is not a valid header name (1-100 token characters)");
       }
@@ -163,6 +164,24 @@ final class MessageValidator {
       return stored.isEmpty() ? null : JSON.writeValueAsString(stored);
     } catch (JsonProcessingException e) {
       throw new InvalidMessageException("headers", "cannot be written as JSON: " + e.getOriginalMessage());
+    }
+  }
+
+  /** Names the first character of {@code name} that is no HTTP token character, if any. */
+  private static void rejectNonTokenCharacter(String name) {
+    if (name == null) {
+      return;
+    }
+    int position = 0;
+    for (int i = 0; i < name.length(); ) {
+      int cp = name.codePointAt(i);
+      position++;
+      if (cp > 0x7E || !HEADER_NAME.matcher(Character.toString(cp)).matches()) {
+        throw new InvalidCharacterException("headers", "name '" + name + "'", cp, position,
+            "is not allowed: a header name is 1 to 100 HTTP token characters (letters, digits and"
+                + " !#$%&'*+-.^_`|~)");
+      }
+      i += Character.charCount(cp);
     }
   }
 

@@ -265,6 +265,35 @@ class HttpSinkTest {
     }
   }
 
+  /**
+   * A row written without the library (plain SQL) may hold what enqueue refuses: the sink refuses
+   * it too, permanently, instead of letting the client write {@code latin1-?} for two IDs.
+   */
+  @org.junit.jupiter.api.Nested
+  class RowsEnqueueWouldRefuse {
+    @ParameterizedTest
+    @ValueSource(strings = {"latin1-\u00e4", "latin1-\u00f6", "bestellung-\u00e4-\uD83D\uDE00", "a\u2028b", "a\uD800b"})
+    void anIdAHeaderCannotCarryIsAPermanentInvalidRequestAndNothingIsSent(String id) throws Exception {
+      SinkResult.PermanentFailure p = assertInstanceOf(SinkResult.PermanentFailure.class, sink.deliver(message(id)));
+      assertEquals("InvalidRequest", p.errorClass());
+      assertTrue(p.error().startsWith("operation ID has U+"), p.error());
+      assertEquals(List.of(), receiver.requests());
+    }
+
+    @Test
+    void aLatin1HeaderValueOrContentTypeIsAPermanentInvalidRequest() throws Exception {
+      SinkResult.PermanentFailure header = assertInstanceOf(SinkResult.PermanentFailure.class,
+          sink.deliver(messageWithBody("op-h1", "{}", Map.of("X-Name", "Zo\u00eb"))));
+      assertEquals("header X-Name has U+00EB at position 3, which an HTTP field value cannot carry byte-for-byte"
+          + " (printable ASCII and tab only)", header.error());
+      ClaimedMessage type = new ClaimedMessage(45, "op-h2", "billing", null, "x", "text/plain; x=\u00e4",
+          Map.of(), 0, UUID.randomUUID(), Instant.now(), Instant.now().plusSeconds(30));
+      assertTrue(assertInstanceOf(SinkResult.PermanentFailure.class, sink.deliver(type)).error()
+          .startsWith("content type has U+00E4 at position 15"));
+      assertEquals(List.of(), receiver.requests());
+    }
+  }
+
   /** One request read off a plain socket: its head (ISO-8859-1, one char per byte) and body bytes. */
   record RawRequest(String head, byte[] body, SinkResult result) {
     interface Send {

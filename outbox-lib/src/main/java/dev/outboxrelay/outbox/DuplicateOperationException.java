@@ -1,9 +1,11 @@
 package dev.outboxrelay.outbox;
 
 /**
- * The operation ID is already used by a job with a different destination, payload, content
- * type or ordering key. Re-enqueueing the identical job is a no-op instead; this exception means
- * two different effects would share one idempotency key, which a sink would silently merge.
+ * The operation ID is already used by a job that would be sent differently: another destination,
+ * payload, content type, ordering key or headers (trace headers aside). Re-enqueueing the same
+ * job is a no-op instead ({@code created=false}, whatever the delay: the first job's schedule
+ * stands); this exception means two different effects would share one idempotency key, which a
+ * sink would silently merge.
  */
 public class DuplicateOperationException extends InvalidMessageException {
   private final String operationId;

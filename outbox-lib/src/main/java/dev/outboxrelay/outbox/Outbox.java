@@ -54,13 +54,19 @@ public class Outbox {
   /**
    * Validates and inserts one job on {@code connection}.
    *
-   * @return the job's id; {@code created=false} if an identical job with this operation ID exists
-   * @throws InvalidMessageException a field is invalid; nothing was written
-   * @throws DuplicateOperationException the operation ID is taken by a different job
+   * @return the job's id; {@code created=false} if a job with this operation ID, destination,
+   *     payload, content type, ordering key and headers (trace headers aside) exists, whatever its
+   *     delay (the first job's schedule stands)
+   * @throws InvalidMessageException a field is invalid ({@link InvalidCharacterException} for a
+   *     character some sink cannot carry unchanged); nothing was written
+   * @throws DuplicateOperationException the operation ID is taken by a job that would be sent
+   *     differently
    * @throws OutboxStoreException the database failed; the caller's transaction should roll back
    */
   public EnqueueResult enqueue(Connection connection, OutboxMessage message) {
-    return storeFor(connection).insert(connection, validated(message, traceContext.current()));
+    // Validated first: bad input is refused before the connection is touched (even for dialect detection).
+    NewMessage validated = validated(message, traceContext.current());
+    return storeFor(connection).insert(connection, validated);
   }
 
   /**

@@ -2,6 +2,7 @@ package dev.outboxrelay.outbox;
 
 import dev.outboxrelay.outbox.schema.OutboxTables;
 import dev.outboxrelay.outbox.store.dialect.OutboxDialect;
+import java.time.Duration;
 import java.util.Collection;
 import java.util.LinkedHashSet;
 import java.util.Set;
@@ -35,6 +36,15 @@ public record OutboxConfig(Set<String> destinations, int maxPayloadBytes, int in
   public static final int MAX_ORDERING_KEY_LENGTH = 200;
   public static final int MAX_CONTENT_TYPE_LENGTH = 100;
   public static final int MAX_HEADERS_JSON_LENGTH = 8 * 1024;
+
+  /**
+   * The longest {@code deliverAfter} delay: 1830 days, five years. Far enough for yearly renewals
+   * and multi-year reminders, far inside every supported database's time range (SQL Server's and
+   * MariaDB's end in 9999) and its millisecond arithmetic, and refused at enqueue beyond it, before
+   * the connection is touched. A job due further ahead belongs in the application's own tables
+   * until it comes due.
+   */
+  public static final Duration MAX_DELIVER_AFTER = Duration.ofDays(5 * 366);
 
   public OutboxConfig {
     destinations = Set.copyOf(destinations);

@@ -72,7 +72,13 @@ public record OutboxMessage(
 
     private Builder() {}
 
-    /** Stable ID of the business effect, e.g. {@code order-42/billing}; at most 200 characters. */
+    /**
+     * Stable ID of the business effect, e.g. {@code order-42/billing}: 1 to 200 printable ASCII
+     * characters (U+0020 to U+007E, no space at either end), which an HTTP {@code
+     * Idempotency-Key}, an AMQP {@code message-id} and a Kafka header carry byte-for-byte. Anything
+     * else is refused at enqueue ({@link InvalidCharacterException}); map other text to ASCII
+     * yourself (e.g. percent-encode its UTF-8), the same way on every retry.
+     */
     public Builder operationId(String operationId) {
       this.operationId = operationId;
       return this;
@@ -89,6 +95,7 @@ public record OutboxMessage(
       return this;
     }
 
+    /** A media type, 1 to 100 printable ASCII characters (no space at either end). */
     public Builder contentType(String contentType) {
       this.contentType = contentType;
       return this;
@@ -100,6 +107,11 @@ public record OutboxMessage(
       return this;
     }
 
+    /**
+     * A header sent with the job: the name an HTTP token of at most 100 characters, the value
+     * printable ASCII and tab (none at either end; may be empty), as RFC 9110 allows in a field
+     * value and AMQP and Kafka carry unchanged.
+     */
     public Builder header(String name, String value) {
       headers.put(name, value);
       return this;
@@ -110,7 +122,11 @@ public record OutboxMessage(
       return this;
     }
 
-    /** Not claimable before commit time + delay (database clock). */
+    /**
+     * Not claimable before commit time + delay (database clock); from zero to {@link
+     * OutboxConfig#MAX_DELIVER_AFTER} (five years). On a re-enqueue of the same job the first
+     * job's delay stands.
+     */
     public Builder deliverAfter(Duration delay) {
       this.deliverAfter = delay;
       return this;

@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.outboxrelay.outbox.store.JdbcOutboxStore;
+import dev.outboxrelay.outbox.store.NewMessage;
 import dev.outboxrelay.outbox.store.StoredMessage;
 import dev.outboxrelay.outbox.testing.TestDatabases;
 import java.lang.reflect.InvocationTargetException;
@@ -15,9 +16,12 @@ import java.lang.reflect.Proxy;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import javax.sql.DataSource;
@@ -210,6 +214,153 @@ public abstract class OutboxEnqueueContractTest {
   }
 
   @Test
+  void reusedOperationIdWithDifferentHeadersIsRejectedWhileAnotherDelayOrTraceContextIsANoOp() throws Exception {
+    String parent1 = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+    String parent2 = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
+    long id;
+    try (Connection c = transaction()) {
+      id = outbox.enqueue(c, headed("order-15/billing", Duration.ofHours(1),
+          Map.of("X-Tenant", "acme", "X-Region", "eu", "traceparent", parent1))).messageId();
+      c.commit();
+    }
+    StoredMessage before = store.findMessage(id).orElseThrow();
+    try (Connection c = transaction()) {
+      for (Map<String, String> other : List.of(Map.of("X-Tenant", "acme"),
+          Map.of("X-Tenant", "other", "X-Region", "eu"),
+          Map.of("X-Tenant", "acme", "X-Region", "eu", "X-Extra", "1"),
+          Map.of("x-tenant", "acme", "X-Region", "eu"),
+          Map.<String, String>of())) {
+        DuplicateOperationException e = assertThrows(DuplicateOperationException.class,
+            () -> outbox.enqueue(c, headed("order-15/billing", Duration.ofHours(1), other)), other::toString);
+        assertTrue(e.getMessage().contains("different headers"), e.getMessage());
+        assertFalse(e.getMessage().contains("acme"), "names only, never values: " + e.getMessage());
+      }
+      // The same headers in another order, another trace context, another delay: the same job.
+      Map<String, String> reordered = new LinkedHashMap<>();
+      reordered.put("traceparent", parent2);
+      reordered.put("X-Region", "eu");
+      reordered.put("X-Tenant", "acme");
+      assertEquals(new EnqueueResult(id, false),
+          outbox.enqueue(c, headed("order-15/billing", Duration.ofMinutes(5), reordered)));
+      assertEquals(new EnqueueResult(id, false), outbox.enqueue(c,
+          headed("order-15/billing", Duration.ZERO, Map.of("X-Region", "eu", "X-Tenant", "acme"))));
+      insertOrder(c, 15);
+      c.commit();
+    }
+    assertEquals(before, store.findMessage(id).orElseThrow(), "the first job, its delay and trace context stand");
+    assertEquals(1, TestDatabases.countMessages(ds));
+    assertEquals(1, orders());
+  }
+
+  @Test
+  void idsNoSinkCarriesUnchangedAreRefusedNamingTheCharacterAndTheTransactionGoesOn() throws Exception {
+    try (Connection c = transaction()) {
+      for (String[] bad : new String[][] {{"latin1-\u00e4", "U+00E4", "8"}, {"latin1-\u00f6", "U+00F6", "8"},
+          {"bestellung-\u00e4-\uD83D\uDE00", "U+00E4", "12"}, {"order-\uD83D\uDE00", "U+1F600", "7"},
+          {"a\u2028b", "U+2028", "2"}, {"a\uD800b", "U+D800", "2"}, {"a\u007fb", "U+007F", "2"},
+          {"order-1 ", "U+0020", "8"}}) {
+        InvalidCharacterException e = assertThrows(InvalidCharacterException.class,
+            () -> outbox.enqueue(c, job(bad[0], "{}")), bad[1]);
+        assertEquals("operation_id", e.field());
+        assertEquals(Integer.parseInt(bad[1].substring(2), 16), e.codePoint(), e.getMessage());
+        assertEquals(Integer.parseInt(bad[2]), e.position(), e.getMessage());
+        assertTrue(e.getMessage().contains(bad[1] + " (") && e.getMessage().contains("position " + bad[2]),
+            e.getMessage());
+      }
+      insertOrder(c, 16);
+      c.commit();
+    }
+    assertEquals(0, TestDatabases.countMessages(ds), "nothing of a refused ID was written");
+    assertEquals(1, orders());
+  }
+
+  @Test
+  void everyPrintableAsciiIdIsStoredExactlyAndDistinctIdsStayDistinctJobs() throws Exception {
+    StringBuilder all = new StringBuilder("!");
+    for (char ch = 0x20; ch <= 0x7e; ch++) {
+      all.append(ch);
+    }
+    all.append('~');
+    // "a?b" is the text a lone surrogate would have become; case and inner spaces are significant.
+    List<String> ids = List.of(all.toString(), "a?b", "Order-17", "order-17", "ORDER-17", "a b", "a  b",
+        "x".repeat(OutboxConfig.MAX_OPERATION_ID_LENGTH), "\"quoted\"", "back\\slash", "100%25", "q=1;v=\"2\"");
+    try (Connection c = transaction()) {
+      for (String id : ids) {
+        assertTrue(outbox.enqueue(c, job(id, "{}")).created(), id);
+      }
+      c.commit();
+    }
+    assertEquals(ids.size(), TestDatabases.countMessages(ds), "one job per distinct ID");
+    for (String id : ids) {
+      assertEquals(id, store.findByOperationId(id).orElseThrow().operationId());
+    }
+  }
+
+  @Test
+  void headerValuesAndContentTypesSomeSinkWouldChangeAreRefusedNamingTheHeader() throws Exception {
+    try (Connection c = transaction()) {
+      for (String value : List.of("a\u007fb", "caf\u00e9", "\uD83D\uDE00", " acme", "acme\t", "a\rb")) {
+        InvalidCharacterException e = assertThrows(InvalidCharacterException.class, () -> outbox.enqueue(c,
+            OutboxMessage.builder().operationId("order-18/billing").destination(HTTP_BILLING).payload("{}")
+                .header("X-Tenant", value).build()), value);
+        assertEquals("headers", e.field());
+        assertTrue(e.getMessage().startsWith("headers: value of 'X-Tenant': character U+"), e.getMessage());
+      }
+      InvalidCharacterException type = assertThrows(InvalidCharacterException.class, () -> outbox.enqueue(c,
+          OutboxMessage.builder().operationId("order-18/billing").destination(HTTP_BILLING).payload("x")
+              .contentType("text/plain; x=\u00e4\uD83D\uDE00").build()));
+      assertEquals("content_type", type.field());
+      assertEquals(0xE4, type.codePoint());
+      assertEquals(15, type.position());
+      // What is allowed arrives in the row unchanged: tab inside a value, every printable character.
+      assertTrue(outbox.enqueue(c, OutboxMessage.builder().operationId("order-18/billing")
+          .destination(HTTP_BILLING).payload("x").contentType("text/plain; charset=\"utf-8\"")
+          .header("X-Tenant", "a\tb ~!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}").header("X-Empty", "").build()).created());
+      insertOrder(c, 18);
+      c.commit();
+    }
+    StoredMessage m = store.findByOperationId("order-18/billing").orElseThrow();
+    assertEquals("text/plain; charset=\"utf-8\"", m.contentType());
+    assertEquals(Map.of("X-Tenant", "a\tb ~!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}", "X-Empty", ""),
+        new com.fasterxml.jackson.databind.ObjectMapper().readValue(m.headersJson(),
+            new com.fasterxml.jackson.core.type.TypeReference<Map<String, String>>() {}));
+    assertEquals(1, TestDatabases.countMessages(ds));
+  }
+
+  @Test
+  void aDelayOverTheMaximumIsRefusedBeforeTheConnectionIsTouched() throws Exception {
+    try (Connection real = transaction()) {
+      List<String> calls = Collections.synchronizedList(new ArrayList<>());
+      Connection untouchable = (Connection) Proxy.newProxyInstance(Connection.class.getClassLoader(),
+          new Class<?>[] {Connection.class}, (proxy, method, args) -> {
+            calls.add(method.getName());
+            throw new SQLException("the connection must not be used: " + method.getName());
+          });
+      for (Duration delay : List.of(Duration.ofSeconds(Long.MAX_VALUE), Duration.ofDays(365L * 1_000_000),
+          OutboxConfig.MAX_DELIVER_AFTER.plusMillis(1))) {
+        InvalidMessageException e = assertThrows(InvalidMessageException.class,
+            () -> outbox.enqueue(untouchable, delayed("order-19/billing", delay)), delay::toString);
+        assertEquals("deliver_after", e.field());
+        assertTrue(e.getMessage().contains("over the limit of 1830 days"), e.getMessage());
+        // The store's own entry point gives the same kind of answer, never an ArithmeticException.
+        JdbcOutboxStore direct = JdbcOutboxStore.forCallerConnections(store.dialect());
+        assertEquals("deliver_after", assertThrows(InvalidMessageException.class,
+            () -> direct.insert(untouchable, new NewMessage(delayed("order-19/billing", delay), null))).field());
+      }
+      assertEquals(List.of(), calls);
+      // The longest delay is stored, and the caller's transaction goes on.
+      long id = outbox.enqueue(real, delayed("order-19/billing", OutboxConfig.MAX_DELIVER_AFTER)).messageId();
+      insertOrder(real, 19);
+      real.commit();
+      StoredMessage m = store.findMessage(id).orElseThrow();
+      Duration stored = Duration.between(m.createdAt(), m.deliverAfter());
+      assertTrue(stored.minus(OutboxConfig.MAX_DELIVER_AFTER).abs().compareTo(Duration.ofSeconds(5)) < 0,
+          "deliver_after - created_at = " + stored);
+    }
+    assertEquals(1, orders());
+  }
+
+  @Test
   void invalidMessageWritesNothingAndLeavesTheTransactionUsable() throws Exception {
     try (Connection c = transaction()) {
       InvalidMessageException e = assertThrows(InvalidMessageException.class,
@@ -290,6 +441,16 @@ public abstract class OutboxEnqueueContractTest {
 
   private static OutboxMessage job(String operationId, String payload, String destination) {
     return OutboxMessage.builder().operationId(operationId).destination(destination).payload(payload).build();
+  }
+
+  private static OutboxMessage headed(String operationId, Duration delay, Map<String, String> headers) {
+    return OutboxMessage.builder().operationId(operationId).destination(HTTP_BILLING).payload("{}")
+        .headers(headers).deliverAfter(delay).build();
+  }
+
+  private static OutboxMessage delayed(String operationId, Duration delay) {
+    return OutboxMessage.builder().operationId(operationId).destination(HTTP_BILLING).payload("{}")
+        .deliverAfter(delay).build();
   }
 
   private static void insertOrder(Connection c, long id) throws SQLException {

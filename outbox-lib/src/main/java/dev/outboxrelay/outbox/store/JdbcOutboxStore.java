@@ -6,6 +6,8 @@ import com.fasterxml.jackson.core.type.TypeReference;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.outboxrelay.outbox.DuplicateOperationException;
 import dev.outboxrelay.outbox.EnqueueResult;
+import dev.outboxrelay.outbox.InvalidMessageException;
+import dev.outboxrelay.outbox.OutboxConfig;
 import dev.outboxrelay.outbox.OutboxMessage;
 import dev.outboxrelay.outbox.OutboxStoreException;
 import dev.outboxrelay.outbox.schema.OutboxTables;
@@ -16,6 +18,7 @@ import dev.outboxrelay.outbox.store.dialect.JdbcTransactions;
 import dev.outboxrelay.outbox.store.JdbcStatements.Binder;
 import dev.outboxrelay.outbox.store.dialect.OutboxDialect;
 import dev.outboxrelay.outbox.store.dialect.ReadyNotifications;
+import dev.outboxrelay.outbox.trace.TraceContextSource;
 import java.io.IOException;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -130,8 +133,15 @@ public class JdbcOutboxStore implements OutboxStore {
    * transaction of their own, or a relay could claim the job before its body exists.
    */
   public EnqueueResult insert(Connection caller, NewMessage n) {
-    Connection c = rendering.connection(caller);
     OutboxMessage m = n.message();
+    Duration delay = m.deliverAfter();
+    if (delay.isNegative() || delay.compareTo(OutboxConfig.MAX_DELIVER_AFTER) > 0) {
+      // Outbox.enqueue refuses it first, with the reason; a direct caller gets the same answer
+      // here, before the connection is touched (toMillis() would overflow past Long.MAX_VALUE).
+      throw new InvalidMessageException("deliver_after", "delay " + delay + " is outside 0 to "
+          + OutboxConfig.MAX_DELIVER_AFTER.toDays() + " days (OutboxConfig.MAX_DELIVER_AFTER)");
+    }
+    Connection c = rendering.connection(caller);
     PayloadDigest digest = n.byReference() ? PayloadDigest.of(m.payload()) : null;
     try {
       if (digest != null && c.getAutoCommit()) {
@@ -226,7 +236,30 @@ public class JdbcOutboxStore implements OutboxStore {
     if (!Objects.equals(existing.orderingKey(), m.orderingKey())) {
       return "ordering_key ('" + existing.orderingKey() + "')";
     }
+    if (!withoutTraceContext(existing.headersJson()).equals(withoutTraceContext(n.headersJson()))) {
+      return "headers (stored names: " + withoutTraceContext(existing.headersJson()).keySet() + ")";
+    }
     return null;
+  }
+
+  /**
+   * A job's headers without {@code traceparent} and {@code tracestate} (any case): the trace
+   * context is where the enqueue ran, not part of the effect, and a relay sends its delivery
+   * span's instead; re-enqueueing keeps the first job's.
+   */
+  private static Map<String, String> withoutTraceContext(String headersJson) {
+    if (headersJson == null) {
+      return Map.of();
+    }
+    Map<String, String> headers;
+    try {
+      headers = JSON.readValue(headersJson, HEADERS);
+    } catch (IOException e) {
+      throw new OutboxStoreException("stored headers are not a JSON object of strings: " + headersJson, e);
+    }
+    headers.keySet().removeIf(name -> name.equalsIgnoreCase(TraceContextSource.TRACEPARENT)
+        || name.equalsIgnoreCase(TraceContextSource.TRACESTATE));
+    return headers;
   }
 
   /**

@@ -107,6 +107,8 @@ public final class HttpSink implements MessageSink {
   }
 
   private HttpRequest request(ClaimedMessage m) {
+    requireFieldValue("operation ID", m.operationId());
+    requireFieldValue("content type", m.contentType());
     // The signature covers these exact bytes: sign and send the same array.
     byte[] body = m.payload().getBytes(StandardCharsets.UTF_8);
     HttpRequest.Builder b = HttpRequest.newBuilder(url)
@@ -114,6 +116,7 @@ public final class HttpSink implements MessageSink {
         .POST(HttpRequest.BodyPublishers.ofByteArray(body));
     for (Map.Entry<String, String> h : m.headers().entrySet()) {
       if (!RESERVED.contains(h.getKey().toLowerCase(Locale.ROOT))) {
+        requireFieldValue("header " + h.getKey(), h.getValue());
         b.header(h.getKey(), h.getValue());
       }
     }
@@ -126,6 +129,22 @@ public final class HttpSink implements MessageSink {
           WebhookSignature.sign(hmacSecret, clock.instant().getEpochSecond(), body));
     }
     return b.build();
+  }
+
+  /**
+   * Refuses what the client would not write byte-for-byte (it writes U+0080 to U+00FF as {@code
+   * ?}, so two IDs could reach the receiver as one key). Enqueue already refuses such values; this
+   * catches rows written another way (plain SQL), as a permanent {@code InvalidRequest}.
+   */
+  private static void requireFieldValue(String what, String value) {
+    for (int i = 0; i < value.length(); i++) {
+      char c = value.charAt(i);
+      if ((c < 0x20 && c != '\t') || c > 0x7E) {
+        throw new IllegalArgumentException(what + " has U+" + String.format(Locale.ROOT, "%04X", (int) c)
+            + " at position " + (value.codePointCount(0, i) + 1) + ", which an HTTP field value cannot carry"
+            + " byte-for-byte (printable ASCII and tab only)");
+      }
+    }
   }
 
   SinkResult classify(HttpResponse<String> response) {

@@ -21,6 +21,7 @@ import java.time.Instant;
 import java.time.ZoneOffset;
 import java.time.ZonedDateTime;
 import java.time.format.DateTimeFormatter;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
@@ -204,5 +205,146 @@ class HttpSinkTest {
     IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> new HttpSink(
         receiver.url("/hook"), Duration.ofSeconds(1), Duration.ofSeconds(1), Optional.of("  ")));
     assertTrue(e.getMessage().contains("blank"), e.getMessage());
+  }
+
+  /**
+   * What enqueue accepts (printable ASCII operation IDs and content types; header values of
+   * printable ASCII and tab) reaches the receiver byte-for-byte: a raw socket reads the request as
+   * sent, before any HTTP parser could normalise it.
+   */
+  @org.junit.jupiter.api.Nested
+  class WireBytes {
+    /** Every printable ASCII character, a space inside but at neither end. */
+    static final String EVERY_PRINTABLE;
+
+    static {
+      StringBuilder b = new StringBuilder("!");
+      for (char ch = 0x20; ch <= 0x7e; ch++) {
+        b.append(ch);
+      }
+      EVERY_PRINTABLE = b.append('~').toString();
+    }
+
+    @Test
+    void theOperationIdHeaderValuesAndContentTypeArriveByteForByte() throws Exception {
+      Map<String, String> headers = new java.util.LinkedHashMap<>();
+      headers.put("X-All", EVERY_PRINTABLE);
+      headers.put("X-Tab", "a\tb\t c");
+      headers.put("X-Empty", "");
+      headers.put("X-Quote", "\"q\" \\ %C3%A4");
+      String contentType = "text/plain; charset=\"utf-8\"; x=~!#";
+      ClaimedMessage m = new ClaimedMessage(44, EVERY_PRINTABLE, "billing", null, "Zo\u00eb \u2713 \uD83D\uDE00",
+          contentType, headers, 0, UUID.randomUUID(), Instant.now(), Instant.now().plusSeconds(30));
+
+      RawRequest raw = RawRequest.receive(receiverUrl -> new HttpSink(receiverUrl, Duration.ofSeconds(2),
+          Duration.ofSeconds(5)).deliver(m));
+
+      assertInstanceOf(SinkResult.Delivered.class, raw.result(), raw.head());
+      assertEquals(EVERY_PRINTABLE, raw.headerLine("Idempotency-Key"), raw.head());
+      assertEquals(EVERY_PRINTABLE, raw.headerLine("X-All"));
+      assertEquals("a\tb\t c", raw.headerLine("X-Tab"));
+      assertEquals("", raw.headerLine("X-Empty"));
+      assertEquals("\"q\" \\ %C3%A4", raw.headerLine("X-Quote"));
+      assertEquals(contentType, raw.headerLine("Content-Type"));
+      assertEquals("Zo\u00eb \u2713 \uD83D\uDE00", new String(raw.body(), StandardCharsets.UTF_8),
+          "the body is UTF-8, any character");
+    }
+
+    @Test
+    void distinctOperationIdsArriveAsDistinctKeys() throws Exception {
+      // "a?b" is what a lone surrogate or a Latin-1 letter used to become on the wire.
+      List<String> ids = List.of("a?b", "a b", "A?b", "a?b ~", "order-1", "Order-1");
+      List<String> received = new java.util.ArrayList<>();
+      for (String id : ids) {
+        RawRequest raw = RawRequest.receive(url -> new HttpSink(url, Duration.ofSeconds(2), Duration.ofSeconds(5))
+            .deliver(message(id)));
+        received.add(raw.headerLine("Idempotency-Key"));
+      }
+      assertEquals(ids, received);
+      assertEquals(ids.size(), new java.util.HashSet<>(received).size());
+    }
+  }
+
+  /**
+   * A row written without the library (plain SQL) may hold what enqueue refuses: the sink refuses
+   * it too, permanently, instead of letting the client write {@code latin1-?} for two IDs.
+   */
+  @org.junit.jupiter.api.Nested
+  class RowsEnqueueWouldRefuse {
+    @ParameterizedTest
+    @ValueSource(strings = {"latin1-\u00e4", "latin1-\u00f6", "bestellung-\u00e4-\uD83D\uDE00", "a\u2028b", "a\uD800b"})
+    void anIdAHeaderCannotCarryIsAPermanentInvalidRequestAndNothingIsSent(String id) throws Exception {
+      SinkResult.PermanentFailure p = assertInstanceOf(SinkResult.PermanentFailure.class, sink.deliver(message(id)));
+      assertEquals("InvalidRequest", p.errorClass());
+      assertTrue(p.error().startsWith("operation ID has U+"), p.error());
+      assertEquals(List.of(), receiver.requests());
+    }
+
+    @Test
+    void aLatin1HeaderValueOrContentTypeIsAPermanentInvalidRequest() throws Exception {
+      SinkResult.PermanentFailure header = assertInstanceOf(SinkResult.PermanentFailure.class,
+          sink.deliver(messageWithBody("op-h1", "{}", Map.of("X-Name", "Zo\u00eb"))));
+      assertEquals("header X-Name has U+00EB at position 3, which an HTTP field value cannot carry byte-for-byte"
+          + " (printable ASCII and tab only)", header.error());
+      ClaimedMessage type = new ClaimedMessage(45, "op-h2", "billing", null, "x", "text/plain; x=\u00e4",
+          Map.of(), 0, UUID.randomUUID(), Instant.now(), Instant.now().plusSeconds(30));
+      assertTrue(assertInstanceOf(SinkResult.PermanentFailure.class, sink.deliver(type)).error()
+          .startsWith("content type has U+00E4 at position 15"));
+      assertEquals(List.of(), receiver.requests());
+    }
+  }
+
+  /** One request read off a plain socket: its head (ISO-8859-1, one char per byte) and body bytes. */
+  record RawRequest(String head, byte[] body, SinkResult result) {
+    interface Send {
+      SinkResult send(URI url) throws Exception;
+    }
+
+    /** Listens on loopback, runs {@code send} against it, answers 200 and returns what arrived. */
+    static RawRequest receive(Send send) throws Exception {
+      try (ServerSocket server = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+        java.util.concurrent.CompletableFuture<RawRequest> read = java.util.concurrent.CompletableFuture.supplyAsync(() -> {
+          try (java.net.Socket s = server.accept()) {
+            java.io.InputStream in = s.getInputStream();
+            java.io.ByteArrayOutputStream head = new java.io.ByteArrayOutputStream();
+            while (!head.toString(StandardCharsets.ISO_8859_1).endsWith("\r\n\r\n")) {
+              int b = in.read();
+              if (b < 0) {
+                throw new IOException("connection closed inside the request head: " + head);
+              }
+              head.write(b);
+            }
+            String text = head.toString(StandardCharsets.ISO_8859_1);
+            int length = Integer.parseInt(headerLine(text, "Content-Length"));
+            byte[] body = in.readNBytes(length);
+            s.getOutputStream().write("HTTP/1.1 200 OK\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+                .getBytes(StandardCharsets.US_ASCII));
+            s.getOutputStream().flush();
+            return new RawRequest(text, body, null);
+          } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+          }
+        });
+        SinkResult result = send.send(URI.create("http://127.0.0.1:" + server.getLocalPort() + "/hook"));
+        RawRequest r = read.get(10, java.util.concurrent.TimeUnit.SECONDS);
+        return new RawRequest(r.head(), r.body(), result);
+      }
+    }
+
+    /** The value of the one header line named {@code name} (any case), exactly as its bytes arrived. */
+    String headerLine(String name) {
+      return headerLine(head, name);
+    }
+
+    static String headerLine(String head, String name) {
+      List<String> values = java.util.Arrays.stream(head.split("\r\n"))
+          .filter(l -> l.regionMatches(true, 0, name + ":", 0, name.length() + 1))
+          .map(l -> l.substring(name.length() + 1))
+          .toList();
+      assertEquals(1, values.size(), name + " once in:\n" + head);
+      String v = values.get(0);
+      // The client writes "Name: value"; one separating space is syntax, the rest is the value.
+      return v.startsWith(" ") ? v.substring(1) : v;
+    }
   }
 }

@@ -23,7 +23,8 @@ import org.eclipse.microprofile.config.inject.ConfigProperty;
  *       filter sees them; a line beyond that is still refused by the decoder, with an empty 414.
  *   <li>413 for a {@code Content-Length} over {@code quarkus.http.limits.max-body-size}: the same
  *       check as Quarkus' own (which runs just after this one), the connection is closed after the
- *       answer so the unread body is never read.
+ *       answer so the unread body is never read. A body sent without {@code Content-Length}
+ *       (chunked) that grows over the limit is still cut off by the body reader with an empty 413.
  * </ul>
  */
 @ApplicationScoped

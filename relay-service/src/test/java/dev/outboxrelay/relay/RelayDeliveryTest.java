@@ -111,6 +111,29 @@ class RelayDeliveryTest {
     assertEquals(60, receiver.requests().size(), "a healthy run delivers each job exactly once");
   }
 
+  /**
+   * README "Relay": a producer without the library enqueues with one INSERT of the four required
+   * columns; the schema's defaults fill the rest (state R, due now) and the relay delivers it.
+   */
+  @Test
+  void aJobInsertedWithPlainSqlIsDelivered() throws Exception {
+    String op = "op-" + UUID.randomUUID();
+    try (Connection c = ds.getConnection(); java.sql.PreparedStatement ps = c.prepareStatement(
+        "INSERT INTO outbox_message (operation_id, destination, payload, content_type) VALUES (?, ?, ?, ?)")) {
+      ps.setString(1, op);
+      ps.setString(2, "billing");
+      ps.setString(3, "{\"plain\":\"sql\"}");
+      ps.setString(4, "application/json");
+      assertEquals(1, ps.executeUpdate());
+    }
+    StoredMessage m = awaitState(op, 'S');
+    assertEquals(1, receiver.acceptedCount(op));
+    RecordingHttpReceiver.Request req = receiver.requestsFor(op).get(0);
+    assertEquals("{\"plain\":\"sql\"}", req.body());
+    assertEquals(op, req.header("Idempotency-Key"));
+    assertEquals(List.of(AttemptOutcome.DELIVERED), outcomes(m));
+  }
+
   @Test
   void transientFailuresRetryWithBackoffThenDeliver() throws Exception {
     String op = "op-" + UUID.randomUUID();

@@ -2,22 +2,16 @@ package dev.outboxrelay.relay.admin;
 
 import static dev.outboxrelay.relay.web.ProblemException.badRequest;
 
-import com.fasterxml.jackson.core.JacksonException;
-import com.fasterxml.jackson.core.JsonParser;
-import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.ObjectReader;
 import dev.outboxrelay.outbox.store.DeadJobFilter;
 import dev.outboxrelay.outbox.store.MessageQuery;
 import dev.outboxrelay.relay.web.ProblemMappers;
+import dev.outboxrelay.relay.web.RequestInput;
 import jakarta.ws.rs.core.MultivaluedMap;
 import java.time.Instant;
 import java.time.OffsetDateTime;
 import java.time.format.DateTimeParseException;
 import java.util.Iterator;
-import java.util.List;
-import java.util.Map;
 import java.util.Set;
 
 /**
@@ -43,13 +37,10 @@ final class AdminInput {
 
   static final Set<String> LIST_PARAMETERS = Set.of("state", "destination", "ordering_key", "limit", "after_id",
       "source");
+  /** What every other admin endpoint takes: {@code ?source=} (read by {@link AdminService}). */
+  static final Set<String> SOURCE_ONLY = Set.of("source");
   static final Set<String> BULK_FIELDS =
       Set.of("destination", "error_class", "dead_from", "dead_to", "ordering_key", "dry_run", "limit", "all");
-
-  /** Strict JSON: duplicate keys and anything after the value are errors, not silently resolved. */
-  private static final ObjectReader JSON = new ObjectMapper().reader()
-      .with(JsonParser.Feature.STRICT_DUPLICATE_DETECTION)
-      .with(DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
 
   /** A validated bulk replay: which dead jobs, and whether to only count them. */
   record BulkReplay(DeadJobFilter filter, boolean dryRun, int limit) {}
@@ -62,16 +53,7 @@ final class AdminInput {
    * Fetches one row more than the page so the caller can tell whether another page follows.
    */
   static MessageQuery listQuery(MultivaluedMap<String, String> params) {
-    for (Map.Entry<String, List<String>> p : params.entrySet()) {
-      if (!LIST_PARAMETERS.contains(p.getKey())) {
-        throw badRequest(p.getKey(), "unknown query parameter '" + p.getKey() + "'; known: "
-            + "state, destination, ordering_key, limit, after_id, source");
-      }
-      if (p.getValue().size() > 1) {
-        throw badRequest(p.getKey(), "query parameter '" + p.getKey() + "' is given "
-            + p.getValue().size() + " times; give it once");
-      }
-    }
+    RequestInput.queryParameters(params, LIST_PARAMETERS);
     String state = single(params, "state");
     Character s = state == null ? null : state(state);
     String destination = name(single(params, "destination"), "destination", MAX_NAME);
@@ -81,13 +63,9 @@ final class AdminInput {
     return new MessageQuery(s, destination, orderingKey, afterId, limit + 1);
   }
 
-  /** A job id from the path: a positive integer. */
+  /** A job id from the path: ASCII digits, a positive integer. */
   static long id(String raw) {
-    long id = integer(raw, "id", 1, Long.MAX_VALUE, -1);
-    if (id < 0) {
-      throw badRequest("id", "id is required");
-    }
-    return id;
+    return RequestInput.id(raw, "id");
   }
 
   private static Character state(String raw) {
@@ -105,20 +83,7 @@ final class AdminInput {
   }
 
   private static long integer(String raw, String field, long min, long max, long absent) {
-    if (raw == null || raw.isEmpty()) {
-      return absent;
-    }
-    long v;
-    try {
-      v = Long.parseLong(raw.trim());
-    } catch (NumberFormatException e) {
-      throw badRequest(field, field + " must be an integer from " + min + " to " + max + ", was '"
-          + abbreviate(raw) + "'");
-    }
-    if (v < min || v > max) {
-      throw badRequest(field, field + " must be from " + min + " to " + max + ", was " + v);
-    }
-    return v;
+    return raw == null || raw.isEmpty() ? absent : RequestInput.integer(raw, field, min, max);
   }
 
   private static String name(String value, String field, int max) {
@@ -140,8 +105,8 @@ final class AdminInput {
    * The optional body of a cancel: {@code {"reason": "..."}} or nothing. The reason lands in the
    * job's {@code last_error} and the log line, so it is short, one line.
    */
-  static String cancelReason(String body) {
-    JsonNode root = optionalObject(body);
+  static String cancelReason(String contentType, String body) {
+    JsonNode root = RequestInput.jsonObject(contentType, body);
     if (root == null) {
       return null;
     }
@@ -161,8 +126,8 @@ final class AdminInput {
    * {@code all}. A filter without conditions is refused unless {@code "all": true}, and {@code
    * all} cannot be combined with conditions: replaying every dead job must be said explicitly.
    */
-  static BulkReplay bulkReplay(String body) {
-    JsonNode root = optionalObject(body);
+  static BulkReplay bulkReplay(String contentType, String body) {
+    JsonNode root = RequestInput.jsonObject(contentType, body);
     if (root == null) {
       throw badRequest(ProblemMappers.BODY, "a JSON object is required: the filter of dead jobs to"
           + " replay, e.g. {\"destination\":\"billing\",\"error_class\":\"HTTP 422\",\"dry_run\":true}");
@@ -194,23 +159,6 @@ final class AdminInput {
       throw badRequest("all", "\"all\": true takes every dead job and cannot be combined with a filter");
     }
     return new BulkReplay(filter, dryRun, limit);
-  }
-
-  /** The body as a JSON object, or null when there is no body at all. */
-  private static JsonNode optionalObject(String body) {
-    if (body == null || body.isBlank()) {
-      return null;
-    }
-    JsonNode root;
-    try {
-      root = JSON.readTree(body);
-    } catch (JacksonException e) {
-      throw badRequest(ProblemMappers.BODY, "request body is not valid JSON: " + e.getOriginalMessage());
-    }
-    if (root == null || !root.isObject()) {
-      throw badRequest(ProblemMappers.BODY, "request body must be a JSON object");
-    }
-    return root;
   }
 
   /** A string property, or null when absent or JSON null. */
@@ -260,16 +208,18 @@ final class AdminInput {
     if (raw == null) {
       return null;
     }
+    Instant t;
     try {
-      return OffsetDateTime.parse(raw).toInstant();
+      t = OffsetDateTime.parse(raw).toInstant();
     } catch (DateTimeParseException e) {
       throw badRequest(field, field + " must be an ISO-8601 date-time with an offset, e.g."
           + " 2024-05-01T12:00:00Z, was '" + abbreviate(raw) + "'");
     }
+    return RequestInput.inRange(t, field);
   }
 
   /** Echoes bad input back shortened, so a huge value does not make a huge error. */
   private static String abbreviate(String s) {
-    return s.length() <= 40 ? s : s.substring(0, 40) + "…";
+    return RequestInput.printable(s);
   }
 }

@@ -12,12 +12,15 @@ import dev.outboxrelay.relay.admin.AdminViews.Stats;
 import io.quarkus.security.identity.SecurityIdentity;
 import jakarta.annotation.security.RolesAllowed;
 import jakarta.inject.Inject;
+import dev.outboxrelay.relay.web.RequestInput;
 import jakarta.ws.rs.GET;
+import jakarta.ws.rs.HeaderParam;
 import jakarta.ws.rs.POST;
 import jakarta.ws.rs.Path;
 import jakarta.ws.rs.PathParam;
 import jakarta.ws.rs.Produces;
 import jakarta.ws.rs.core.Context;
+import jakarta.ws.rs.core.HttpHeaders;
 import jakarta.ws.rs.core.MediaType;
 import jakarta.ws.rs.core.UriInfo;
 
@@ -25,7 +28,9 @@ import jakarta.ws.rs.core.UriInfo;
  * The admin API (DESIGN "Admin API"): {@code outbox-viewer} reads, {@code outbox-operator} acts
  * and reads. Parameters arrive as strings and bodies as text so that {@link AdminInput} can refuse
  * anything malformed with a 400 naming the field, instead of the framework's 404 for a
- * non-numeric path id or a generic error for bad JSON.
+ * non-numeric path id or a generic error for bad JSON. Input rules shared with every endpoint:
+ * {@link RequestInput} (unknown or repeated query parameters, ids, JSON bodies and their
+ * Content-Type, instants).
  */
 @Path("/admin")
 @Produces(MediaType.APPLICATION_JSON)
@@ -44,7 +49,8 @@ public class AdminResource {
   @GET
   @Path("/messages/{id}")
   @RolesAllowed({VIEWER, OPERATOR})
-  public MessageDetail detail(@PathParam("id") String id) {
+  public MessageDetail detail(@PathParam("id") String id, @Context UriInfo uri) {
+    sourceOnly(uri);
     return admin.detail(AdminInput.id(id));
   }
 
@@ -52,7 +58,8 @@ public class AdminResource {
   @POST
   @Path("/messages/{id}/replay")
   @RolesAllowed(OPERATOR)
-  public ActionResult replay(@PathParam("id") String id) {
+  public ActionResult replay(@PathParam("id") String id, @Context UriInfo uri) {
+    sourceOnly(uri);
     return admin.replay(AdminInput.id(id), user());
   }
 
@@ -60,25 +67,35 @@ public class AdminResource {
   @POST
   @Path("/messages/{id}/cancel")
   @RolesAllowed(OPERATOR)
-  public ActionResult cancel(@PathParam("id") String id, String body) {
+  public ActionResult cancel(@PathParam("id") String id, @Context UriInfo uri,
+      @HeaderParam(HttpHeaders.CONTENT_TYPE) String contentType, String body) {
+    sourceOnly(uri);
     long messageId = AdminInput.id(id);
-    return admin.cancel(messageId, user(), AdminInput.cancelReason(body));
+    return admin.cancel(messageId, user(), AdminInput.cancelReason(contentType, body));
   }
 
   /** Replays the dead jobs a filter matches; a dry run (the default) only counts them. */
   @POST
   @Path("/messages/replay")
   @RolesAllowed(OPERATOR)
-  public BulkReplayResult bulkReplay(String body) {
-    BulkReplay r = AdminInput.bulkReplay(body);
+  public BulkReplayResult bulkReplay(@Context UriInfo uri, @HeaderParam(HttpHeaders.CONTENT_TYPE) String contentType,
+      String body) {
+    sourceOnly(uri);
+    BulkReplay r = AdminInput.bulkReplay(contentType, body);
     return admin.bulkReplay(r.filter(), r.dryRun(), r.limit(), user());
   }
 
   @GET
   @Path("/stats")
   @RolesAllowed({VIEWER, OPERATOR})
-  public Stats stats() {
+  public Stats stats(@Context UriInfo uri) {
+    sourceOnly(uri);
     return admin.stats();
+  }
+
+  /** Every endpoint but the listing takes {@code ?source=} and nothing else. */
+  private static void sourceOnly(UriInfo uri) {
+    RequestInput.queryParameters(uri.getQueryParameters(), AdminInput.SOURCE_ONLY);
   }
 
   private String user() {

@@ -203,11 +203,36 @@ public interface RelayConfig {
     Duration outageReminderInterval();
 
     /**
-     * Consecutive failed deliveries (refused, timed out, 5xx, 429: anything retried) after which a
-     * destination is reported DOWN; one delivered job makes it UP again.
+     * Fewest failed deliveries (refused, timed out, 5xx, 429: anything retried) within {@code
+     * destination-health-window} that make a destination DOWN, when they are also at least {@code
+     * destination-down-failure-rate} of its deliveries in that window.
      */
     @WithDefault("3")
     int destinationDownAfterFailures();
+
+    /**
+     * The window over which a destination's failed share of deliveries is counted, for going DOWN
+     * and coming back UP (its hysteresis: a few retried deliveries among many never make it DOWN).
+     * A busy destination that stops answering is DOWN within about this long.
+     */
+    @WithDefault("10s")
+    Duration destinationHealthWindow();
+
+    /**
+     * A destination is DOWN when its failed deliveries are at least this share (0 to 1) of its
+     * deliveries in {@code destination-health-window} (and at least {@code
+     * destination-down-after-failures} of them).
+     */
+    @WithDefault("0.5")
+    double destinationDownFailureRate();
+
+    /**
+     * A DOWN destination is UP again at an answered delivery (delivered, or refused for good) once
+     * its failed share in {@code destination-health-window} is below this (lower than {@code
+     * destination-down-failure-rate}, so that readiness does not flap around one threshold).
+     */
+    @WithDefault("0.1")
+    double destinationUpFailureRate();
   }
 
   /** Retry delays after a transient failure: exponential with jitter, capped. */

@@ -12,9 +12,10 @@ import org.jboss.logging.Logger;
  * an operator wants to read it: one line when it goes DOWN (with the reason), one line when it is UP
  * again (with how long it was down), and while it stays down a reminder at most every {@code
  * reminderInterval}. Never a stack trace: callers report every success and failure, and most of
- * those reports log nothing. DOWN comes after {@code failuresToDown} consecutive failures (1 for a
- * database, more for a sink, where one refused request is not yet an outage); one success is UP.
- * Thread-safe.
+ * those reports log nothing. When it goes DOWN and UP is a {@link Trigger}'s call: for a database
+ * DOWN at the first failure and UP at the first success ({@link #consecutive}); for a destination a
+ * failure rate over a window ({@link FailureRateWindow}), so that a few retried deliveries among
+ * many do not make it flap. Thread-safe.
  */
 public final class StateChangeLog {
   /** Where lines go: the relay's log, or a test's list. */
@@ -37,7 +38,7 @@ public final class StateChangeLog {
   private final Lines lines;
   private final Clock clock;
   private final Duration reminderInterval;
-  private final int failuresToDown;
+  private final Trigger trigger;
 
   private boolean up = true;
   private int consecutiveFailures;
@@ -47,14 +48,49 @@ public final class StateChangeLog {
   private Instant lastLine;
 
   /**
+   * Decides, from each call's outcome, when the dependency changes state. Called under the log's
+   * lock, with every outcome in the order reported.
+   */
+  public interface Trigger {
+    /** Records a failure at {@code now}; true when the dependency is (still) to be DOWN. */
+    boolean failed(Instant now);
+
+    /** Records a success at {@code now}; true when the dependency is (again) to be UP. */
+    boolean succeeded(Instant now);
+  }
+
+  /** DOWN after {@code failures} failures in a row (at least 1), UP at the first success. */
+  public static Trigger consecutive(int failures) {
+    if (failures < 1) {
+      throw new IllegalArgumentException("failuresToDown must be at least 1, was " + failures);
+    }
+    return new Trigger() {
+      private int inARow;
+
+      @Override
+      public boolean failed(Instant now) {
+        return ++inARow >= failures;
+      }
+
+      @Override
+      public boolean succeeded(Instant now) {
+        inARow = 0;
+        return true;
+      }
+    };
+  }
+
+  /**
    * @param subject what is up or down, as it starts a log line, e.g. {@code source 'orders' database}
    * @param failuresToDown consecutive failures that make it DOWN (at least 1)
    */
   public StateChangeLog(String subject, Lines lines, Clock clock, Duration reminderInterval,
       int failuresToDown) {
-    if (failuresToDown < 1) {
-      throw new IllegalArgumentException("failuresToDown must be at least 1, was " + failuresToDown);
-    }
+    this(subject, lines, clock, reminderInterval, consecutive(failuresToDown));
+  }
+
+  /** @param trigger when it goes DOWN and UP again */
+  public StateChangeLog(String subject, Lines lines, Clock clock, Duration reminderInterval, Trigger trigger) {
     if (reminderInterval.isNegative() || reminderInterval.isZero()) {
       throw new IllegalArgumentException("outbox.relay.outage-reminder-interval must be positive, was "
           + reminderInterval);
@@ -63,7 +99,7 @@ public final class StateChangeLog {
     this.lines = Objects.requireNonNull(lines, "lines");
     this.clock = Objects.requireNonNull(clock, "clock");
     this.reminderInterval = reminderInterval;
-    this.failuresToDown = failuresToDown;
+    this.trigger = Objects.requireNonNull(trigger, "trigger");
   }
 
   /** A call that needed the dependency worked: UP (logged when it was DOWN). */
@@ -82,10 +118,11 @@ public final class StateChangeLog {
       return;
     }
     consecutiveFailures = 0;
-    if (up) {
+    Instant now = clock.instant();
+    boolean upAgain = trigger.succeeded(now);
+    if (up || !upAgain) {
       return;
     }
-    Instant now = clock.instant();
     lines.write(Logger.Level.INFO, String.format(Locale.ROOT, "%s UP again after %s DOWN (%d failed call(s)"
         + " meanwhile; last: %s)", subject, human(Duration.between(since, now)), failuresWhileDown, reason));
     up = true;
@@ -100,8 +137,9 @@ public final class StateChangeLog {
     Instant now = clock.instant();
     String r = why == null || why.isBlank() ? "(no message)" : why.strip();
     consecutiveFailures++;
+    boolean down = trigger.failed(now);
     if (up) {
-      if (consecutiveFailures < failuresToDown) {
+      if (!down) {
         return;
       }
       up = false;

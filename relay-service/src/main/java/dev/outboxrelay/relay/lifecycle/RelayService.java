@@ -97,7 +97,8 @@ public class RelayService {
     }
     List<SourceSpec> specs = SourceSpec.fromConfig(config, active, OUTBOX_DATASOURCES);
     DestinationStates states = new DestinationStates(sinks.destinations(), registry, Clock.systemUTC(),
-        relay.outageReminderInterval(), relay.destinationDownAfterFailures());
+        relay.outageReminderInterval(), new DestinationStates.Hysteresis(relay.destinationHealthWindow(),
+            relay.destinationDownAfterFailures(), relay.destinationDownFailureRate(), relay.destinationUpFailureRate()));
     RelaySource.Wiring wiring = new RelaySource.Wiring(relay, tables, registry, sinks.observed(states), backoff,
         DeliveryTracing.of(tracer, sinks), Clock.systemUTC());
     List<RelaySource> started = new ArrayList<>();

@@ -1,24 +1,27 @@
 package dev.outboxrelay.relay.reconciliation;
 
-import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.outboxrelay.outbox.store.ReconciliationRun;
 import dev.outboxrelay.relay.web.Problem;
 import dev.outboxrelay.relay.web.ProblemException;
+import dev.outboxrelay.relay.web.RequestInput;
 import jakarta.annotation.security.RolesAllowed;
 import jakarta.inject.Inject;
 import jakarta.ws.rs.Consumes;
 import jakarta.ws.rs.GET;
+import jakarta.ws.rs.HeaderParam;
 import jakarta.ws.rs.POST;
 import jakarta.ws.rs.Path;
 import jakarta.ws.rs.PathParam;
 import jakarta.ws.rs.QueryParam;
 import jakarta.ws.rs.Produces;
+import jakarta.ws.rs.core.Context;
+import jakarta.ws.rs.core.HttpHeaders;
 import jakarta.ws.rs.core.MediaType;
 import jakarta.ws.rs.core.Response;
 import jakarta.ws.rs.core.Response.Status;
 import jakarta.ws.rs.core.UriBuilder;
+import jakarta.ws.rs.core.UriInfo;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
@@ -37,13 +40,17 @@ import java.util.Set;
  * /reconciliation/report} (latest finished run) and {@code GET /reconciliation/runs/{id}} (roles
  * {@code outbox-viewer}, {@code outbox-operator}). Each takes {@code ?source=<name>} (default: the
  * first source, the only one on a single-database relay); an unknown source is a 400. Bad input: 400 {@code application/problem+json}
- * naming the field; an unknown run or no run yet: 404.
+ * naming the field (the rules of {@link RequestInput}: unknown or repeated query parameters,
+ * ASCII-digit ids, duplicate JSON keys, instants out of range; a body that is not JSON: 415); an
+ * unknown run or no run yet: 404. The HTML page ignores query parameters: its script keeps its
+ * filters there.
  */
 @Path("/reconciliation")
 @Produces(MediaType.APPLICATION_JSON)
 public class ReconciliationResource {
   static final Set<String> BODY_FIELDS = Set.of("window_start", "window_end");
-  private static final ObjectMapper JSON = new ObjectMapper();
+  static final Set<String> SOURCE_ONLY = Set.of("source");
+  static final Set<String> RUNS_PARAMETERS = Set.of("source", "limit");
 
   @Inject ReconciliationService service;
 
@@ -51,8 +58,10 @@ public class ReconciliationResource {
   @Path("/runs")
   @Consumes(MediaType.WILDCARD)
   @RolesAllowed("outbox-operator")
-  public Response run(@QueryParam("source") String source, String body) {
-    Instant[] window = parseWindow(body);
+  public Response run(@QueryParam("source") String source, @Context UriInfo uri,
+      @HeaderParam(HttpHeaders.CONTENT_TYPE) String contentType, String body) {
+    RequestInput.queryParameters(uri.getQueryParameters(), SOURCE_ONLY);
+    Instant[] window = parseWindow(contentType, body);
     ReconciliationRun run = service.runOnDemand(source, window[0], window[1]);
     if (run.error() != null) {
       return Problem.response(Status.BAD_GATEWAY, "reconciliation run " + run.id()
@@ -65,7 +74,8 @@ public class ReconciliationResource {
   @GET
   @Path("/report")
   @RolesAllowed({"outbox-viewer", "outbox-operator"})
-  public Response report(@QueryParam("source") String source) {
+  public Response report(@QueryParam("source") String source, @Context UriInfo uri) {
+    RequestInput.queryParameters(uri.getQueryParameters(), SOURCE_ONLY);
     return service.latestRun(source).map(r -> Response.ok(RunReport.of(r)).build())
         .orElseGet(() -> Problem.response(Status.NOT_FOUND,
             "no reconciliation run has finished yet: POST /reconciliation/runs runs one", null, null));
@@ -78,19 +88,10 @@ public class ReconciliationResource {
   @GET
   @Path("/runs")
   @RolesAllowed({"outbox-viewer", "outbox-operator"})
-  public Response runs(@QueryParam("source") String source, @QueryParam("limit") String limit) {
-    int n = 20;
-    if (limit != null) {
-      try {
-        n = Integer.parseInt(limit.strip());
-      } catch (NumberFormatException e) {
-        throw ProblemException.badRequest("limit", "limit must be a whole number from 1 to " + MAX_RUNS
-            + ", was '" + limit + "'");
-      }
-      if (n < 1 || n > MAX_RUNS) {
-        throw ProblemException.badRequest("limit", "limit must be from 1 to " + MAX_RUNS + ", was " + n);
-      }
-    }
+  public Response runs(@QueryParam("source") String source, @QueryParam("limit") String limit,
+      @Context UriInfo uri) {
+    RequestInput.queryParameters(uri.getQueryParameters(), RUNS_PARAMETERS);
+    int n = limit == null ? 20 : (int) RequestInput.integer(limit, "limit", 1, MAX_RUNS);
     return Response.ok(Map.of("runs", service.recentRuns(source, n).stream().map(RunReport.Summary::of).toList()))
         .build();
   }
@@ -121,34 +122,20 @@ public class ReconciliationResource {
   @GET
   @Path("/runs/{id}")
   @RolesAllowed({"outbox-viewer", "outbox-operator"})
-  public Response runById(@QueryParam("source") String source, @PathParam("id") String id) {
-    long runId;
-    try {
-      runId = Long.parseLong(id.strip());
-    } catch (NumberFormatException e) {
-      throw ProblemException.badRequest("id", "id must be a run id (a whole number), was '" + id + "'");
-    }
+  public Response runById(@QueryParam("source") String source, @PathParam("id") String id,
+      @Context UriInfo uri) {
+    RequestInput.queryParameters(uri.getQueryParameters(), SOURCE_ONLY);
+    long runId = RequestInput.id(id, "id");
     return service.findRun(source, runId).map(r -> Response.ok(RunReport.of(r)).build())
         .orElseGet(() -> Problem.response(Status.NOT_FOUND,
             "no reconciliation run " + runId, "id", null));
   }
 
   /** [start, end], each null when absent; validated before anything runs. */
-  static Instant[] parseWindow(String body) {
-    if (body == null || body.isBlank()) {
+  static Instant[] parseWindow(String contentType, String body) {
+    JsonNode json = RequestInput.jsonObject(contentType, body);
+    if (json == null) {
       return new Instant[2];
-    }
-    JsonNode json;
-    try {
-      json = JSON.readTree(body);
-    } catch (JsonProcessingException e) {
-      throw ProblemException.badRequest("body", "the body must be a JSON object such as"
-          + " {\"window_start\":\"2024-01-31T12:00:00Z\",\"window_end\":\"2024-01-31T13:00:00Z\"}: "
-          + e.getOriginalMessage());
-    }
-    if (json == null || !json.isObject()) {
-      throw ProblemException.badRequest("body", "the body must be a JSON object with window_start and/or"
-          + " window_end, was " + (json == null ? "empty" : json.getNodeType().name().toLowerCase()));
     }
     for (Iterator<String> names = json.fieldNames(); names.hasNext(); ) {
       String name = names.next();
@@ -171,10 +158,14 @@ public class ReconciliationResource {
       return null;
     }
     if (v.isTextual()) {
+      Instant t = null;
       try {
-        return Instant.parse(v.asText().strip());
+        t = Instant.parse(v.asText().strip());
       } catch (DateTimeParseException e) {
         // answered below
+      }
+      if (t != null) {
+        return RequestInput.inRange(t, field);
       }
     }
     throw ProblemException.badRequest(field, field + " must be an ISO-8601 instant such as 2024-01-31T12:00:00Z,"

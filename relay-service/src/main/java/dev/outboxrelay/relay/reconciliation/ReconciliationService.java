@@ -171,6 +171,12 @@ public class ReconciliationService {
     ReconciliationStore store = p.store();
     Instant windowEnd = end != null ? end : store.databaseNow();
     Instant windowStart = start != null ? start : windowEnd.minus(s.window());
+    if (start == null && windowStart.isBefore(dev.outboxrelay.relay.web.RequestInput.EARLIEST)) {
+      // Only a window_end near the earliest instant gets here (each given one is checked when parsed).
+      throw dev.outboxrelay.relay.web.ProblemException.badRequest("window_end", "window_end (" + end
+          + ") minus outbox.reconciliation.window (" + s.window() + ") is before "
+          + dev.outboxrelay.relay.web.RequestInput.EARLIEST + ", the earliest instant accepted: give window_start");
+    }
     if (!windowEnd.isAfter(windowStart)) {
       // Only a window_start without window_end gets here (both given are checked when parsed).
       throw dev.outboxrelay.relay.web.ProblemException.badRequest("window_start", "window_start (" + start

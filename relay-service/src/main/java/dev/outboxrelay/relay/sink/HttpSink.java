@@ -3,11 +3,15 @@ package dev.outboxrelay.relay.sink;
 import dev.outboxrelay.outbox.store.ClaimedMessage;
 import dev.outboxrelay.outbox.webhook.WebhookSignature;
 import java.io.IOException;
+import java.net.ConnectException;
 import java.net.URI;
+import java.net.UnknownHostException;
+import java.net.http.HttpConnectTimeoutException;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.net.http.HttpTimeoutException;
+import java.nio.channels.UnresolvedAddressException;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.Duration;
@@ -96,14 +100,67 @@ public final class HttpSink implements MessageSink {
     HttpResponse<String> response;
     try {
       response = client.send(request, HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8));
-    } catch (HttpTimeoutException e) {
-      return new SinkResult.RetryLater(Optional.empty(), "Timeout",
-          "no response from " + url + " within " + requestTimeout, null);
     } catch (IOException e) {
-      return new SinkResult.RetryLater(Optional.empty(), e.getClass().getSimpleName(),
-          "POST " + url + " failed: " + e.getMessage(), null);
+      return failed(e);
     }
     return classify(response);
+  }
+
+  /**
+   * A send that got no HTTP answer, as a retry whose error class and message say which setting or
+   * what to look at: a connect timeout ({@code connect-timeout}) apart from a response timeout
+   * ({@code request-timeout}), a refused connection naming host and port, an unknown host; else
+   * the exception's own message, or its cause's when it has none (the JDK client throws a {@code
+   * ConnectException} without message).
+   */
+  SinkResult.RetryLater failed(IOException e) {
+    String hostPort = url.getHost() + ":" + port(url);
+    String errorClass;
+    String error;
+    if (e instanceof HttpConnectTimeoutException) {
+      errorClass = "ConnectTimeout";
+      error = "could not connect to " + hostPort + " within " + client.connectTimeout().map(Duration::toString)
+          .orElse("the connect timeout") + " (connect-timeout) for POST " + url;
+    } else if (e instanceof HttpTimeoutException) {
+      errorClass = "Timeout";
+      error = "no response from " + url + " within " + requestTimeout + " (request-timeout)";
+    } else if (causedBy(e, ConnectException.class) && !causedBy(e, UnresolvedAddressException.class)) {
+      errorClass = "ConnectException";
+      String why = message(e);
+      error = why.toLowerCase(Locale.ROOT).contains("refused") || why.endsWith("(no message)")
+          ? "connection refused by " + hostPort + " (nothing listens there, or a firewall refuses) for POST " + url
+          : "could not connect to " + hostPort + " for POST " + url + ": " + why;
+    } else if (causedBy(e, UnresolvedAddressException.class) || causedBy(e, UnknownHostException.class)) {
+      errorClass = "UnknownHost";
+      error = "host '" + url.getHost() + "' could not be resolved (DNS) for POST " + url;
+    } else {
+      errorClass = e.getClass().getSimpleName();
+      error = "POST " + url + " failed: " + message(e);
+    }
+    return new SinkResult.RetryLater(Optional.empty(), errorClass, error, null);
+  }
+
+  private static boolean causedBy(Throwable e, Class<? extends Throwable> type) {
+    for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
+      if (type.isInstance(t)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /** The first message along the cause chain, with the class that carries it; never "null". */
+  private static String message(Throwable e) {
+    for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
+      if (t.getMessage() != null && !t.getMessage().isBlank()) {
+        return t == e ? t.getMessage() : t.getClass().getSimpleName() + ": " + t.getMessage();
+      }
+    }
+    return e.getClass().getSimpleName() + " (no message)";
+  }
+
+  private static int port(URI url) {
+    return url.getPort() != -1 ? url.getPort() : "https".equalsIgnoreCase(url.getScheme()) ? 443 : 80;
   }
 
   private HttpRequest request(ClaimedMessage m) {

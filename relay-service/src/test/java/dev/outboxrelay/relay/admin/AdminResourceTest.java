@@ -458,9 +458,87 @@ class AdminResourceTest {
     badRequest(json(operator(), "{\"dead_to\":\"2024-05-01T12:00:00\"}").post(path), "dead_to", "ISO-8601");
     badRequest(json(operator(), "{\"dead_from\":\"2024-05-02T00:00:00Z\",\"dead_to\":\"2024-05-01T00:00:00+02:00\"}")
         .post(path), "dead_to", "must be after dead_from");
-    badRequest(json(operator(), "{\"destination\":\"a\",\"destination\":\"b\"}").post(path), "body", "Duplicate field");
+    badRequest(json(operator(), "{\"destination\":\"a\",\"destination\":\"b\"}").post(path), "destination",
+        "property 'destination' is given twice");
     badRequest(json(operator(), "{\"all\":true} {\"all\":true}").post(path), "body", "not valid JSON");
     assertEquals('D', state(dead), "nothing was replayed by a refused request");
+  }
+
+  /** Issue 14: a NUL, a blank or a fullwidth digit used to read as message 1. */
+  @Test
+  void idsAreAsciiDigitsOnly() throws Exception {
+    long id = scheduled("billing", null);
+    viewer().get("/admin/messages/" + id).then().statusCode(200);
+    for (String raw : List.of(id + "%00", "%EF%BC%91", "%20" + id, id + "%20", "+" + id, "0x1", "%D9%A1")) {
+      badRequest(viewer().urlEncodingEnabled(false).get("/admin/messages/" + raw), "id", "ASCII digits");
+    }
+    badRequest(operator().urlEncodingEnabled(false).post("/admin/messages/" + id + "%00/cancel"), "id",
+        "ASCII digits");
+    badRequest(viewer().urlEncodingEnabled(false).queryParam("limit", "%EF%BC%95").get("/admin/messages"),
+        "limit", "ASCII digits");
+    assertEquals('R', state(id));
+  }
+
+  /** One rule on every endpoint: an unknown or repeated query parameter is refused, naming it. */
+  @Test
+  void everyEndpointRefusesUnknownAndRepeatedQueryParameters() throws Exception {
+    long id = scheduled("billing", null);
+    badRequest(viewer().queryParam("verbose", "1").get("/admin/stats"), "verbose", "unknown query parameter");
+    badRequest(viewer().queryParam("source", "default", "default").get("/admin/stats"), "source", "given 2 times");
+    badRequest(viewer().queryParam("state", "R").get("/admin/messages/" + id), "state", "unknown query parameter");
+    badRequest(operator().queryParam("force", "true").post("/admin/messages/" + id + "/cancel"), "force",
+        "unknown query parameter");
+    badRequest(operator().queryParam("dry_run", "false").post("/admin/messages/" + id + "/replay"), "dry_run",
+        "unknown query parameter");
+    badRequest(json(operator(), "{\"all\":true}").queryParam("dry_run", "false").post("/admin/messages/replay"),
+        "dry_run", "unknown query parameter");
+    assertEquals('R', state(id), "nothing of a refused request was done");
+  }
+
+  /** Issue 14: a cancel sent as XML went through. A body is JSON, or the request is a 415. */
+  @Test
+  void aBodyThatIsNotJsonIs415AndChangesNothing() throws Exception {
+    long id = scheduled("billing", null);
+    for (String type : List.of("application/xml", "text/plain", "application/x-www-form-urlencoded")) {
+      operator().contentType(type).body("{\"reason\":\"why\"}").post("/admin/messages/" + id + "/cancel")
+          .then().statusCode(415).contentType(PROBLEM).body("status", equalTo(415))
+          .body("field", equalTo("Content-Type")).body("detail", containsString("application/json"));
+    }
+    operator().contentType("text/plain").body("{\"all\":true,\"dry_run\":false}").post("/admin/messages/replay")
+        .then().statusCode(415).contentType(PROBLEM);
+    assertEquals('R', state(id));
+    operator().contentType("application/json; charset=utf-8").body("{\"reason\":\"ok\"}")
+        .post("/admin/messages/" + id + "/cancel").then().statusCode(200);
+    assertEquals('D', state(id), "JSON with a charset is JSON");
+  }
+
+  /** Issue 14: out-of-range instants were a 503 "try again" with an ERROR stack trace per request. */
+  @Test
+  void instantsOutsideWhatTheDatabasesStoreAre400() throws Exception {
+    long dead = deadUnknownDestination();
+    String path = "/admin/messages/replay";
+    badRequest(json(operator(), "{\"dead_from\":\"+999999999-12-31T23:59:59Z\"}").post(path), "dead_from",
+        "out of range");
+    badRequest(json(operator(), "{\"dead_to\":\"-999999999-01-01T00:00:00Z\"}").post(path), "dead_to",
+        "out of range");
+    badRequest(json(operator(), "{\"dead_from\":\"0999-12-31T23:59:59Z\",\"dry_run\":false}").post(path),
+        "dead_from", "from 1000-01-01T00:00:00Z to 9999-12-31T23:59:59.999Z");
+    operator().contentType("application/json").body("{\"dead_from\":\"1000-01-01T00:00:00Z\",\"dead_to\":"
+        + "\"9999-12-31T23:59:59Z\"}").post(path).then().statusCode(200).body("matched", equalTo(1));
+    assertEquals('D', state(dead));
+  }
+
+  /** 413 and 414 come before any resource; they are problems like every other refusal. */
+  @Test
+  void tooLargeBodiesAndTooLongUrisAreProblems() {
+    String big = "{\"reason\":\"" + "x".repeat(11 * 1024 * 1024) + "\"}";
+    // As curl sends a large body: the answer comes before the body, which is then never sent.
+    json(operator(), big).header("Expect", "100-continue").post("/admin/messages/1/cancel").then().statusCode(413).contentType(PROBLEM)
+        .body("status", equalTo(413)).body("field", equalTo("body"))
+        .body("detail", containsString("quarkus.http.limits.max-body-size"));
+    viewer().queryParam("destination", "d".repeat(9_000)).get("/admin/messages").then().statusCode(414)
+        .contentType(PROBLEM).body("status", equalTo(414)).body("detail", containsString("4096"));
+    viewer().get("/admin/stats").then().statusCode(200);
   }
 
   @Test

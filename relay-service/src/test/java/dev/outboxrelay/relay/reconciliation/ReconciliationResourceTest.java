@@ -234,6 +234,42 @@ class ReconciliationResourceTest {
     assertEquals(0L, count("SELECT COUNT(*) FROM outbox_reconciliation_run"), "nothing half-written");
   }
 
+  /**
+   * Issue 14: out-of-range instants were a 503 with an ERROR stack trace, a window_start far in the
+   * past was accepted and echoed back as another instant; duplicate keys, unknown and repeated
+   * query parameters, non-ASCII ids and non-JSON bodies follow the admin API's rules.
+   */
+  @Test
+  void theSameInputRulesAsTheAdminApi() {
+    problem(json("{\"window_end\":\"+999999999-12-31T23:59:59Z\"}").post("/reconciliation/runs"), 400,
+        "window_end");
+    problem(json("{\"window_start\":\"-999999999-01-01T00:00:00Z\"}").post("/reconciliation/runs"), 400,
+        "window_start");
+    JsonPath early = problem(json("{\"window_end\":\"1000-01-01T00:30:00Z\"}").post("/reconciliation/runs"), 400,
+        "window_end");
+    assertTrue(early.getString("detail").contains("give window_start"), early.getString("detail"));
+    JsonPath twice = problem(json("{\"window_end\":\"2024-01-01T00:00:00Z\",\"window_end\":\"2024-01-02T00:00:00Z\"}")
+        .post("/reconciliation/runs"), 400, "window_end");
+    assertTrue(twice.getString("detail").contains("given twice"), twice.getString("detail"));
+    problem(operator().queryParam("dry_run", "true").post("/reconciliation/runs"), 400, "dry_run");
+    problem(operator().queryParam("source", "default", "default").post("/reconciliation/runs"), 400, "source");
+    problem(viewer().queryParam("verbose", "1").get("/reconciliation/report"), 400, "verbose");
+    problem(viewer().queryParam("limit", "5", "6").get("/reconciliation/runs"), 400, "limit");
+    problem(viewer().queryParam("limit", " 5").get("/reconciliation/runs"), 400, "limit");
+    problem(viewer().queryParam("offset", "5").get("/reconciliation/runs"), 400, "offset");
+    problem(viewer().queryParam("x", "1").get("/reconciliation/runs/1"), 400, "x");
+    problem(viewer().urlEncodingEnabled(false).get("/reconciliation/runs/1%00"), 400, "id");
+    problem(viewer().urlEncodingEnabled(false).get("/reconciliation/runs/%EF%BC%91"), 400, "id");
+    operator().contentType("application/xml").body("{\"window_end\":\"2024-01-01T00:00:00Z\"}")
+        .post("/reconciliation/runs").then().statusCode(415).contentType(startsWith("application/problem+json"))
+        .body("field", equalTo("Content-Type"));
+    assertEquals(0L, count("SELECT COUNT(*) FROM outbox_reconciliation_run"), "nothing ran");
+  }
+
+  private io.restassured.specification.RequestSpecification json(String body) {
+    return operator().contentType("application/json").body(body);
+  }
+
   @Test
   void aLedgerThatCannotAnswerEndsTheRunWithoutAVerdictAndMovesNothing() throws Exception {
     enqueue("ok-1");

@@ -79,24 +79,32 @@ class ReconciliationSettingsTest {
 
   @Test
   void theRunRequestBodyIsValidatedFieldByField() {
-    Instant[] none = ReconciliationResource.parseWindow(" ");
+    Instant[] none = ReconciliationResource.parseWindow(JSON, " ");
     assertEquals(null, none[0]);
     assertEquals(null, none[1]);
-    Instant[] w = ReconciliationResource.parseWindow(
+    Instant[] w = ReconciliationResource.parseWindow(JSON,
         "{\"window_start\":\"2026-01-31T12:00:00Z\",\"window_end\":\"2026-01-31T13:00:00Z\"}");
     assertEquals(Instant.parse("2026-01-31T12:00:00Z"), w[0]);
     assertEquals(Instant.parse("2026-01-31T13:00:00Z"), w[1]);
-    assertEquals(null, ReconciliationResource.parseWindow("{\"window_end\":\"2026-01-31T13:00:00Z\"}")[0]);
+    assertEquals(null, ReconciliationResource.parseWindow(JSON, "{\"window_end\":\"2026-01-31T13:00:00Z\"}")[0]);
     assertField("body", "{");
     assertField("body", "\"text\"");
     assertField("window_start", "{\"window_start\":\"31.01.2026\"}");
     assertField("window_end", "{\"window_start\":\"2026-01-31T12:00:00Z\",\"window_end\":\"2026-01-31T12:00:00Z\"}");
     assertField("limit", "{\"limit\":5}");
+    assertField("window_end", "{\"window_end\":\"+999999999-12-31T23:59:59Z\"}");
+    assertField("window_start", "{\"window_start\":\"-999999999-01-01T00:00:00Z\"}");
+    assertField("window_start", "{\"window_start\":\"0999-12-31T23:59:59Z\"}");
+    assertField("window_end", "{\"window_end\":\"2026-01-31T13:00:00Z\",\"window_end\":\"2026-01-31T14:00:00Z\"}");
+    assertEquals(Instant.parse("9999-12-31T23:59:59Z"),
+        ReconciliationResource.parseWindow(JSON, "{\"window_end\":\"9999-12-31T23:59:59Z\"}")[1]);
   }
+
+  static final String JSON = "application/json";
 
   private static void assertField(String field, String body) {
     ProblemException e = assertThrows(ProblemException.class,
-        () -> ReconciliationResource.parseWindow(body));
+        () -> ReconciliationResource.parseWindow(JSON, body));
     assertEquals(field, e.field(), e.getMessage());
   }
 

@@ -137,7 +137,64 @@ class HttpSinkTest {
     HttpSink nowhere = new HttpSink(URI.create("http://127.0.0.1:" + port + "/"), Duration.ofMillis(500),
         Duration.ofMillis(500));
     SinkResult.RetryLater r = assertInstanceOf(SinkResult.RetryLater.class, nowhere.deliver(message("op-x")));
-    assertTrue(r.error().contains("failed"), r.error());
+    assertEquals("ConnectException", r.errorClass());
+    assertEquals("connection refused by 127.0.0.1:" + port + " (nothing listens there, or a firewall refuses)"
+        + " for POST http://127.0.0.1:" + port + "/", r.error(), "names the cause, host and port, never 'null'");
+  }
+
+  /**
+   * A listener whose accept queue is full drops the next SYN: the connection is never made, so the
+   * connect timeout (here 300ms) ends the send long before the request timeout (10s), and the
+   * diagnosis names connect-timeout, not the request timeout.
+   */
+  @Test
+  void aConnectTimeoutIsToldApartFromAResponseTimeout() throws Exception {
+    try (ServerSocket full = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+      int port = full.getLocalPort();
+      java.util.List<java.net.Socket> fillers = new java.util.ArrayList<>();
+      try {
+        for (int i = 0; i < 8; i++) {
+          java.net.Socket f = new java.net.Socket();
+          fillers.add(f);
+          try {
+            f.connect(new java.net.InetSocketAddress(full.getInetAddress(), port), 200);
+          } catch (IOException queueFull) {
+            break; // the queue is full: the sink's connect will time out the same way
+          }
+        }
+        HttpSink sink = new HttpSink(URI.create("http://127.0.0.1:" + port + "/hook"), Duration.ofMillis(300),
+            Duration.ofSeconds(10));
+        long started = System.nanoTime();
+        SinkResult.RetryLater r = assertInstanceOf(SinkResult.RetryLater.class, sink.deliver(message("op-ct")));
+        long tookMs = Duration.ofNanos(System.nanoTime() - started).toMillis();
+        assertEquals("ConnectTimeout", r.errorClass(), r.error());
+        assertEquals("could not connect to 127.0.0.1:" + port + " within PT0.3S (connect-timeout) for POST"
+            + " http://127.0.0.1:" + port + "/hook", r.error());
+        assertTrue(tookMs < 5_000, "ended by the connect timeout, not the request timeout: " + tookMs + "ms");
+      } finally {
+        for (java.net.Socket f : fillers) {
+          f.close();
+        }
+      }
+    }
+  }
+
+  @Test
+  void aResponseTimeoutNamesRequestTimeout() throws Exception {
+    receiver.script("op-slow-2", Response.slow(2_000));
+    SinkResult.RetryLater r = assertInstanceOf(SinkResult.RetryLater.class, sink.deliver(message("op-slow-2")));
+    assertEquals("Timeout", r.errorClass());
+    assertEquals("no response from " + receiver.url("/hook") + " within PT0.5S (request-timeout)", r.error());
+  }
+
+  @Test
+  void anUnknownHostIsNamed() throws Exception {
+    HttpSink sink = new HttpSink(URI.create("http://no-such-host.invalid/hook"), Duration.ofSeconds(2),
+        Duration.ofSeconds(2));
+    SinkResult.RetryLater r = assertInstanceOf(SinkResult.RetryLater.class, sink.deliver(message("op-dns")));
+    assertEquals("UnknownHost", r.errorClass(), r.error());
+    assertEquals("host 'no-such-host.invalid' could not be resolved (DNS) for POST http://no-such-host.invalid/hook",
+        r.error());
   }
 
   @Test

@@ -12,13 +12,13 @@ import org.eclipse.microprofile.reactive.messaging.Metadata;
 
 /**
  * Sends one message through a SmallRye channel and waits for the connector's acknowledgement,
- * which the broker sinks configure to mean "the broker has it" (Kafka {@code acks=all},
- * RabbitMQ publisher confirms). The shared half of {@link KafkaSink} and {@link RabbitMqSink}.
+ * which {@link KafkaSink} configures to mean "the broker has it" ({@code acks=all}).
  *
  * <p>Delivered only on the ack; a nack is a retry with the broker's reason; no ack within the
- * timeout is a retry too. After a timeout the connector may still publish the message later, so
- * a retried job can reach the broker twice under the same operation ID: consumers deduplicate on
- * it, exactly as an HTTP sink does on {@code Idempotency-Key}.
+ * timeout is a retry too. After such a timeout the connector may still publish the message later,
+ * so a retried job can reach the broker twice under the same operation ID (consumers deduplicate
+ * on it, exactly as an HTTP sink does on {@code Idempotency-Key}); {@link KafkaSink} waits longer
+ * than its producer may hold a record, so that this stays the exception.
  */
 final class ChannelPublisher {
   private final Consumer<Message<String>> channel;

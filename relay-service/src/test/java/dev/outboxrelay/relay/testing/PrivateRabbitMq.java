@@ -63,7 +63,19 @@ public final class PrivateRabbitMq implements AutoCloseable {
         .redirectOutput(ProcessBuilder.Redirect.appendTo(dir.resolve("server.out").toFile()));
     environment(pb.environment());
     process = pb.start();
-    ctl(180, "await_startup", "--timeout", "170");
+    // await_startup fails at once until the node has registered with epmd: ask again until then.
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(180);
+    while (true) {
+      try {
+        ctl(180, "await_startup", "--timeout", "170");
+        return;
+      } catch (IllegalStateException notYet) {
+        if (!process.isAlive() || System.nanoTime() > deadline) {
+          throw notYet;
+        }
+        Thread.sleep(500);
+      }
+    }
   }
 
   /** Stops the node (the Erlang VM exits) and waits for it. */

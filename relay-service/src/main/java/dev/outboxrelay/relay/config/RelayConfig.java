@@ -44,6 +44,9 @@ public interface RelayConfig {
   /** The reconciliation job: {@code outbox.reconciliation.*}. */
   Reconciliation reconciliation();
 
+  /** The broker connection of the RabbitMQ destinations: {@code outbox.rabbitmq.*}. */
+  RabbitMq rabbitmq();
+
   /** Deleting old finished jobs: {@code outbox.retention.*}. */
   Retention retention();
 
@@ -256,17 +259,16 @@ public interface RelayConfig {
 
   /** One destination: where its jobs are delivered and how they are reconciled. */
   interface Destination {
-    /** Sink type: {@code http}, {@code kafka} or {@code rabbitmq}. */
-    String type();
+    /**
+     * Sink type: {@code http}, {@code kafka} or {@code rabbitmq}. Required: a destination without
+     * one fails start-up naming the environment variables that gave it its other settings.
+     */
+    Optional<String> type();
 
     /** Kafka topic for {@code kafka}; default: the destination's name. */
     Optional<String> topic();
 
-    /**
-     * RabbitMQ exchange for {@code rabbitmq}; must be the relay channel's exchange
-     * ({@code mp.messaging.outgoing.outbox-rabbitmq.exchange.name}, default {@code outbox}), which
-     * is the default; anything else fails start-up.
-     */
+    /** RabbitMQ exchange for {@code rabbitmq}; default {@code outbox.rabbitmq.exchange}. */
     Optional<String> exchange();
 
     /** RabbitMQ routing key for {@code rabbitmq}; default: the destination's name. */
@@ -280,8 +282,9 @@ public interface RelayConfig {
     Duration connectTimeout();
 
     /**
-     * Whole request, response included (Kafka: until the broker acknowledges; RabbitMQ: until the
-     * publisher confirm); a timeout is a retry.
+     * Whole request, response included (Kafka: until the broker acknowledges, and never shorter
+     * than the producer's own bound, {@code max.block.ms} + {@code delivery.timeout.ms}; RabbitMQ:
+     * until the publisher confirm); a timeout is a retry.
      */
     @WithDefault("10s")
     Duration requestTimeout();
@@ -299,6 +302,58 @@ public interface RelayConfig {
 
     /** What reconciliation may change for this destination besides S → C. */
     Reconcile reconcile();
+  }
+
+  /**
+   * The one AMQP connection every RabbitMQ destination publishes over (each destination on a
+   * channel of its own, with publisher confirms and {@code mandatory}). The connection keys default
+   * to the {@code rabbitmq-host}, {@code rabbitmq-port}, {@code rabbitmq-username}, {@code
+   * rabbitmq-password} and {@code rabbitmq-virtual-host} keys (environment {@code RABBITMQ_HOST},
+   * ...), so a deployment that sets those needs nothing here.
+   */
+  interface RabbitMq {
+    /** Broker host. */
+    @WithDefault("${rabbitmq-host:localhost}")
+    String host();
+
+    /** Broker AMQP port. */
+    @WithDefault("${rabbitmq-port:5672}")
+    int port();
+
+    /** User the relay logs in as. */
+    @WithDefault("${rabbitmq-username:guest}")
+    String username();
+
+    /** That user's password. Never logged. */
+    @WithDefault("${rabbitmq-password:guest}")
+    String password();
+
+    /** Virtual host. */
+    @WithDefault("${rabbitmq-virtual-host:/}")
+    String virtualHost();
+
+    /** TLS to the broker, verifying its certificate and host name against the JVM's trust store. */
+    @WithDefault("${rabbitmq-ssl:false}")
+    boolean tls();
+
+    /** The exchange of a RabbitMQ destination that names none ({@code outbox.destinations.<name>.exchange}). */
+    @WithDefault("outbox")
+    String exchange();
+
+    /**
+     * Whether the relay declares each destination's exchange (durable, of {@code exchange-type})
+     * whenever it opens the destination's channel: at the first delivery and after a channel or
+     * connection was lost, so an exchange deleted while the relay runs comes back, without its
+     * bindings (messages to it are then unroutable: retried, then {@code D}). Set {@code false} in
+     * production to leave exchanges to the broker's owner: a missing exchange is then a retry
+     * with the broker's {@code NOT_FOUND - no exchange} in {@code last_error}.
+     */
+    @WithDefault("true")
+    boolean declareExchanges();
+
+    /** Type of the exchanges the relay declares ({@code topic}, {@code direct}, {@code fanout}, {@code headers}). */
+    @WithDefault("topic")
+    String exchangeType();
   }
 
   /**

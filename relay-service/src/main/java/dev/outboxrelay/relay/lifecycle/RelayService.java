@@ -11,7 +11,7 @@ import dev.outboxrelay.relay.metrics.RelayMetrics;
 import dev.outboxrelay.relay.sink.BrokerChannels;
 import dev.outboxrelay.relay.sink.HttpSink;
 import dev.outboxrelay.relay.sink.KafkaChannel;
-import dev.outboxrelay.relay.sink.RabbitMqChannel;
+import dev.outboxrelay.relay.sink.RabbitMqConnection;
 import dev.outboxrelay.relay.sink.SinkRegistry;
 import dev.outboxrelay.relay.source.RelaySource;
 import dev.outboxrelay.relay.source.SourceSpec;
@@ -53,13 +53,13 @@ public class RelayService {
   @Inject RelayConfig config;
   @Inject MeterRegistry registry;
   @Inject KafkaChannel kafkaChannel;
-  @Inject RabbitMqChannel rabbitMqChannel;
   /** Quarkus OpenTelemetry's tracer: a no-op one while quarkus.otel.sdk.disabled=true (the default). */
   @Inject Tracer tracer;
 
   private volatile List<RelaySource> sources = List.of();
   private volatile OutboxTables tables = OutboxTables.DEFAULT;
   private volatile DestinationStates destinations;
+  private volatile RabbitMqConnection rabbitMq;
 
   void onStart(@Observes StartupEvent event) {
     // First: a hostile outbox.schema / outbox.table fails start-up, naming the key, before any SQL.
@@ -69,9 +69,11 @@ public class RelayService {
       LOG.infof("outbox tables: %s_message and its siblings (outbox.schema, outbox.table)", tables);
     }
     RelayConfig.Relay relay = config.relay();
+    RabbitMqConnection rabbit = RabbitMqConnection.of(config.rabbitmq(), registry, "outbox-relay " + instanceName());
+    rabbitMq = rabbit;
     SinkRegistry sinks = SinkRegistry.fromConfig(config.destinations(),
         key -> ConfigProvider.getConfig().getConfigValue(key).getRawValue(),
-        new BrokerChannels(kafkaChannel, rabbitMqChannel));
+        new BrokerChannels(kafkaChannel, KafkaChannel.verdictWithin(), rabbit));
     Backoff backoff = Backoff.fromConfig(relay.backoff());
     if (relay.maxAttempts() < 1) {
       throw new IllegalArgumentException("outbox.relay.max-attempts must be >= 1, was " + relay.maxAttempts());
@@ -134,6 +136,9 @@ public class RelayService {
     Duration grace = config.relay().shutdownGrace();
     for (RelaySource source : sources) {
       source.stop(grace);
+    }
+    if (rabbitMq != null) {
+      rabbitMq.close();
     }
   }
 

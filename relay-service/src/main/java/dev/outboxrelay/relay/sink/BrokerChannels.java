@@ -1,23 +1,23 @@
 package dev.outboxrelay.relay.sink;
 
-import java.util.function.Consumer;
-import org.eclipse.microprofile.reactive.messaging.Message;
+import java.time.Duration;
 
 /**
- * The SmallRye Reactive Messaging channels broker destinations publish through, one per broker
- * kind (the connector fixes the broker connection per channel; destinations pick the topic or
- * routing key per message).
+ * What broker destinations publish through: Kafka destinations through the relay's one producer
+ * ({@link KafkaChannel}; destinations pick the topic per record), RabbitMQ destinations each on a
+ * channel of its own on the relay's one {@link RabbitMqConnection}.
+ *
+ * @param kafkaVerdictWithin how long the Kafka producer may take to acknowledge a record or fail
+ *     it for good ({@code max.block.ms} + {@code delivery.timeout.ms}): a Kafka delivery waits at
+ *     least that long, so the relay never retries a record the producer still holds
  */
-public record BrokerChannels(Consumer<Message<String>> kafka, Consumer<Message<String>> rabbitmq) {
+public record BrokerChannels(KafkaSink.Producer kafka, Duration kafkaVerdictWithin,
+    RabbitMqConnection rabbitmq) {
 
   /** For tests and tools without brokers: every broker delivery fails as a retry. */
   public static BrokerChannels none() {
-    return new BrokerChannels(missing("Kafka"), missing("RabbitMQ"));
-  }
-
-  private static Consumer<Message<String>> missing(String kind) {
-    return message -> {
-      throw new IllegalStateException("no " + kind + " channel in this registry");
-    };
+    return new BrokerChannels(record -> {
+      throw new IllegalStateException("no Kafka producer in this registry");
+    }, Duration.ZERO, RabbitMqConnection.none());
   }
 }

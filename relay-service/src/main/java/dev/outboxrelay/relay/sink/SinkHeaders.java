@@ -8,8 +8,8 @@ import java.util.Map;
  * The headers a broker message carries: the job's own, then the relay's (which win on a name
  * clash, so a job cannot forge its operation ID): {@code operation-id}, {@code
  * outbox-message-id}, {@code outbox-attempt}, {@code content-type}. The job's own include its
- * {@code traceparent}/{@code tracestate}, which the relay has set to the delivery attempt's span
- * ({@link dev.outboxrelay.relay.tracing.DeliveryTracing}).
+ * {@code traceparent}/{@code tracestate}: the delivery attempt's span with OpenTelemetry on, as
+ * stored with it off ({@link dev.outboxrelay.relay.tracing.DeliveryTracing}).
  */
 final class SinkHeaders {
   private SinkHeaders() {}

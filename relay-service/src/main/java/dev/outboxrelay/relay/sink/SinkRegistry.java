@@ -4,9 +4,7 @@ import dev.outboxrelay.relay.config.RelayConfig;
 import java.util.Map;
 import java.util.Optional;
 import java.util.TreeMap;
-import java.util.function.Consumer;
 import java.util.function.UnaryOperator;
-import org.eclipse.microprofile.reactive.messaging.Message;
 
 /** Builds one sink per configured destination; fails start-up naming the bad key. */
 public final class SinkRegistry {
@@ -25,7 +23,7 @@ public final class SinkRegistry {
    * @param rawValue the configured value of a key as written, empty string included, or null when
    *     unset: the config mapping reads an empty value as unset, which for {@code hmac-secret}
    *     would silently send unsigned
-   * @param channels the SmallRye channels broker destinations publish through
+   * @param channels what broker destinations publish through
    */
   public static SinkRegistry fromConfig(Map<String, RelayConfig.Destination> destinations,
       UnaryOperator<String> rawValue, BrokerChannels channels) {
@@ -41,7 +39,9 @@ public final class SinkRegistry {
       throw new IllegalArgumentException(key + ".hmac-secret is set but empty: set a secret, or remove"
           + " the key to send unsigned");
     }
-    switch (d.type()) {
+    String type = d.type().orElseThrow(() -> new IllegalArgumentException(UnconfiguredDestination.message(
+        name, System.getenv())));
+    switch (type) {
       case "http":
         var url = d.url().orElseThrow(() -> new IllegalArgumentException(
             key + ".url is required for type http"));
@@ -60,37 +60,29 @@ public final class SinkRegistry {
           throw new IllegalArgumentException(key + ".topic must be a Kafka topic name"
               + " ([a-zA-Z0-9._-], at most 249 characters), was '" + topic + "'");
         }
-        return new KafkaSink(topic, d.requestTimeout(), channels.kafka());
+        return new KafkaSink(topic, d.requestTimeout(), channels.kafkaVerdictWithin(), channels.kafka());
       case "rabbitmq":
-        return rabbitMq(key, name, d, rawValue, channels.rabbitmq());
+        return rabbitMq(key, name, d, channels.rabbitmq());
       default:
         throw new IllegalArgumentException(
-            key + ".type '" + d.type() + "' is not supported; supported: http, kafka, rabbitmq");
+            key + ".type '" + type + "' is not supported; supported: http, kafka, rabbitmq");
     }
   }
 
-  /**
-   * The connector publishes the channel to one exchange (its {@code exchange.name}, by default the
-   * channel's name); a destination naming another one would silently publish elsewhere, so it
-   * fails start-up instead.
-   */
+  /** Exchange (default {@code outbox.rabbitmq.exchange}) and routing key of a RabbitMQ destination. */
   private static MessageSink rabbitMq(String key, String name, RelayConfig.Destination d,
-      UnaryOperator<String> rawValue, Consumer<Message<String>> channel) {
-    String configured = rawValue.apply(RabbitMqSink.EXCHANGE_KEY);
-    String channelExchange = configured == null ? RabbitMqSink.CHANNEL : configured;
-    String exchange = d.exchange().orElse(channelExchange);
-    if (!exchange.equals(channelExchange)) {
-      throw new IllegalArgumentException(key + ".exchange '" + exchange + "' differs from the relay's"
-          + " RabbitMQ exchange '" + channelExchange + "' (" + RabbitMqSink.EXCHANGE_KEY + "): all RabbitMQ"
-          + " destinations publish to that exchange and route by routing key; bind '" + exchange
-          + "' to it with an exchange-to-exchange binding, or set " + RabbitMqSink.EXCHANGE_KEY);
+      RabbitMqConnection connection) {
+    String exchange = d.exchange().orElse(connection.defaultExchange);
+    if (exchange.isEmpty() || exchange.length() > 255 || !exchange.matches("[a-zA-Z0-9._:-]+")) {
+      throw new IllegalArgumentException(key + ".exchange must be 1 to 255 letters, digits, '.', '_', ':' or '-'"
+          + " (the default exchange '' cannot be declared or bound), was '" + exchange + "'");
     }
     String routingKey = d.routingKey().orElse(name);
     if (routingKey.length() > 255) {
       throw new IllegalArgumentException(key + ".routing-key must be at most 255 characters, was "
           + routingKey.length());
     }
-    return new RabbitMqSink(exchange, routingKey, d.requestTimeout(), channel);
+    return new RabbitMqSink(name, exchange, routingKey, d.requestTimeout(), connection);
   }
 
   /**

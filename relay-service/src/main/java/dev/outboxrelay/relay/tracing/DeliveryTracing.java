@@ -33,11 +33,15 @@ import java.util.function.Function;
  * {@code retry}, {@code dead}, {@code stale}, or {@code released} on shutdown), and on a failed
  * attempt status ERROR with the sink's error and {@code error.type}.
  *
- * <p>Propagation: {@link Delivery#message()} is the job with its trace headers replaced by the
- * delivery span's, and every sink forwards job headers (HTTP request headers, Kafka record
- * headers, AMQP message headers), so the receiver's parent is this span. With OpenTelemetry off
- * (a no-op tracer) the span is not recorded and the stored context is forwarded unchanged, so the
- * receiver still joins the enqueuing trace.
+ * <p>Propagation: every sink forwards job headers (HTTP request headers, Kafka record headers,
+ * AMQP message headers). With the SDK on, {@link Delivery#message()} is the job with its trace
+ * headers replaced by the delivery span's, so the receiver's parent is this span (a job that
+ * stored none gets the new root span's). With the SDK off ({@code quarkus.otel.sdk.disabled=true},
+ * the default, or {@code quarkus.otel.traces.enabled=false}) nothing is recorded and {@link
+ * Delivery#message()} is the job as stored: its {@code traceparent} and {@code tracestate} byte for
+ * byte, and none when it stored none, so the receiver joins the enqueuing trace directly. (Quarkus'
+ * tracer with the SDK disabled still mints span ids; forwarding those would point receivers at
+ * spans nobody records.)
  *
  * <p>Thread-safe; a {@link Delivery} belongs to the worker delivering its job.
  */
@@ -62,20 +66,34 @@ public final class DeliveryTracing {
 
   /** Records nothing and forwards the stored context as it is (benchmarks, tools). */
   public static final DeliveryTracing OFF =
-      new DeliveryTracing(OpenTelemetry.noop().getTracer(SCOPE), destination -> SpanKind.INTERNAL);
+      new DeliveryTracing(OpenTelemetry.noop().getTracer(SCOPE), destination -> SpanKind.INTERNAL, false);
 
   private final Tracer tracer;
   private final Function<String, SpanKind> kindOf;
+  /** False: the sink gets the job's stored trace headers unchanged (SDK off). */
+  private final boolean propagateSpan;
 
+  /** With the delivery span's context forwarded to the sink (the SDK is on). */
   public DeliveryTracing(Tracer tracer, Function<String, SpanKind> kindOf) {
-    this.tracer = tracer;
-    this.kindOf = kindOf;
+    this(tracer, kindOf, true);
   }
 
-  /** Span kinds from the configured sinks. */
+  DeliveryTracing(Tracer tracer, Function<String, SpanKind> kindOf, boolean propagateSpan) {
+    this.tracer = tracer;
+    this.kindOf = kindOf;
+    this.propagateSpan = propagateSpan;
+  }
+
+  /**
+   * Span kinds from the configured sinks; whether the SDK is on from the configuration ({@code
+   * quarkus.otel.sdk.disabled}, {@code quarkus.otel.traces.enabled}).
+   */
   public static DeliveryTracing of(Tracer tracer, SinkRegistry sinks) {
+    var config = org.eclipse.microprofile.config.ConfigProvider.getConfig();
+    boolean sdkOn = !config.getOptionalValue("quarkus.otel.sdk.disabled", Boolean.class).orElse(false)
+        && config.getOptionalValue("quarkus.otel.traces.enabled", Boolean.class).orElse(true);
     return new DeliveryTracing(tracer, destination -> sinks.forDestination(destination)
-        .map(DeliveryTracing::kind).orElse(SpanKind.INTERNAL));
+        .map(DeliveryTracing::kind).orElse(SpanKind.INTERNAL), sdkOn);
   }
 
   static SpanKind kind(MessageSink sink) {
@@ -96,7 +114,7 @@ public final class DeliveryTracing {
         .setAttribute(DESTINATION_KEY, m.destination())
         .setAttribute(ATTEMPT_KEY, (long) m.attemptNo())
         .startSpan();
-    return new Delivery(span, m);
+    return new Delivery(span, propagateSpan && span.getSpanContext().isValid() ? withTraceOf(span, m) : m);
   }
 
   /** One attempt's span and the job as the sink gets it. */
@@ -104,12 +122,15 @@ public final class DeliveryTracing {
     private final Span span;
     private final ClaimedMessage message;
 
-    private Delivery(Span span, ClaimedMessage claimed) {
+    private Delivery(Span span, ClaimedMessage forSink) {
       this.span = span;
-      this.message = span.getSpanContext().isValid() ? withTraceOf(span, claimed) : claimed;
+      this.message = forSink;
     }
 
-    /** The job carrying this span's {@code traceparent} (and {@code tracestate}) for the sink. */
+    /**
+     * The job for the sink: carrying this span's {@code traceparent} (and {@code tracestate}) with
+     * the SDK on, as stored with it off.
+     */
     public ClaimedMessage message() {
       return message;
     }

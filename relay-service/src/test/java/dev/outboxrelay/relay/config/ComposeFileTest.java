@@ -85,7 +85,7 @@ class ComposeFileTest {
 
     RelayConfig.Destination billing = relay.destinations().get("billing");
     int demoPort = Integer.parseInt(demoProperties.getProperty("quarkus.http.port"));
-    assertEquals("http", billing.type());
+    assertEquals("http", billing.type().orElseThrow());
     assertEquals(Optional.of(URI.create("http://demo-orders:" + demoPort + "/sink/billing")),
         billing.url());
     assertEquals("http-ledger", billing.confirmation().type());
@@ -93,9 +93,9 @@ class ComposeFileTest {
         billing.confirmation().url());
     // The relay signs with the secret the demo sink verifies.
     assertEquals(environment("demo-orders").get("DEMO_SINK_HMAC_SECRET"), billing.hmacSecret().orElse(null));
-    assertEquals("kafka", relay.destinations().get("orders").type());
+    assertEquals("kafka", relay.destinations().get("orders").type().orElseThrow());
     assertEquals(Optional.of("orders.events"), relay.destinations().get("orders").topic());
-    assertEquals("rabbitmq", relay.destinations().get("emails").type());
+    assertEquals("rabbitmq", relay.destinations().get("emails").type().orElseThrow());
     assertEquals(Optional.of("emails.send"), relay.destinations().get("emails").routingKey());
     assertEquals(Optional.of("mssql"), relay.relay().datasource());
   }

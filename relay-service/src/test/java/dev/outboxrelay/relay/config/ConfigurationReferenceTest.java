@@ -102,8 +102,8 @@ class ConfigurationReferenceTest {
     assertEquals("integer", keys.get("outbox.relay.batch-size").type());
     assertEquals("decimal", keys.get("outbox.relay.backoff.multiplier").type());
     assertEquals("boolean", keys.get("outbox.retention.enabled").type());
-    Key type = keys.get("outbox.destinations.<name>.type");
-    assertEquals("**required**", type.defaultValue());
+    Key datasource = keys.get("outbox.sources.<name>.datasource");
+    assertEquals("**required**", datasource.defaultValue());
     Key url = keys.get("outbox.destinations.<name>.url");
     assertEquals("URI", url.type());
     assertEquals("(unset)", url.defaultValue());

@@ -154,7 +154,7 @@ class KubernetesManifestsTest {
       String name = RelayKeys.envName("quarkus.datasource." + datasource + "." + k);
       assertTrue(env().containsKey(name), name + " is set");
     }
-    assertEquals("http", relay.destinations().get("billing").type());
+    assertEquals("http", relay.destinations().get("billing").type().orElseThrow());
     assertTrue(relay.destinations().get("billing").hmacSecret().isPresent(), "billing is signed");
   }
 

@@ -99,6 +99,8 @@ final class RelayKeys {
    */
   static RelayConfig resolve(Map<String, String> environment) {
     SmallRyeConfig config = new SmallRyeConfigBuilder()
+        // Expressions, as Quarkus expands them: outbox.rabbitmq.* default to ${rabbitmq-host:...}.
+        .addDefaultInterceptors()
         .withSources(new EnvConfigSource(environment, EnvConfigSource.ORDINAL))
         .withConverter(Duration.class, 100, new DurationConverter())
         .withMapping(RelayConfig.class)

@@ -15,10 +15,15 @@ import org.junit.jupiter.api.Test;
 /** Start-up validation of destinations, the HMAC secret in particular. */
 class SinkRegistryTest {
 
-  record Destination(String type, Optional<URI> url, Optional<String> hmacSecret, Optional<String> exchange,
+  record Destination(String kind, Optional<URI> url, Optional<String> hmacSecret, Optional<String> exchange,
       Optional<String> routingKey) implements RelayConfig.Destination {
-    Destination(String type, Optional<URI> url, Optional<String> hmacSecret) {
-      this(type, url, hmacSecret, Optional.empty(), Optional.empty());
+    Destination(String kind, Optional<URI> url, Optional<String> hmacSecret) {
+      this(kind, url, hmacSecret, Optional.empty(), Optional.empty());
+    }
+
+    @Override
+    public Optional<String> type() {
+      return Optional.ofNullable(kind);
     }
 
     static Destination rabbitMq(String exchange, String routingKey) {
@@ -120,27 +125,49 @@ class SinkRegistryTest {
   }
 
   @Test
-  void aRabbitMqDestinationRoutesByItsNameUnlessSetWithinTheChannelsExchange() {
+  void aRabbitMqDestinationRoutesByItsNameToTheDefaultExchangeUnlessSet() {
     SinkRegistry r = SinkRegistry.fromConfig(Map.of(
         "emails", Destination.rabbitMq(null, null),
-        "sms", Destination.rabbitMq("outbox", "notify.sms")),
-        key -> key.equals(RabbitMqSink.EXCHANGE_KEY) ? "outbox" : null, BrokerChannels.none());
-    assertEquals("emails", ((RabbitMqSink) r.forDestination("emails").orElseThrow()).routingKey());
-    assertEquals("notify.sms", ((RabbitMqSink) r.forDestination("sms").orElseThrow()).routingKey());
+        "sms", Destination.rabbitMq("notify", "notify.sms")));
+    RabbitMqSink emails = (RabbitMqSink) r.forDestination("emails").orElseThrow();
+    assertEquals("outbox", emails.exchange());
+    assertEquals("emails", emails.routingKey());
+    RabbitMqSink sms = (RabbitMqSink) r.forDestination("sms").orElseThrow();
+    assertEquals("notify", sms.exchange());
+    assertEquals("notify.sms", sms.routingKey());
   }
 
-  /** The connector publishes to one exchange per channel: another would silently go elsewhere. */
   @Test
-  void aRabbitMqDestinationNamingAnotherExchangeFailsNamingTheKeys() {
+  void aRabbitMqDestinationWithAnUnusableExchangeOrRoutingKeyFailsNamingTheKey() {
     IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> SinkRegistry.fromConfig(
-        Map.of("emails", Destination.rabbitMq("mail", null)),
-        key -> key.equals(RabbitMqSink.EXCHANGE_KEY) ? "outbox" : null, BrokerChannels.none()));
-    assertTrue(e.getMessage().startsWith("outbox.destinations.emails.exchange 'mail' differs from the relay's"
-        + " RabbitMQ exchange 'outbox' (mp.messaging.outgoing.outbox-rabbitmq.exchange.name)"), e.getMessage());
+        Map.of("emails", Destination.rabbitMq("", null))));
+    assertTrue(e.getMessage().startsWith("outbox.destinations.emails.exchange must be 1 to 255"), e.getMessage());
     IllegalArgumentException tooLong = assertThrows(IllegalArgumentException.class, () -> SinkRegistry.fromConfig(
         Map.of("emails", Destination.rabbitMq(null, "k".repeat(256)))));
     assertEquals("outbox.destinations.emails.routing-key must be at most 255 characters, was 256",
         tooLong.getMessage());
+  }
+
+  /** A secret in the environment for a destination the relay does not configure. */
+  @Test
+  void aDestinationWithoutTypeNamesTheVariablesThatMadeIt() {
+    String m = UnconfiguredDestination.message("hook", Map.of(
+        "OUTBOX_DESTINATIONS_HOOK_HMAC_SECRET", "s3cret", "OUTBOX_DESTINATIONS_BILLING_URL", "http://x", "PATH", "/bin"));
+    assertEquals("outbox.destinations.hook.type is required (http, kafka or rabbitmq): destination 'hook' has"
+        + " settings but no type, from the environment variable(s) OUTBOX_DESTINATIONS_HOOK_HMAC_SECRET. Remove"
+        + " that variable if the relay has no destination 'hook', or set OUTBOX_DESTINATIONS_HOOK_TYPE (and the"
+        + " destination's other keys)", m);
+    assertFalse(m.contains("s3cret"), "never the secret's value");
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> SinkRegistry.fromConfig(
+        Map.of("hook", new Destination(null, Optional.empty(), Optional.of("s3cret")))));
+    assertTrue(e.getMessage().startsWith("outbox.destinations.hook.type is required"), e.getMessage());
+  }
+
+  /** The relay never gives up on a record sooner than the producer may still write it. */
+  @Test
+  void aKafkaDeliveryWaitsAtLeastAsLongAsTheProducerMayHoldTheRecord() {
+    assertEquals(Duration.ofSeconds(18), KafkaSink.ackWait(Duration.ofSeconds(10), Duration.ofSeconds(15)));
+    assertEquals(Duration.ofSeconds(30), KafkaSink.ackWait(Duration.ofSeconds(30), Duration.ofSeconds(15)));
   }
 
   @Test

@@ -109,7 +109,6 @@ final class InProcessRelay implements AutoCloseable {
     }
     int left = assembly.claimLoop().stop(config.shutdownGrace());
     maintenance.shutdownNow();
-    assembly.renewer().close();
     return left;
   }
 

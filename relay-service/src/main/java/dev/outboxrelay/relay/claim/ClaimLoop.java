@@ -265,9 +265,10 @@ public class ClaimLoop {
   }
 
   /**
-   * Stops claiming, gives the queued jobs back, waits up to {@code grace} for in-flight deliveries,
-   * then interrupts the rest (their jobs are released), records the completions still pending and
-   * stops the heartbeat. Returns the number of jobs released unfinished (0 normally).
+   * Stops claiming, gives the queued jobs back (never sent), waits up to {@code grace} for
+   * in-flight deliveries, then interrupts the rest (their jobs are released), records the
+   * completions still pending and stops the heartbeat. Returns the number of sends interrupted and
+   * released unfinished (0 normally).
    */
   public int stop(Duration grace) {
     Thread t;
@@ -284,11 +285,15 @@ public class ClaimLoop {
         Thread.currentThread().interrupt();
       }
     }
-    int released = 0;
-    for (LeaseHeartbeat.Claim c; (c = queue.poll()) != null; released++) {
+    int givenBack = 0;
+    for (LeaseHeartbeat.Claim c; (c = queue.poll()) != null; givenBack++) {
       deliverer.release(c.message());
       finished(c);
     }
+    if (givenBack > 0) {
+      LOG.infof("gave back %d claimed job(s) that no worker had started", givenBack);
+    }
+    int released = 0;
     workers.shutdown();
     try {
       if (!workers.awaitTermination(grace.toMillis(), TimeUnit.MILLISECONDS)) {

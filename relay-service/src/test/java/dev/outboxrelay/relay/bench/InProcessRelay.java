@@ -34,7 +34,7 @@ final class InProcessRelay implements AutoCloseable {
   /** The LISTEN/NOTIFY wake-up, as RelayService runs it (PostgreSQL with listen-notify on). */
   private final ReadyListener readyListener;
 
-  InProcessRelay(String url, String user, RecordingSink sink) throws SQLException {
+  InProcessRelay(String url, String user, dev.outboxrelay.relay.sink.MessageSink sink) throws SQLException {
     this.config = config().relay();
     this.dataSource = BenchDatabase.pool(url, user, BenchDatabase.RELAY_POOL_MAX_SIZE);
     this.assembly = RelayAssembly.assemble(dataSource, new SimpleMeterRegistry(),

@@ -52,7 +52,9 @@ final class InProcessRelay implements AutoCloseable {
   /** The relay's configuration: RelayConfig's defaults, overridden by {@code outbox.*} system properties. */
   static RelayConfig config() {
     // Durations as Quarkus writes them ("30s", "10ms"), as in application.properties.
+    // The test databases' own properties (-Doutbox.test.pg.url) are not relay settings.
     SmallRyeConfig c = new SmallRyeConfigBuilder().withMapping(RelayConfig.class).addSystemSources()
+        .withMappingIgnore("outbox.test.**")
         .withConverter(Duration.class, 200, new DurationConverter()).build();
     return c.getConfigMapping(RelayConfig.class);
   }

@@ -176,11 +176,12 @@ final class Scenarios {
               ps.setLong(1, r.id());
               ps.setInt(2, r.attemptNo());
               dialect.bindUuid(ps, 3, r.token());
-              ps.setLong(4, 0);
-              ps.setString(5, AttemptOutcome.DELIVERED.name());
-              ps.setString(6, null);
+              dialect.bindInstant(ps, 4, null);
+              ps.setLong(5, 0);
+              ps.setString(6, AttemptOutcome.DELIVERED.name());
               ps.setString(7, null);
-              ps.setString(8, "bench no-op");
+              ps.setString(8, null);
+              ps.setString(9, "bench no-op");
               ps.addBatch();
             }
             ps.executeBatch();

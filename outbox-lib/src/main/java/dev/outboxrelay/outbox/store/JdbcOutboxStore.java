@@ -313,6 +313,72 @@ public class JdbcOutboxStore implements OutboxStore {
   }
 
   @Override
+  public java.util.Set<Long> renewLeases(Map<Long, UUID> claims, Duration leaseFor) {
+    if (claims.isEmpty()) {
+      return java.util.Set.of();
+    }
+    List<Long> ids = claims.keySet().stream().sorted().toList();
+    try {
+      return retryingConflicts(() -> {
+        try (Connection c = dataSource.getConnection()) {
+          return JdbcTransactions.inTransaction(c, tx -> {
+            java.util.Set<Long> renewed = new java.util.HashSet<>();
+            int step = dialect.maxCompletionPairs();
+            for (int from = 0; from < ids.size(); from += step) {
+              List<Long> chunk = ids.subList(from, Math.min(ids.size(), from + step));
+              renewed.addAll(dialect.renewLeases(tx, chunk, chunk.stream().map(claims::get).toList(),
+                  leaseFor.toMillis()));
+            }
+            return renewed;
+          });
+        }
+      });
+    } catch (SQLException e) {
+      throw new OutboxStoreException("renewing the leases of " + ids.size() + " claims failed", e);
+    }
+  }
+
+  @Override
+  public java.util.Set<Long> recordedUnder(List<ClaimedMessage> claims, AttemptOutcome outcome) {
+    try (Connection c = dataSource.getConnection()) {
+      java.util.Set<Long> found = new java.util.HashSet<>();
+      int step = dialect.maxCompletionPairs();
+      for (int from = 0; from < claims.size(); from += step) {
+        found.addAll(recordedUnder(c, claims.subList(from, Math.min(claims.size(), from + step)), outcome));
+      }
+      return found;
+    } catch (SQLException e) {
+      throw new OutboxStoreException("reading back the " + outcome + " attempts of " + claims.size()
+          + " claims failed", e);
+    }
+  }
+
+  private java.util.Set<Long> recordedUnder(Connection tx, List<ClaimedMessage> jobs, AttemptOutcome outcome)
+      throws SQLException {
+    java.util.Set<Long> found = new java.util.HashSet<>();
+    if (jobs.isEmpty()) {
+      return found;
+    }
+    Map<Long, UUID> tokens = new java.util.HashMap<>();
+    jobs.forEach(m -> tokens.put(m.id(), m.claimToken()));
+    try (PreparedStatement ps = tx.prepareStatement(dialect.recordedAttemptsSql(jobs.size()))) {
+      ps.setString(1, outcome.name());
+      for (int i = 0; i < jobs.size(); i++) {
+        ps.setLong(i + 2, jobs.get(i).id());
+      }
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          long id = rs.getLong(1);
+          if (Objects.equals(tokens.get(id), dialect.readUuid(rs, 2))) {
+            found.add(id);
+          }
+        }
+      }
+    }
+    return found;
+  }
+
+  @Override
   public boolean markDelivered(ClaimedMessage m, AttemptRecord attempt) {
     return transition(m, AttemptOutcome.DELIVERED, attempt, dialect.markDeliveredSql(), ps -> {
       ps.setLong(1, m.id());
@@ -430,11 +496,12 @@ public class JdbcOutboxStore implements OutboxStore {
     ps.setLong(1, m.id());
     ps.setInt(2, m.attemptNo());
     dialect.bindUuid(ps, 3, m.claimToken());
-    ps.setLong(4, -a.elapsed().toMillis());
-    ps.setString(5, outcome.name());
-    ps.setString(6, truncate(a.errorClass(), 300));
-    ps.setString(7, truncate(a.errorMessage(), MAX_TEXT));
-    ps.setString(8, truncate(a.responseSummary(), MAX_TEXT));
+    dialect.bindInstant(ps, 4, a.startedAt());
+    ps.setLong(5, -a.elapsed().toMillis());
+    ps.setString(6, outcome.name());
+    ps.setString(7, truncate(a.errorClass(), 300));
+    ps.setString(8, truncate(a.errorMessage(), MAX_TEXT));
+    ps.setString(9, truncate(a.responseSummary(), MAX_TEXT));
   }
 
   private static String lastError(AttemptRecord a) {

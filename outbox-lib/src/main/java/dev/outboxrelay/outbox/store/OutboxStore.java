@@ -20,6 +20,21 @@ public interface OutboxStore {
   /** Extends the lease to database now + {@code leaseFor}. */
   boolean renewLease(long id, UUID token, Duration leaseFor);
 
+  /**
+   * The batched heartbeat: extends to database now + {@code leaseFor} the lease of every claim of
+   * {@code claims} (id → claim token) whose row is still {@code W} with that token, in one short
+   * transaction, and returns their ids. A claim not returned is lost: another relay may own it.
+   */
+  java.util.Set<Long> renewLeases(Map<Long, UUID> claims, Duration leaseFor);
+
+  /**
+   * Of {@code claims}, the ids that hold an attempt with {@code outcome} recorded under that very
+   * claim's token: read back after a transition that got no answer (the connection broke at
+   * commit, the process froze), whether it committed, before running it again. One statement per
+   * {@link dev.outboxrelay.outbox.store.dialect.OutboxDialect#maxCompletionPairs()} claims.
+   */
+  java.util.Set<Long> recordedUnder(List<ClaimedMessage> claims, AttemptOutcome outcome);
+
   /** {@code W → S}; records the attempt ({@code STALE} if ownership was lost). */
   boolean markDelivered(ClaimedMessage message, AttemptRecord attempt);
 

@@ -698,6 +698,48 @@ public abstract class OutboxStoreContractTest {
   }
 
   @Test
+  void oneHeartbeatRenewsEveryClaimStillOwnedAndReturnsExactlyThose() {
+    TestDatabases.insertReady(ds, 4);
+    List<ClaimedMessage> mine = claim(4, SHORT_LEASE);
+    ClaimedMessage lost = withToken(mine.get(3), UUID.randomUUID());
+    ClaimedMessage done = mine.get(2);
+    assertTrue(store.markDelivered(done, AttemptRecord.success(Duration.ofMillis(1), "200")));
+    Map<Long, UUID> held = new HashMap<>();
+    for (ClaimedMessage m : List.of(mine.get(0), mine.get(1), done, lost)) {
+      held.put(m.id(), m.claimToken());
+    }
+    StoredMessage lostBefore = row(lost.id());
+
+    Instant before = store.databaseNow();
+    assertEquals(Set.of(mine.get(0).id(), mine.get(1).id()), store.renewLeases(held, Duration.ofMinutes(2)),
+        "a finished job and a claim under another token are not renewed");
+    Instant after = store.databaseNow();
+
+    for (ClaimedMessage m : mine.subList(0, 2)) {
+      assertBetween(before.plus(Duration.ofMinutes(2)), after.plus(Duration.ofMinutes(2)), row(m.id()).leaseUntil(),
+          "lease_until of " + m.id());
+    }
+    assertEquals(lostBefore, row(lost.id()), "the row of a lost claim is untouched");
+    assertEquals('S', row(done.id()).state());
+    assertEquals(Set.of(), store.renewLeases(Map.of(), LEASE));
+  }
+
+  @Test
+  void anAttemptRecordsTheRealStartOfItsSendAndCanBeReadBackUnderItsToken() {
+    long id = TestDatabases.insertReady(ds, 1).get(0);
+    ClaimedMessage c = claimExactlyOne(LEASE);
+    Instant start = store.databaseNow().minus(Duration.ofSeconds(7)).truncatedTo(java.time.temporal.ChronoUnit.MILLIS);
+    assertEquals(Set.of(), store.recordedUnder(List.of(c), AttemptOutcome.DELIVERED), "nothing recorded yet");
+    assertTrue(store.markDelivered(c, AttemptRecord.success(Duration.ofMillis(150), "200").startedAt(start)));
+
+    assertEquals(start, onlyAttempt(id).startedAt(), "started_at is when the send started, not recording minus elapsed");
+    assertEquals(Set.of(id), store.recordedUnder(List.of(c), AttemptOutcome.DELIVERED));
+    assertEquals(Set.of(), store.recordedUnder(List.of(withToken(c, UUID.randomUUID())), AttemptOutcome.DELIVERED),
+        "another claim's token did not record it");
+    assertEquals(Set.of(), store.recordedUnder(List.of(c), AttemptOutcome.RETRY));
+  }
+
+  @Test
   void renewLeaseExtendsTheLeaseFromTheDatabaseClock() {
     long id = TestDatabases.insertReady(ds, 1).get(0);
     ClaimedMessage c = claimExactlyOne(SHORT_LEASE);

@@ -3,29 +3,40 @@ package dev.outboxrelay.relay.claim;
 import dev.outboxrelay.outbox.store.ClaimRequest;
 import dev.outboxrelay.outbox.store.ClaimedMessage;
 import dev.outboxrelay.outbox.store.OutboxStore;
+import dev.outboxrelay.relay.lease.LeaseHeartbeat;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
-import java.util.concurrent.Semaphore;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import org.jboss.logging.Logger;
 
 /**
- * Claims jobs for free workers and hands each to the {@link Deliverer}.
+ * Claims jobs and keeps the workers fed: a claim runs while the jobs of the last one are being
+ * sent, so a worker that finishes finds its next job waiting instead of waiting for a claim.
  *
- * <p>Back-pressure: a claim asks for at most {@code min(batchSize, free workers)} jobs, so
- * nothing claimed ever waits in a queue while its lease runs. And it waits until at least half a
- * batch of workers is free ({@link #claimThreshold()}): under load, workers free up one by one,
- * and claiming for each would cost a claim statement per job. Idle: an empty claim waits a
- * bounded, growing interval ({@link IdleWait}), cut short by {@link #wake()}. Errors: logged once per state change, with a
- * growing pause; the loop never dies. Shutdown ({@link #stop}): stop claiming, let in-flight
- * sends finish within the grace period, then interrupt them; interrupted jobs are released to
- * ready without counting an attempt.
+ * <p>Back-pressure: claimed jobs wait in a queue of at most one batch ahead of the workers
+ * ({@code concurrency} sending + {@code batchSize} queued), and the claims held (queued, sending,
+ * or waiting for their completion batch) never exceed {@code 2 x (concurrency + batchSize)}, so
+ * memory is bounded whatever the backlog. Every claim held is renewed by the source's {@link
+ * LeaseHeartbeat}, and a job is sent only while its claim surely has a third of its lease left
+ * ({@link Deliverer}). A claim asks for what there is room for, up to a batch: it runs at once
+ * when a worker would otherwise be idle (the queue is empty and a worker is free), else once half
+ * a batch of room has freed, so under load a claim statement moves many jobs. A worker that frees
+ * wakes the loop; a finished job with an ordering key also ends an idle wait, because its key's
+ * next job has just become claimable.
+ *
+ * <p>Idle: an empty claim waits a bounded, growing interval ({@link IdleWait}), cut short by
+ * {@link #wake()}. Errors: logged once per state change, with a growing pause; the loop never
+ * dies. Shutdown ({@link #stop}): stop claiming, give the queued jobs back, let in-flight sends
+ * finish within the grace period, then interrupt them; given-back and interrupted jobs are
+ * released to ready without counting an attempt.
  */
 public class ClaimLoop {
   private static final Logger LOG = Logger.getLogger(ClaimLoop.class);
@@ -33,18 +44,23 @@ public class ClaimLoop {
 
   private final OutboxStore store;
   private final Deliverer deliverer;
+  private final LeaseHeartbeat heartbeat;
   private final int batchSize;
+  private final int concurrency;
   private final Duration lease;
   private final IdleWait idle;
-  private final Semaphore freeWorkers;
-  private final int claimThreshold;
-  /** Notified each time a worker becomes free. */
-  private final Object workerFreed = new Object();
+  /** Claimed jobs no worker has taken yet, in claim (id) order. */
+  private final BlockingQueue<LeaseHeartbeat.Claim> queue = new LinkedBlockingQueue<>();
+  private final AtomicInteger sending = new AtomicInteger();
+  /** Notified each time room for a claim frees. */
+  private final Object roomFreed = new Object();
   private final ExecutorService workers;
-  private final Map<Long, ClaimedMessage> inFlight = new ConcurrentHashMap<>();
+  /** Every claim held: queued, sending, or waiting for its completion. */
+  private final Map<Long, LeaseHeartbeat.Claim> inFlight = new ConcurrentHashMap<>();
   private final AtomicInteger claimStatements = new AtomicInteger();
   private final AtomicReference<String> lastError = new AtomicReference<>();
   private volatile boolean running;
+  private volatile boolean stopping;
   private Thread thread;
   /** Where claim errors and recoveries go; null: logged here, once per state change. */
   private volatile dev.outboxrelay.relay.health.StateChangeLog database;
@@ -52,8 +68,8 @@ public class ClaimLoop {
   /** The source named in thread names ({@code outbox-worker-<source>-3}); null for a single source. */
   private volatile String source;
 
-  public ClaimLoop(OutboxStore store, Deliverer deliverer, int batchSize, int concurrency,
-      Duration lease, IdleWait idle) {
+  public ClaimLoop(OutboxStore store, Deliverer deliverer, LeaseHeartbeat heartbeat, int batchSize,
+      int concurrency, Duration lease, IdleWait idle) {
     if (batchSize <= 0) {
       throw new IllegalArgumentException("outbox.relay.batch-size must be positive, was " + batchSize);
     }
@@ -62,22 +78,20 @@ public class ClaimLoop {
     }
     this.store = store;
     this.deliverer = deliverer;
+    this.heartbeat = heartbeat;
     this.batchSize = batchSize;
+    this.concurrency = concurrency;
     this.lease = lease;
     this.idle = idle;
-    this.freeWorkers = new Semaphore(concurrency);
-    this.claimThreshold = Math.max(1, Math.min(batchSize, concurrency) / 2);
     AtomicInteger n = new AtomicInteger();
     this.workers = Executors.newFixedThreadPool(concurrency, r -> {
       Thread t = new Thread(r, "outbox-worker-" + (source == null ? "" : source + "-") + n.incrementAndGet());
       t.setDaemon(true);
       return t;
     });
-  }
-
-  /** Free workers a claim waits for: half a batch (at most half the workers), at least 1. */
-  public int claimThreshold() {
-    return claimThreshold;
+    for (int i = 0; i < concurrency; i++) {
+      workers.execute(this::work);
+    }
   }
 
   /**
@@ -101,46 +115,88 @@ public class ClaimLoop {
     return this;
   }
 
+  /** How many jobs a claim may ask for now: free sending and queue places, within the hold limit. */
+  int room() {
+    int unsent = queue.size() + sending.get();
+    int maxHeld = 2 * (concurrency + batchSize);
+    return Math.max(0, Math.min(batchSize, Math.min(concurrency + batchSize - unsent, maxHeld - inFlight.size())));
+  }
+
+  /** A claim is worth a statement now: a worker would be idle without it, or half a batch fits. */
+  private boolean claimDue() {
+    int room = room();
+    return room > 0 && ((queue.isEmpty() && sending.get() < concurrency) || room >= Math.max(1, batchSize / 2));
+  }
+
   /**
-   * One pass: claims up to {@code min(batchSize, free workers)} jobs and dispatches them.
-   * Returns the number claimed (0 when nothing was ready or fewer than {@link #claimThreshold()}
-   * workers were free).
+   * One pass: claims as many jobs as there is {@link #room()} for (up to a batch) and queues them
+   * for the workers. Returns the number claimed (0 when nothing was ready or there was no room).
    */
   public int claimOnce() {
-    int wanted = Math.min(batchSize, freeWorkers.availablePermits());
-    if (wanted < claimThreshold || !freeWorkers.tryAcquire(wanted)) {
+    int wanted = room();
+    if (wanted == 0 || stopping) {
       return 0;
     }
-    List<ClaimedMessage> claimed;
-    try {
-      claimStatements.incrementAndGet();
-      claimed = store.claimBatch(ClaimRequest.of(wanted, lease));
-    } catch (RuntimeException e) {
-      freeWorkers.release(wanted);
-      throw e;
-    }
+    claimStatements.incrementAndGet();
+    long started = System.nanoTime();
+    List<ClaimedMessage> claimed = store.claimBatch(ClaimRequest.of(wanted, lease));
     if (claimed.size() > wanted) {
       // Impossible by the claim contract; the extra leases expire and the reaper re-offers them.
-      freeWorkers.release(wanted);
       throw new IllegalStateException("claim returned " + claimed.size() + " jobs for a limit of "
           + wanted + " (ids " + claimed.get(0).id() + ".." + claimed.get(claimed.size() - 1).id() + ")");
     }
-    freeWorkers.release(wanted - claimed.size());
     for (ClaimedMessage m : claimed) {
-      inFlight.put(m.id(), m);
-      workers.execute(() -> {
-        try {
-          deliverer.deliver(m);
-        } finally {
-          inFlight.remove(m.id());
-          freeWorkers.release();
-          synchronized (workerFreed) {
-            workerFreed.notifyAll();
-          }
-        }
-      });
+      LeaseHeartbeat.Claim c = heartbeat.hold(m, started);
+      inFlight.put(m.id(), c);
+      queue.add(c);
     }
     return claimed.size();
+  }
+
+  /** A worker: takes queued claims one by one until the loop stops. */
+  private void work() {
+    while (!stopping) {
+      LeaseHeartbeat.Claim c;
+      try {
+        c = queue.poll(100, TimeUnit.MILLISECONDS);
+      } catch (InterruptedException e) {
+        return;
+      }
+      if (c == null) {
+        continue;
+      }
+      sending.incrementAndGet();
+      try {
+        deliverer.deliver(c, () -> finished(c));
+      } catch (RuntimeException e) {
+        LOG.errorf(e, "message_id=%d: delivery failed unexpectedly; the lease expires and the reaper"
+            + " re-offers it", c.message().id());
+        finished(c);
+      } finally {
+        sending.decrementAndGet();
+        roomFreed();
+      }
+      if (Thread.currentThread().isInterrupted()) {
+        return;
+      }
+    }
+  }
+
+  /** The claim's outcome is recorded (or it was given back): it is no longer held. */
+  private void finished(LeaseHeartbeat.Claim c) {
+    heartbeat.forget(c);
+    inFlight.remove(c.message().id(), c);
+    roomFreed();
+    if (c.message().orderingKey() != null) {
+      // Its key's next job has just become claimable.
+      idle.wake();
+    }
+  }
+
+  private void roomFreed() {
+    synchronized (roomFreed) {
+      roomFreed.notifyAll();
+    }
   }
 
   public synchronized void start() {
@@ -151,30 +207,28 @@ public class ClaimLoop {
     thread = new Thread(this::run, "outbox-claim-loop" + (source == null ? "" : "-" + source));
     thread.setDaemon(true);
     thread.start();
+    heartbeat.start();
   }
 
   private void run() {
     Duration errorPause = Duration.ofMillis(100);
     while (running) {
       try {
-        if (freeWorkers.availablePermits() < claimThreshold) {
-          // Too few workers free for a claim: wait for one to finish instead of polling the database.
-          synchronized (workerFreed) {
-            if (freeWorkers.availablePermits() < claimThreshold) {
-              workerFreed.wait(100);
+        if (!claimDue()) {
+          // No room, or a claim would move too few jobs: wait for room instead of polling the database.
+          synchronized (roomFreed) {
+            if (!claimDue()) {
+              roomFreed.wait(100);
             }
           }
           continue;
         }
-        // Only this thread takes permits: at least claimThreshold stay free for this claim.
         dev.outboxrelay.relay.health.StateChangeLog db = database;
         java.time.Instant callStarted = db == null ? null : db.now();
         int statementsBefore = claimStatements.get();
         int claimed = claimOnce();
         if (db != null) {
           lastError.set(null);
-          // Only a claim statement that ran is news about the database (with every worker busy,
-          // claimOnce returns without one).
           if (claimStatements.get() != statementsBefore) {
             db.success(callStarted);
           }
@@ -211,13 +265,16 @@ public class ClaimLoop {
   }
 
   /**
-   * Stops claiming, waits up to {@code grace} for in-flight deliveries, then interrupts the rest
-   * (their jobs are released). Returns the number of jobs still in flight at the end (0 normally).
+   * Stops claiming, gives the queued jobs back (never sent), waits up to {@code grace} for
+   * in-flight deliveries, then interrupts the rest (their jobs are released), records the
+   * completions still pending and stops the heartbeat. Returns the number of sends interrupted and
+   * released unfinished (0 normally).
    */
   public int stop(Duration grace) {
     Thread t;
     synchronized (this) {
       running = false;
+      stopping = true;
       t = thread;
     }
     if (t != null) {
@@ -228,23 +285,30 @@ public class ClaimLoop {
         Thread.currentThread().interrupt();
       }
     }
+    int givenBack = 0;
+    for (LeaseHeartbeat.Claim c; (c = queue.poll()) != null; givenBack++) {
+      deliverer.release(c.message());
+      finished(c);
+    }
+    if (givenBack > 0) {
+      LOG.infof("gave back %d claimed job(s) that no worker had started", givenBack);
+    }
+    int released = 0;
     workers.shutdown();
     try {
       if (!workers.awaitTermination(grace.toMillis(), TimeUnit.MILLISECONDS)) {
         LOG.warnf("%d delivery(ies) still running after the %s grace period; interrupting and"
-            + " releasing them", inFlight.size(), grace);
+            + " releasing them", sending.get(), grace);
+        released += sending.get();
         workers.shutdownNow();
         workers.awaitTermination(5, TimeUnit.SECONDS);
       }
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     }
-    // A job whose worker never ran (none in normal operation) is released here.
-    for (ClaimedMessage m : inFlight.values()) {
-      deliverer.release(m);
-    }
     deliverer.close();
-    return inFlight.size();
+    heartbeat.close();
+    return released;
   }
 
   /**
@@ -264,8 +328,14 @@ public class ClaimLoop {
     return lastError.get();
   }
 
+  /** Claims held: queued, sending, or waiting for their completion. */
   public int inFlight() {
     return inFlight.size();
+  }
+
+  /** Claims taken by a worker and not yet recorded: sending, or waiting for their completion. */
+  public int sendingOrRecording() {
+    return inFlight.size() - queue.size();
   }
 
   public int claimStatements() {

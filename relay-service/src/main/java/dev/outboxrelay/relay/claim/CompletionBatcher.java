@@ -1,58 +1,82 @@
 package dev.outboxrelay.relay.claim;
 
 import dev.outboxrelay.outbox.OutboxStoreException;
+import dev.outboxrelay.outbox.store.AttemptOutcome;
 import dev.outboxrelay.outbox.store.AttemptRecord;
 import dev.outboxrelay.outbox.store.ClaimedMessage;
 import dev.outboxrelay.outbox.store.DeliveredJob;
 import dev.outboxrelay.outbox.store.OutboxStore;
 import java.time.Duration;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Deque;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
+import java.util.function.Consumer;
 import java.util.function.IntSupplier;
 
 /**
- * Records successful sends as delivered in batches: workers hand their job in and wait, one
- * flusher thread completes what has gathered with one {@link OutboxStore#markDeliveredAll} (one
- * transaction, one token-checked statement) once {@code batchSize} jobs wait, or every job in
- * flight waits ({@link #flushWhenAllWaiting}: no other could join the batch), or the first of them
- * has waited {@code maxWait}. A worker waits for its own batch, so its heartbeat keeps the lease
- * until the outcome is committed, and the claim loop counts it busy until then.
+ * Records successful sends as delivered in batches: a worker hands its job in ({@link #submit})
+ * and goes on to its next job; one flusher thread completes what has gathered with one {@link
+ * OutboxStore#markDeliveredAll} (one transaction, one token-checked statement) once {@code
+ * batchSize} jobs wait, or every job in flight waits ({@link #flushWhenAllWaiting}: no other could
+ * join the batch), or the first of them has waited {@code maxWait}, and then tells each job's
+ * callback its {@link Completion}. Until then the job stays held (its lease renewed by the
+ * heartbeat).
  *
- * <p>Failure never loses or double-completes a job: a flush that fails committed nothing, and
- * every worker of that batch gets the exception and retries as it would a single completion (see
- * {@link Deliverer}); a job whose completion never gets through stays leased and is re-offered
- * after its lease expires (the sink deduplicates by operation ID). A flush that did commit but
- * whose answer was lost makes the retry find the token gone: counted stale, changed nothing.
+ * <p>Failure never loses or double-completes a job: a flush that fails is retried, with growing
+ * pauses, for up to {@code resultTimeout} after the job was handed in; a retry after a flush that
+ * did commit but whose answer was lost reads its own attempt back and reports the job completed,
+ * not stale ({@link OutboxStore#markDelivered}). A job whose completion never got an answer is
+ * reported {@link Completion#UNKNOWN}: it is either delivered or still leased and re-offered once
+ * its lease expires (the sink deduplicates by operation ID). {@link Completion#STALE} means exactly
+ * that the token check changed no row.
  */
 public final class CompletionBatcher implements AutoCloseable {
+  private static final org.jboss.logging.Logger LOG = org.jboss.logging.Logger.getLogger(CompletionBatcher.class);
   /** Default of {@code outbox.relay.completion-batch-size}. */
   public static final int DEFAULT_BATCH_SIZE = 64;
   /** Default of {@code outbox.relay.completion-max-wait}. */
   public static final Duration DEFAULT_MAX_WAIT = Duration.ofMillis(2);
+  private static final Duration RETRY_MIN = Duration.ofMillis(100);
+  private static final Duration RETRY_MAX = Duration.ofSeconds(2);
 
-  private record Pending(DeliveredJob job, CompletableFuture<Boolean> done) {}
+  /** What became of a job handed in. */
+  public enum Completion {
+    /** {@code W → S} committed (by this batch, or by an earlier try whose answer was lost). */
+    COMPLETED,
+    /** The token check changed no row: the claim was lost before; recorded as a STALE attempt. */
+    STALE,
+    /** No flush got an answer within the result timeout: delivered, or re-offered after its lease. */
+    UNKNOWN
+  }
+
+  /** A job handed in; {@code unanswered}: a flush of it failed, so it may have committed. */
+  private record Pending(DeliveredJob job, Consumer<Completion> done, long deadline, boolean unanswered) {
+    Pending failed() {
+      return new Pending(job, done, deadline, true);
+    }
+  }
 
   private final OutboxStore store;
   private final int batchSize;
   private final long maxWaitNanos;
-  /** How long a worker waits for its batch before it treats the completion as failed. */
+  /** How long a job's completion is retried before it is reported UNKNOWN. */
   private final Duration resultTimeout;
   private final Object lock = new Object();
-  private final List<Pending> pending = new ArrayList<>();
+  private final Deque<Pending> pending = new ArrayDeque<>();
   private long firstPendingAt;
   private boolean closed;
   private final Thread flusher;
   /** Jobs in flight (sending or waiting here); none known: never flush before maxWait. */
   private volatile IntSupplier inFlight = () -> Integer.MAX_VALUE;
+  private volatile dev.outboxrelay.relay.health.StateChangeLog database;
 
   /**
-   * @param resultTimeout how long a worker waits for its batch's outcome (the lease: after that
-   *     the claim is lost anyway)
+   * @param resultTimeout how long a job's completion is retried after a failed flush (the lease:
+   *     after that the claim is lost anyway)
    */
   public CompletionBatcher(OutboxStore store, int batchSize, Duration maxWait, Duration resultTimeout) {
     if (batchSize < 1) {
@@ -70,6 +94,12 @@ public final class CompletionBatcher implements AutoCloseable {
     this.flusher.start();
   }
 
+  /** Reports flush errors and successes to {@code database} (its source's state). */
+  public CompletionBatcher reportingTo(dev.outboxrelay.relay.health.StateChangeLog database) {
+    this.database = database;
+    return this;
+  }
+
   /**
    * Flushes as soon as the waiting jobs are all of {@code inFlight} (the claim loop's jobs in
    * flight, these included): a relay whose every worker waits here has nothing else to add, and a
@@ -85,59 +115,60 @@ public final class CompletionBatcher implements AutoCloseable {
     return pending.size() >= batchSize || pending.size() >= inFlight.getAsInt();
   }
 
-  /**
-   * Records {@code m} as delivered with the next batch and waits for that batch. Returns true when
-   * it completed, false when the claim was lost (recorded as stale, nothing changed). Throws
-   * {@link OutboxStoreException} when the batch failed (nothing of it committed) or gave no answer
-   * within the result timeout. After {@link #close()} it completes the job on its own.
-   */
-  public boolean markDelivered(ClaimedMessage m, AttemptRecord attempt) {
-    DeliveredJob job = new DeliveredJob(m, attempt);
-    CompletableFuture<Boolean> done = new CompletableFuture<>();
+  /** Jobs handed in and not yet answered. */
+  public int pending() {
     synchronized (lock) {
-      if (closed) {
-        return store.markDeliveredAll(List.of(job)).contains(m.id());
-      }
-      if (pending.isEmpty()) {
-        firstPendingAt = System.nanoTime();
-      }
-      pending.add(new Pending(job, done));
-      if (pending.size() == 1 || batchReady()) {
-        lock.notifyAll();
-      }
+      return pending.size();
     }
-    return await(m, done);
   }
 
   /**
-   * Waits without giving up on an interrupt (shutdown): the batch may commit this job, so the
-   * worker must learn the outcome; the interrupt is kept for the caller.
+   * Records {@code m} as delivered with a coming batch and returns at once; {@code done} is called
+   * once, from the flusher thread, with the outcome. After {@link #close()} the job is completed
+   * on its own, in the caller's thread.
    */
-  private boolean await(ClaimedMessage m, CompletableFuture<Boolean> done) {
-    boolean interrupted = false;
-    long deadline = System.nanoTime() + resultTimeout.toNanos();
-    try {
-      while (true) {
-        try {
-          return done.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
-        } catch (InterruptedException e) {
-          interrupted = true;
-        } catch (ExecutionException e) {
-          throw e.getCause() instanceof RuntimeException r ? r
-              : new OutboxStoreException("completion of message " + m.id() + " failed", e.getCause());
-        } catch (TimeoutException e) {
-          throw new OutboxStoreException("completion batch of message " + m.id() + " gave no answer within "
-              + resultTimeout, e);
+  public void submit(ClaimedMessage m, AttemptRecord attempt, Consumer<Completion> done) {
+    DeliveredJob job = new DeliveredJob(m, attempt);
+    synchronized (lock) {
+      if (!closed) {
+        if (pending.isEmpty()) {
+          firstPendingAt = System.nanoTime();
         }
-      }
-    } finally {
-      if (interrupted) {
-        Thread.currentThread().interrupt();
+        pending.add(new Pending(job, done, System.nanoTime() + resultTimeout.toNanos(), false));
+        if (pending.size() == 1 || batchReady()) {
+          lock.notifyAll();
+        }
+        return;
       }
     }
+    Completion c;
+    try {
+      c = store.markDeliveredAll(List.of(job)).contains(m.id()) ? Completion.COMPLETED : Completion.STALE;
+    } catch (RuntimeException e) {
+      LOG.errorf("message_id=%d: recording the delivery failed after shutdown began (%s); the outcome"
+          + " is unknown until read back: delivered, or re-offered when its lease expires", m.id(), e.getMessage());
+      c = Completion.UNKNOWN;
+    }
+    done.accept(c);
+  }
+
+  /**
+   * {@link #submit} and wait: true when completed, false when stale; throws {@link
+   * OutboxStoreException} when the outcome stayed unknown.
+   */
+  public boolean markDelivered(ClaimedMessage m, AttemptRecord attempt) {
+    CompletableFuture<Completion> done = new CompletableFuture<>();
+    submit(m, attempt, done::complete);
+    Completion c = done.join();
+    if (c == Completion.UNKNOWN) {
+      throw new OutboxStoreException("completion of message " + m.id() + " gave no answer within "
+          + resultTimeout, null);
+    }
+    return c == Completion.COMPLETED;
   }
 
   private void run() {
+    Duration pause = RETRY_MIN;
     while (true) {
       List<Pending> batch;
       try {
@@ -148,7 +179,16 @@ public final class CompletionBatcher implements AutoCloseable {
       if (batch == null) {
         return;
       }
-      flush(batch);
+      if (flush(batch)) {
+        pause = RETRY_MIN;
+      } else {
+        try {
+          Thread.sleep(pause.toMillis());
+        } catch (InterruptedException e) {
+          // close(): the retries go on without pauses until the jobs are answered or time out.
+        }
+        pause = Backoff.doubled(pause, RETRY_MAX);
+      }
     }
   }
 
@@ -169,23 +209,85 @@ public final class CompletionBatcher implements AutoCloseable {
         TimeUnit.NANOSECONDS.timedWait(lock, left);
       }
       int n = Math.min(batchSize, pending.size());
-      List<Pending> batch = new ArrayList<>(pending.subList(0, n));
-      pending.subList(0, n).clear();
+      List<Pending> batch = new ArrayList<>(n);
+      for (int i = 0; i < n; i++) {
+        batch.add(pending.poll());
+      }
       firstPendingAt = System.nanoTime();
       return batch;
     }
   }
 
-  private void flush(List<Pending> batch) {
+  /**
+   * Completes one batch; on a failure the jobs go back to the head of the queue to be retried
+   * (those past their deadline are answered UNKNOWN). Returns false when it failed.
+   */
+  private boolean flush(List<Pending> batch) {
+    dev.outboxrelay.relay.health.StateChangeLog db = database;
+    java.time.Instant callStarted = db == null ? null : db.now();
+    Set<Long> completed;
     try {
-      Set<Long> completed = store.markDeliveredAll(batch.stream().map(Pending::job).toList());
-      for (Pending p : batch) {
-        p.done().complete(completed.contains(p.job().message().id()));
+      List<ClaimedMessage> unanswered = batch.stream().filter(Pending::unanswered)
+          .map(p -> p.job().message()).toList();
+      if (!unanswered.isEmpty()) {
+        // A failed flush may have committed before its answer was lost: read back first, so a
+        // delivery this relay did record is not run again and called stale.
+        Set<Long> committed = store.recordedUnder(unanswered, AttemptOutcome.DELIVERED);
+        List<Pending> rest = new ArrayList<>();
+        for (Pending p : batch) {
+          if (committed.contains(p.job().message().id())) {
+            answer(p, Completion.COMPLETED);
+          } else {
+            rest.add(p);
+          }
+        }
+        batch = rest;
       }
+      completed = store.markDeliveredAll(batch.stream().map(Pending::job).toList());
     } catch (RuntimeException e) {
-      for (Pending p : batch) {
-        p.done().completeExceptionally(e);
+      if (db != null) {
+        db.failure("recording deliveries failed: " + dev.outboxrelay.relay.health.StateChangeLog.describe(e));
+      } else {
+        LOG.warnf("recording %d deliveries failed, retrying: %s", batch.size(), e.getMessage());
       }
+      long now = System.nanoTime();
+      List<Pending> retry = new ArrayList<>();
+      for (Pending p : batch) {
+        if (now - p.deadline() >= 0) {
+          ClaimedMessage m = p.job().message();
+          LOG.errorf("message_id=%d operation_id=%s token=%s: recording the delivery got no answer for %s;"
+              + " the outcome is unknown: delivered, or re-offered when its lease expires (the sink"
+              + " deduplicates by operation ID): %s", m.id(), m.operationId(), m.claimToken(), resultTimeout,
+              e.getMessage());
+          answer(p, Completion.UNKNOWN);
+        } else {
+          retry.add(p.failed());
+        }
+      }
+      synchronized (lock) {
+        for (int i = retry.size() - 1; i >= 0; i--) {
+          pending.addFirst(retry.get(i));
+        }
+        if (!retry.isEmpty()) {
+          firstPendingAt = System.nanoTime() - maxWaitNanos;
+        }
+      }
+      return false;
+    }
+    if (db != null) {
+      db.success(callStarted);
+    }
+    for (Pending p : batch) {
+      answer(p, completed.contains(p.job().message().id()) ? Completion.COMPLETED : Completion.STALE);
+    }
+    return true;
+  }
+
+  private static void answer(Pending p, Completion c) {
+    try {
+      p.done().accept(c);
+    } catch (RuntimeException e) {
+      LOG.errorf(e, "message_id=%d: handling the completion failed", p.job().message().id());
     }
   }
 

@@ -1,9 +1,10 @@
 package dev.outboxrelay.relay.claim;
 
+import dev.outboxrelay.outbox.store.AttemptOutcome;
 import dev.outboxrelay.outbox.store.AttemptRecord;
 import dev.outboxrelay.outbox.store.ClaimedMessage;
 import dev.outboxrelay.outbox.store.OutboxStore;
-import dev.outboxrelay.relay.lease.LeaseRenewer;
+import dev.outboxrelay.relay.lease.LeaseHeartbeat;
 import dev.outboxrelay.relay.metrics.RelayMetrics;
 import dev.outboxrelay.relay.sink.MessageSink;
 import dev.outboxrelay.relay.sink.SinkRegistry;
@@ -11,15 +12,23 @@ import dev.outboxrelay.relay.sink.SinkResult;
 import dev.outboxrelay.relay.tracing.DeliveryTracing;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.List;
 import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
 import org.jboss.logging.Logger;
 
 /**
  * Delivers one claimed job and records the outcome: load a by-reference body ({@link
- * PayloadResolver}), send (heartbeat running), then one token-checked transition. A transition that changes no row is counted as a stale completion
- * and changes nothing. A recording that fails on a database error is retried until the lease
- * would have expired; after that the reaper re-offers the job and the sink deduplicates.
+ * PayloadResolver}), send (the source's {@link LeaseHeartbeat} renewing the claim), then one
+ * token-checked transition. A success is handed to the {@link CompletionBatcher} and the worker
+ * goes on at once; the claim is finished when the batch answers. A transition that changes no row
+ * is counted as a stale completion and changes nothing. A recording that fails on a database
+ * error is retried until the lease would have expired; after that its outcome is unknown: the
+ * reaper re-offers the job if it was not recorded, and the sink deduplicates.
+ *
+ * <p>A claim is sent only while this relay surely still owns it for at least a third of the lease
+ * (by its own clock, from the last claim or renewal that answered): one whose heartbeat found it
+ * lost, or that waited too long, is given back unsent.
  */
 public class Deliverer {
   private static final Logger LOG = Logger.getLogger(Deliverer.class);
@@ -28,7 +37,6 @@ public class Deliverer {
 
   private final OutboxStore store;
   private final SinkRegistry sinks;
-  private final LeaseRenewer renewer;
   private final Backoff backoff;
   private final RelayMetrics metrics;
   private final int maxAttempts;
@@ -43,11 +51,10 @@ public class Deliverer {
   /**
    * @param clockSkew database clock minus this process's clock, for commit-to-sent latency
    */
-  public Deliverer(OutboxStore store, SinkRegistry sinks, LeaseRenewer renewer, Backoff backoff,
+  public Deliverer(OutboxStore store, SinkRegistry sinks, Backoff backoff,
       RelayMetrics metrics, int maxAttempts, Duration lease, Supplier<Duration> clockSkew) {
     this.store = store;
     this.sinks = sinks;
-    this.renewer = renewer;
     this.backoff = backoff;
     this.metrics = metrics;
     this.maxAttempts = maxAttempts;
@@ -91,34 +98,85 @@ public class Deliverer {
   }
 
   /**
-   * Delivers and records. On interruption (shutdown) the job is released, not counted. The
-   * heartbeat runs until the outcome is recorded, not only during the send: recording can wait
-   * (for a pooled connection, or retrying a database error), and a lease that expired in that
-   * wait would make a finished delivery look abandoned and be sent again.
+   * Sends {@code claim}'s job and records the outcome; {@code finished} runs once the outcome is
+   * recorded (or the job was given back), possibly later and from the completion flusher's thread:
+   * a success is recorded with the next completion batch and this method returns without waiting
+   * for it. On interruption (shutdown) the job is released, not counted.
    */
-  public void deliver(ClaimedMessage m) {
-    long started = System.nanoTime();
-    DeliveryTracing.Delivery traced = tracing.start(m);
-    String outcome = null;
-    SinkResult result = null;
-    LeaseRenewer.Heartbeat heartbeat = renewer.start(m);
-    try {
-      try {
-        result = send(traced.message());
-      } catch (InterruptedException e) {
-        heartbeat.stop();
-        release(m);
-        Thread.currentThread().interrupt();
-        return;
-      }
-      Duration took = Duration.ofNanos(System.nanoTime() - started);
-      // From here a renewal that changes no row may just have lost the race to our own transition.
-      heartbeat.recording();
-      outcome = record(m, result, took);
-    } finally {
-      heartbeat.stop();
-      traced.end(outcome, result);
+  public void deliver(LeaseHeartbeat.Claim claim, Runnable finished) {
+    ClaimedMessage m = claim.message();
+    if (claim.lost()) {
+      // The heartbeat found it owned by someone else and reported it: nothing to send or record.
+      finished.run();
+      return;
     }
+    Duration owned = claim.ownedFor();
+    if (owned.compareTo(lease.dividedBy(3)) < 0) {
+      LOG.warnf("message_id=%d operation_id=%s token=%s: not sent, the claim may expire within %s"
+          + " (no heartbeat answered for a while); giving it back", m.id(), m.operationId(),
+          m.claimToken(), owned.isNegative() ? Duration.ZERO : owned);
+      release(m);
+      finished.run();
+      return;
+    }
+    long started = System.nanoTime();
+    Instant startedAt = Instant.now().plus(clockSkew.get());
+    DeliveryTracing.Delivery traced = tracing.start(m);
+    SinkResult result;
+    try {
+      result = send(traced.message());
+    } catch (InterruptedException e) {
+      release(m);
+      traced.end(null, null);
+      finished.run();
+      Thread.currentThread().interrupt();
+      return;
+    }
+    Duration took = Duration.ofNanos(System.nanoTime() - started);
+    // From here a renewal that changes no row may just have lost the race to our own transition.
+    claim.recording();
+    if (result instanceof SinkResult.Delivered d && completions != null) {
+      AttemptRecord a = AttemptRecord.success(took, d.summary()).startedAt(startedAt);
+      completions.submit(m, a, c -> {
+        try {
+          traced.end(delivered(m, c, took), result);
+        } finally {
+          finished.run();
+        }
+      });
+      return;
+    }
+    String outcome = null;
+    try {
+      outcome = record(m, result, took, startedAt);
+    } finally {
+      traced.end(outcome, result);
+      finished.run();
+    }
+  }
+
+  /** Counts a batched completion's answer; returns the outcome as counted. */
+  private String delivered(ClaimedMessage m, CompletionBatcher.Completion c, Duration took) {
+    String outcome = switch (c) {
+      case COMPLETED -> {
+        metrics.endToEnd(Duration.between(m.createdAt(), Instant.now().plus(clockSkew.get())));
+        yield "delivered";
+      }
+      case STALE -> {
+        stale(m, "delivered");
+        yield "stale";
+      }
+      case UNKNOWN -> "unknown";
+    };
+    metrics.attempt(m.destination(), outcome, took);
+    return outcome;
+  }
+
+  private void stale(ClaimedMessage m, String outcome) {
+    metrics.staleCompletion(outcome);
+    LOG.warnf("message_id=%d operation_id=%s token=%s attempt=%d: %s not recorded, the claim was"
+            + " lost (lease expired and the job was re-offered); this result changed nothing",
+        m.id(), m.operationId(), m.claimToken(), m.attemptNo(), outcome);
   }
 
   private SinkResult send(ClaimedMessage m) throws InterruptedException {
@@ -142,39 +200,37 @@ public class Deliverer {
     }
   }
 
-  /** Returns the outcome as counted: delivered, retry, dead or stale. */
-  private String record(ClaimedMessage m, SinkResult result, Duration took) {
+  /** Returns the outcome as counted: delivered, retry, dead, stale or unknown. */
+  private String record(ClaimedMessage m, SinkResult result, Duration took, Instant startedAt) {
     String outcome;
-    boolean applied;
+    Boolean applied;
     if (result instanceof SinkResult.Delivered d) {
-      AttemptRecord a = AttemptRecord.success(took, d.summary());
-      applied = recordReliably(m, () -> completions != null ? completions.markDelivered(m, a)
-          : store.markDelivered(m, a));
+      AttemptRecord a = AttemptRecord.success(took, d.summary()).startedAt(startedAt);
+      applied = recordReliably(m, AttemptOutcome.DELIVERED, () -> store.markDelivered(m, a));
       outcome = "delivered";
-      if (applied) {
+      if (Boolean.TRUE.equals(applied)) {
         metrics.endToEnd(Duration.between(m.createdAt(), Instant.now().plus(clockSkew.get())));
       }
     } else if (result instanceof SinkResult.RetryLater r && m.attemptNo() < maxAttempts) {
       Duration delay = backoff.delay(m.attemptNo(), r.retryAfter());
-      AttemptRecord a = new AttemptRecord(took, r.errorClass(), r.error(), r.summary());
-      applied = recordReliably(m, () -> store.markForRetry(m, delay, a));
+      AttemptRecord a = new AttemptRecord(took, r.errorClass(), r.error(), r.summary(), startedAt);
+      applied = recordReliably(m, AttemptOutcome.RETRY, () -> store.markForRetry(m, delay, a));
       outcome = "retry";
       log(m, outcome, r.error() + "; next attempt in " + delay);
     } else {
-      AttemptRecord a = deadRecord(m, result, took);
-      applied = recordReliably(m, () -> store.markDead(m, a));
+      AttemptRecord a = deadRecord(m, result, took).startedAt(startedAt);
+      applied = recordReliably(m, AttemptOutcome.DEAD, () -> store.markDead(m, a));
       outcome = "dead";
-      if (applied) {
+      if (Boolean.TRUE.equals(applied)) {
         metrics.dead(1);
       }
       LOG.errorf("message_id=%d operation_id=%s token=%s destination=%s attempt=%d outcome=dead error=%s",
           m.id(), m.operationId(), m.claimToken(), m.destination(), m.attemptNo(), a.errorMessage());
     }
-    if (!applied) {
-      metrics.staleCompletion(outcome);
-      LOG.warnf("message_id=%d operation_id=%s token=%s attempt=%d: %s not recorded, the claim was"
-              + " lost (lease expired and the job was re-offered); this result changed nothing",
-          m.id(), m.operationId(), m.claimToken(), m.attemptNo(), outcome);
+    if (applied == null) {
+      outcome = "unknown";
+    } else if (!applied) {
+      stale(m, outcome);
       outcome = "stale";
     }
     metrics.attempt(m.destination(), outcome, took);
@@ -197,25 +253,31 @@ public class Deliverer {
 
   /**
    * Runs a token-checked transition; on database errors retries with growing pauses for at most
-   * one lease. Returns the transition's result, or false when it never got through.
+   * one lease (a retry after a commit whose answer was lost reads its own attempt back and
+   * answers true). Returns the transition's result, or null when no try got an answer: the
+   * outcome is unknown.
    */
-  private boolean recordReliably(ClaimedMessage m, BooleanSupplier transition) {
+  private Boolean recordReliably(ClaimedMessage m, AttemptOutcome outcome, BooleanSupplier transition) {
     long deadline = System.nanoTime() + lease.toNanos();
     Duration pause = RECORD_RETRY_MIN;
+    boolean unanswered = false;
     while (true) {
       try {
         dev.outboxrelay.relay.health.StateChangeLog db = database;
         Instant callStarted = db == null ? null : db.now();
-        boolean changed = transition.getAsBoolean();
+        // A try that failed may have committed before its answer was lost: read back first.
+        boolean changed = unanswered && !store.recordedUnder(List.of(m), outcome).isEmpty()
+            || transition.getAsBoolean();
         if (db != null) {
           db.success(callStarted);
         }
         return changed;
       } catch (RuntimeException e) {
         if (System.nanoTime() + pause.toNanos() > deadline) {
-          LOG.errorf("message_id=%d: recording the outcome failed for a whole lease, giving up (the"
-              + " reaper will re-offer it; the sink deduplicates): %s", m.id(), e.getMessage());
-          return false;
+          LOG.errorf("message_id=%d: recording the outcome got no answer for a whole lease, giving up;"
+              + " the outcome is unknown: recorded, or re-offered by the reaper when the lease expires"
+              + " (the sink deduplicates): %s", m.id(), e.getMessage());
+          return null;
         }
         if (database != null) {
           database.failure("recording an outcome failed: " + dev.outboxrelay.relay.health.StateChangeLog.describe(e));
@@ -227,9 +289,10 @@ public class Deliverer {
           Thread.sleep(pause.toMillis());
         } catch (InterruptedException ie) {
           Thread.currentThread().interrupt();
-          return false;
+          return null;
         }
         pause = Backoff.doubled(pause, RECORD_RETRY_MAX);
+        unanswered = true;
       }
     }
   }

@@ -11,7 +11,7 @@ import dev.outboxrelay.relay.claim.ReadyListener;
 import dev.outboxrelay.relay.config.RelayConfig;
 import dev.outboxrelay.relay.health.StateChangeLog;
 import dev.outboxrelay.relay.lease.LeaseReaper;
-import dev.outboxrelay.relay.lease.LeaseRenewer;
+import dev.outboxrelay.relay.lease.LeaseHeartbeat;
 import dev.outboxrelay.relay.metrics.RelayMetrics;
 import dev.outboxrelay.relay.sink.SinkRegistry;
 import dev.outboxrelay.relay.source.SourceSpec;
@@ -25,9 +25,9 @@ import javax.sql.DataSource;
  * The relay's delivery services wired together from one configuration. {@link RelayService} runs
  * what this builds, and so does the benchmark (in-process, with a no-op sink): one wiring, so a
  * measured relay is the production relay. Nothing is started here; the caller starts the claim
- * loop and schedules the reaper.
+ * loop (which starts the heartbeat and stops both) and schedules the reaper.
  */
-public record RelayAssembly(JdbcOutboxStore store, RelayMetrics metrics, LeaseRenewer renewer,
+public record RelayAssembly(JdbcOutboxStore store, RelayMetrics metrics, LeaseHeartbeat heartbeat,
     LeaseReaper reaper, ClaimLoop claimLoop) {
 
   /**
@@ -57,26 +57,28 @@ public record RelayAssembly(JdbcOutboxStore store, RelayMetrics metrics, LeaseRe
       Supplier<Duration> clockSkew, DeliveryTracing tracing, StateChangeLog database) {
     JdbcOutboxStore store = JdbcOutboxStore.create(dataSource, tables);
     RelayMetrics metrics = new RelayMetrics(registry, source.name());
-    LeaseRenewer renewer = new LeaseRenewer(store, relay.leaseDuration(), () -> metrics.staleCompletion("renew"));
+    LeaseHeartbeat heartbeat = new LeaseHeartbeat(store, relay.leaseDuration(),
+        SourceSpec.DEFAULT.equals(source.name()) ? null : source.name(), c -> metrics.staleCompletion("renew"));
     LeaseReaper reaper = new LeaseReaper(store, metrics, relay.maxAttempts(), relay.reapBatchSize());
-    Deliverer deliverer = new Deliverer(store, sinks, renewer, backoff, metrics, relay.maxAttempts(),
+    Deliverer deliverer = new Deliverer(store, sinks, backoff, metrics, relay.maxAttempts(),
         relay.leaseDuration(), clockSkew).traced(tracing);
     CompletionBatcher completions = new CompletionBatcher(store, relay.completionBatchSize(),
         relay.completionMaxWait(), relay.leaseDuration());
     deliverer.completingInBatches(completions);
-    ClaimLoop claimLoop = new ClaimLoop(store, deliverer, source.batchSize(), source.concurrency(),
+    ClaimLoop claimLoop = new ClaimLoop(store, deliverer, heartbeat, source.batchSize(), source.concurrency(),
         relay.leaseDuration(), idle);
-    completions.flushWhenAllWaiting(claimLoop::inFlight);
+    completions.flushWhenAllWaiting(claimLoop::sendingOrRecording);
     if (!SourceSpec.DEFAULT.equals(source.name())) {
       claimLoop.namedAfter(source.name());
     }
     if (database != null) {
-      renewer.reportingTo(database);
+      heartbeat.reportingTo(database);
+      completions.reportingTo(database);
       deliverer.reportingTo(database);
       claimLoop.reportingTo(database, relay.errorMaxWait());
     }
     metrics.claimStatements(claimLoop::claimStatements);
-    return new RelayAssembly(store, metrics, renewer, reaper, claimLoop);
+    return new RelayAssembly(store, metrics, heartbeat, reaper, claimLoop);
   }
 
   /**

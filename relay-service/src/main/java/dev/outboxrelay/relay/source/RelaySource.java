@@ -192,9 +192,6 @@ public final class RelaySource {
       LOG.infof("source '%s' stopped (%d job(s) released unfinished)", spec.name(), left);
     }
     maintenance.shutdownNow();
-    if (r != null) {
-      r.assembly().renewer().close();
-    }
     return left;
   }
 

@@ -34,7 +34,7 @@ final class InProcessRelay implements AutoCloseable {
   /** The LISTEN/NOTIFY wake-up, as RelayService runs it (PostgreSQL with listen-notify on). */
   private final ReadyListener readyListener;
 
-  InProcessRelay(String url, String user, RecordingSink sink) throws SQLException {
+  InProcessRelay(String url, String user, dev.outboxrelay.relay.sink.MessageSink sink) throws SQLException {
     this.config = config().relay();
     this.dataSource = BenchDatabase.pool(url, user, BenchDatabase.RELAY_POOL_MAX_SIZE);
     this.assembly = RelayAssembly.assemble(dataSource, new SimpleMeterRegistry(),
@@ -52,7 +52,9 @@ final class InProcessRelay implements AutoCloseable {
   /** The relay's configuration: RelayConfig's defaults, overridden by {@code outbox.*} system properties. */
   static RelayConfig config() {
     // Durations as Quarkus writes them ("30s", "10ms"), as in application.properties.
+    // The test databases' own properties (-Doutbox.test.pg.url) are not relay settings.
     SmallRyeConfig c = new SmallRyeConfigBuilder().withMapping(RelayConfig.class).addSystemSources()
+        .withMappingIgnore("outbox.test.**")
         .withConverter(Duration.class, 200, new DurationConverter()).build();
     return c.getConfigMapping(RelayConfig.class);
   }
@@ -109,7 +111,6 @@ final class InProcessRelay implements AutoCloseable {
     }
     int left = assembly.claimLoop().stop(config.shutdownGrace());
     maintenance.shutdownNow();
-    assembly.renewer().close();
     return left;
   }
 

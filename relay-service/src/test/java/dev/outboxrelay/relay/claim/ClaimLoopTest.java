@@ -10,7 +10,7 @@ import dev.outboxrelay.outbox.OutboxMessage;
 import dev.outboxrelay.outbox.schema.OutboxSchema;
 import dev.outboxrelay.outbox.store.JdbcOutboxStore;
 import dev.outboxrelay.outbox.store.dialect.H2OutboxDialect;
-import dev.outboxrelay.relay.lease.LeaseRenewer;
+import dev.outboxrelay.relay.lease.LeaseHeartbeat;
 import dev.outboxrelay.relay.metrics.RelayMetrics;
 import dev.outboxrelay.relay.sink.HttpSink;
 import dev.outboxrelay.relay.sink.SinkRegistry;
@@ -39,7 +39,6 @@ class ClaimLoopTest {
   JdbcOutboxStore store;
   Outbox outbox;
   DataSource ds;
-  LeaseRenewer renewer;
   ClaimLoop loop;
 
   @BeforeEach
@@ -58,9 +57,6 @@ class ClaimLoopTest {
     if (loop != null) {
       loop.stop(Duration.ofMillis(100));
     }
-    if (renewer != null) {
-      renewer.close();
-    }
     receiver.close();
   }
 
@@ -68,11 +64,11 @@ class ClaimLoopTest {
     SinkRegistry sinks = new SinkRegistry(Map.of("billing",
         new HttpSink(receiver.url("/b"), Duration.ofSeconds(1), Duration.ofSeconds(30))));
     RelayMetrics metrics = new RelayMetrics(new SimpleMeterRegistry());
-    renewer = new LeaseRenewer(s, LEASE, () -> metrics.staleCompletion("renew"));
-    Deliverer d = new Deliverer(s, sinks, renewer,
+    LeaseHeartbeat heartbeat = new LeaseHeartbeat(s, LEASE, null, c -> metrics.staleCompletion("renew"));
+    Deliverer d = new Deliverer(s, sinks,
         new Backoff(Duration.ofMillis(10), 2, Duration.ofMillis(100), 0, Math::random),
         metrics, 5, LEASE, () -> Duration.ZERO);
-    loop = new ClaimLoop(s, d, batch, concurrency, LEASE,
+    loop = new ClaimLoop(s, d, heartbeat, batch, concurrency, LEASE,
         new IdleWait(Duration.ofMillis(10), Duration.ofMillis(200)));
     return loop;
   }
@@ -87,14 +83,16 @@ class ClaimLoopTest {
   }
 
   @Test
-  void claimsNoMoreThanFreeWorkers() throws Exception {
-    enqueue(5);
+  void claimsNoMoreThanTheWorkersPlusOneBatchAhead() throws Exception {
+    enqueue(12);
     receiver.defaultResponse(Response.slow(3_000));
-    ClaimLoop l = newLoop(store, 10, 2);
-    assertEquals(2, l.claimOnce(), "two workers: a batch of 10 is cut to 2");
-    assertEquals(0, l.claimOnce(), "no free worker: nothing is claimed, nothing queues");
-    assertEquals(2L, store.countByState().get('W'));
-    assertEquals(3L, store.countByState().get('R'));
+    ClaimLoop l = newLoop(store, 4, 2);
+    assertEquals(4, l.claimOnce(), "a claim asks for one batch at most");
+    Awaitility.await().atMost(Duration.ofSeconds(5)).until(() -> receiver.requests().size() == 2);
+    assertEquals(2, l.claimOnce(), "two sending, four queued at most: room for two more");
+    assertEquals(0, l.claimOnce(), "no room: nothing is claimed");
+    assertEquals(6L, store.countByState().get('W'));
+    assertEquals(6L, store.countByState().get('R'));
   }
 
   @Test
@@ -107,9 +105,9 @@ class ClaimLoopTest {
     enqueue(3);
     receiver.defaultResponse(Response.slow(10_000));
     ClaimLoop l = newLoop(store, 10, 2);
-    assertEquals(2, l.claimOnce());
+    assertEquals(3, l.claimOnce());
     Awaitility.await().atMost(Duration.ofSeconds(5)).until(() -> receiver.requests().size() == 2);
-    l.stop(Duration.ofMillis(200));
+    assertEquals(2, l.stop(Duration.ofMillis(200)), "two sends interrupted (and one queued job given back)");
     Map<Character, Long> counts = store.countByState();
     assertEquals(0L, counts.get('W'), "no job is left leased after shutdown");
     assertEquals(3L, counts.get('R'));
@@ -122,6 +120,7 @@ class ClaimLoopTest {
     receiver.defaultResponse(Response.slow(300));
     ClaimLoop l = newLoop(store, 10, 2);
     assertEquals(2, l.claimOnce());
+    Awaitility.await().atMost(Duration.ofSeconds(5)).until(() -> receiver.requests().size() == 2);
     assertEquals(0, l.stop(Duration.ofSeconds(5)));
     assertEquals(2L, store.countByState().get('S'));
   }

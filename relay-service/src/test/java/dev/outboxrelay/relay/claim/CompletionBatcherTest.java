@@ -25,7 +25,14 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 import java.util.UUID;
+import dev.outboxrelay.relay.claim.CompletionBatcher.Completion;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import org.awaitility.Awaitility;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -43,6 +50,10 @@ class CompletionBatcherTest {
   /** Sizes of the batches the store was asked to complete. */
   final List<Integer> flushes = new CopyOnWriteArrayList<>();
   final AtomicBoolean failFlushes = new AtomicBoolean();
+  /** The next flush commits, then its answer is lost (a connection reset after the commit). */
+  final AtomicBoolean loseNextAnswer = new AtomicBoolean();
+  /** Flushes wait for this latch (a relay frozen while its completion batch is in flight). */
+  volatile CountDownLatch frozen = new CountDownLatch(0);
   OutboxStore recording;
   final ExecutorService workers = Executors.newFixedThreadPool(16);
 
@@ -67,12 +78,18 @@ class CompletionBatcherTest {
             if (failFlushes.get()) {
               throw new OutboxStoreException("injected: connection reset", null);
             }
+            frozen.await();
           }
+          Object result;
           try {
-            return method.invoke(store, args);
+            result = method.invoke(store, args);
           } catch (InvocationTargetException e) {
             throw e.getCause();
           }
+          if (method.getName().equals("markDeliveredAll") && loseNextAnswer.getAndSet(false)) {
+            throw new OutboxStoreException("injected: connection reset after the commit", null);
+          }
+          return result;
         });
   }
 
@@ -113,31 +130,98 @@ class CompletionBatcherTest {
         store.attempts(lost.id()).stream().map(StoredAttempt::outcome).toList());
   }
 
+  private static AttemptRecord ok() {
+    return AttemptRecord.success(Duration.ofMillis(1), "200");
+  }
+
   @Test
-  void aFailedFlushCommitsNothingAndTheRetryCompletesEachJobOnce() throws Exception {
+  void aWorkerHandsItsJobInWithoutWaitingAndAFailedFlushIsRetriedUntilItCompletesEachJobOnce() throws Exception {
     List<ClaimedMessage> claimed = store.claimBatch(ClaimRequest.of(4, LEASE));
+    Map<Long, Completion> answers = new ConcurrentHashMap<>();
     try (CompletionBatcher batcher = new CompletionBatcher(recording, 64, Duration.ofMillis(20), LEASE)) {
       failFlushes.set(true);
-      for (Future<Boolean> f : completeConcurrently(batcher, claimed)) {
-        Exception e = assertThrows(Exception.class, f::get);
-        assertTrue(e.getCause() instanceof OutboxStoreException, String.valueOf(e.getCause()));
+      for (ClaimedMessage m : claimed) {
+        batcher.submit(m, ok(), c -> answers.put(m.id(), c));
       }
+      Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> flushes.size() >= 2);
+      assertTrue(answers.isEmpty(), "no answer while every flush fails: " + answers);
       assertEquals(4L, store.countByState().get('W'), "nothing completed: the jobs stay leased");
       assertTrue(claimed.stream().allMatch(m -> store.attempts(m.id()).isEmpty()), "and no attempt row");
 
       failFlushes.set(false);
-      for (Future<Boolean> f : completeConcurrently(batcher, claimed)) {
-        assertTrue(f.get());
+      Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> answers.size() == 4);
+      assertTrue(answers.values().stream().allMatch(c -> c == Completion.COMPLETED), answers.toString());
+      for (ClaimedMessage m : claimed) {
+        assertFalse(batcher.markDelivered(m, ok()), "a repeated completion finds the claim gone");
       }
-      for (Future<Boolean> f : completeConcurrently(batcher, claimed)) {
-        assertFalse(f.get(), "a repeated completion finds the claim gone");
-      }
+      assertEquals(4L, store.countByState().get('S'));
     }
     assertEquals(4L, store.countByState().get('S'));
     for (ClaimedMessage m : claimed) {
       assertEquals(List.of(AttemptOutcome.DELIVERED, AttemptOutcome.STALE),
           store.attempts(m.id()).stream().map(StoredAttempt::outcome).toList());
     }
+  }
+
+  @Test
+  void aBatchThatCommittedButLostItsAnswerIsReadBackAsCompletedNotStale() throws Exception {
+    List<ClaimedMessage> claimed = store.claimBatch(ClaimRequest.of(3, LEASE));
+    Map<Long, Completion> answers = new ConcurrentHashMap<>();
+    try (CompletionBatcher batcher = new CompletionBatcher(recording, 64, Duration.ofMillis(20), LEASE)) {
+      loseNextAnswer.set(true);
+      for (ClaimedMessage m : claimed) {
+        batcher.submit(m, ok(), c -> answers.put(m.id(), c));
+      }
+      Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> answers.size() == 3);
+    }
+    assertTrue(flushes.size() >= 2, "the lost answer made the batch run again: " + flushes);
+    assertTrue(answers.values().stream().allMatch(c -> c == Completion.COMPLETED),
+        "the retry found its own committed attempt: completed, not stale: " + answers);
+    for (ClaimedMessage m : claimed) {
+      assertEquals(List.of(AttemptOutcome.DELIVERED),
+          store.attempts(m.id()).stream().map(StoredAttempt::outcome).toList(),
+          "one DELIVERED attempt under the claim's token, no STALE row for the retry");
+    }
+  }
+
+  @Test
+  void frozenPastTheLeaseWhileTheBatchWasInFlightTheCompletionIsStaleOnlyBecauseTheTokenCheckChangedNoRow()
+      throws Exception {
+    ClaimedMessage mine = store.claimBatch(ClaimRequest.of(1, Duration.ofMillis(50))).get(0);
+    ClaimedMessage other = store.claimBatch(ClaimRequest.of(1, LEASE)).get(0);
+    CompletableFuture<Completion> mineDone = new CompletableFuture<>();
+    CompletableFuture<Completion> otherDone = new CompletableFuture<>();
+    frozen = new CountDownLatch(1);
+    try (CompletionBatcher batcher = new CompletionBatcher(recording, 64, Duration.ofMillis(20), LEASE)) {
+      batcher.submit(mine, ok(), mineDone::complete);
+      batcher.submit(other, ok(), otherDone::complete);
+      Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> flushes.size() == 1);
+      // While the batch is frozen, mine's lease expires and another relay claims the job again.
+      Awaitility.await().atMost(Duration.ofSeconds(10))
+          .until(() -> store.releaseExpiredLeases(5, 10).total() == 1);
+      ClaimedMessage again = store.claimBatch(ClaimRequest.of(1, LEASE)).get(0);
+      assertEquals(mine.id(), again.id());
+      frozen.countDown();
+      assertEquals(Completion.STALE, mineDone.get(10, TimeUnit.SECONDS), "its token check changed no row");
+      assertEquals(Completion.COMPLETED, otherDone.get(10, TimeUnit.SECONDS));
+      assertEquals('W', store.findMessage(mine.id()).orElseThrow().state(), "the new owner keeps it");
+      assertEquals(List.of(AttemptOutcome.LEASE_EXPIRED, AttemptOutcome.STALE),
+          store.attempts(mine.id()).stream().map(StoredAttempt::outcome).toList());
+    }
+  }
+
+  @Test
+  void aCompletionThatNeverGetsAnAnswerIsReportedUnknownNotStale() throws Exception {
+    ClaimedMessage m = store.claimBatch(ClaimRequest.of(1, LEASE)).get(0);
+    CompletableFuture<Completion> done = new CompletableFuture<>();
+    failFlushes.set(true);
+    try (CompletionBatcher batcher = new CompletionBatcher(recording, 64, Duration.ofMillis(2),
+        Duration.ofMillis(300))) {
+      batcher.submit(m, ok(), done::complete);
+      assertEquals(Completion.UNKNOWN, done.get(10, TimeUnit.SECONDS));
+    }
+    assertEquals('W', store.findMessage(m.id()).orElseThrow().state(), "nothing committed: still leased");
+    assertTrue(store.attempts(m.id()).isEmpty(), "no STALE attempt: nothing was found lost");
   }
 
   @Test

@@ -17,7 +17,7 @@ import dev.outboxrelay.outbox.store.ClaimedMessage;
 import dev.outboxrelay.outbox.store.JdbcOutboxStore;
 import dev.outboxrelay.outbox.store.StoredMessage;
 import dev.outboxrelay.outbox.store.dialect.H2OutboxDialect;
-import dev.outboxrelay.relay.lease.LeaseRenewer;
+import dev.outboxrelay.relay.lease.LeaseHeartbeat;
 import dev.outboxrelay.relay.metrics.RelayMetrics;
 import dev.outboxrelay.relay.sink.HttpSink;
 import dev.outboxrelay.relay.sink.SinkRegistry;
@@ -51,7 +51,7 @@ class PayloadResolverTest {
   JdbcDataSource ds;
   JdbcOutboxStore store;
   RecordingHttpReceiver receiver;
-  LeaseRenewer renewer;
+  LeaseHeartbeat heartbeat;
   final Outbox outbox = new Outbox(OutboxConfig.builder().destinations("billing").inlinePayloadBytes(INLINE).build());
 
   @BeforeEach
@@ -65,8 +65,8 @@ class PayloadResolverTest {
 
   @AfterEach
   void tearDown() {
-    if (renewer != null) {
-      renewer.close();
+    if (heartbeat != null) {
+      heartbeat.close();
     }
     receiver.close();
   }
@@ -89,7 +89,7 @@ class PayloadResolverTest {
     ClaimedMessage claimed = claimOne();
     assertTrue(claimed.payloadByReference());
 
-    deliverer(store).deliver(claimed);
+    deliverer(store).deliver(heartbeat.hold(claimed, System.nanoTime()), () -> {});
 
     StoredMessage m = store.findByOperationId("op-large").orElseThrow();
     assertEquals('S', m.state());
@@ -110,7 +110,7 @@ class PayloadResolverTest {
     SinkResult.PermanentFailure f = assertInstanceOf(SinkResult.PermanentFailure.class, r.failure());
     assertEquals(PayloadResolver.MISSING, f.errorClass());
 
-    deliverer(store).deliver(claimed);
+    deliverer(store).deliver(heartbeat.hold(claimed, System.nanoTime()), () -> {});
     StoredMessage m = store.findByOperationId("op-missing").orElseThrow();
     assertEquals('D', m.state());
     assertTrue(m.lastError().startsWith("PayloadMissing: permanent failure: the by-reference payload of message "
@@ -124,7 +124,7 @@ class PayloadResolverTest {
     ClaimedMessage claimed = claimOne();
     JdbcOutboxStore flaky = new JdbcOutboxStore(failingPayloadReads(), new H2OutboxDialect());
 
-    deliverer(flaky).deliver(claimed);
+    deliverer(flaky).deliver(heartbeat.hold(claimed, System.nanoTime()), () -> {});
 
     StoredMessage m = store.findByOperationId("op-db-down").orElseThrow();
     assertEquals('R', m.state(), "back to ready, with backoff");
@@ -155,8 +155,8 @@ class PayloadResolverTest {
     SinkRegistry sinks = new SinkRegistry(Map.of("billing",
         new HttpSink(receiver.url("/b"), Duration.ofSeconds(1), Duration.ofSeconds(10))));
     RelayMetrics metrics = new RelayMetrics(new SimpleMeterRegistry());
-    renewer = new LeaseRenewer(s, LEASE, () -> metrics.staleCompletion("renew"));
-    return new Deliverer(s, sinks, renewer,
+    heartbeat = new LeaseHeartbeat(s, LEASE, null, c -> metrics.staleCompletion("renew"));
+    return new Deliverer(s, sinks,
         new Backoff(Duration.ofMillis(10), 2, Duration.ofMillis(100), 0, Math::random),
         metrics, 5, LEASE, () -> Duration.ZERO);
   }

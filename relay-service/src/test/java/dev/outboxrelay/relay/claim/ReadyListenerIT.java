@@ -12,7 +12,7 @@ import dev.outboxrelay.outbox.store.StoredMessage;
 import dev.outboxrelay.outbox.store.dialect.PostgresOutboxDialect;
 import dev.outboxrelay.outbox.store.dialect.ReadyNotifications;
 import dev.outboxrelay.outbox.testing.TestDatabases;
-import dev.outboxrelay.relay.lease.LeaseRenewer;
+import dev.outboxrelay.relay.lease.LeaseHeartbeat;
 import dev.outboxrelay.relay.metrics.RelayMetrics;
 import dev.outboxrelay.relay.sink.HttpSink;
 import dev.outboxrelay.relay.sink.SinkRegistry;
@@ -52,7 +52,7 @@ class ReadyListenerIT {
   Outbox outbox;
   RecordingHttpReceiver receiver;
   RelayMetrics metrics;
-  LeaseRenewer renewer;
+  LeaseHeartbeat heartbeat;
   ClaimLoop loop;
   ReadyListener listener;
   /** A per-test application_name, so the test finds its own listener among other sessions. */
@@ -72,12 +72,12 @@ class ReadyListenerIT {
     SinkRegistry sinks = new SinkRegistry(Map.of("billing",
         new HttpSink(receiver.url("/b"), Duration.ofSeconds(1), Duration.ofSeconds(30))));
     metrics = new RelayMetrics(new SimpleMeterRegistry());
-    renewer = new LeaseRenewer(store, LEASE, () -> metrics.staleCompletion("renew"));
-    Deliverer d = new Deliverer(store, sinks, renewer,
+    heartbeat = new LeaseHeartbeat(store, LEASE, null, c -> metrics.staleCompletion("renew"));
+    Deliverer d = new Deliverer(store, sinks,
         new Backoff(Duration.ofMillis(10), 2, Duration.ofMillis(100), 0, Math::random),
         metrics, 5, LEASE, () -> Duration.ZERO);
     // The idle wait at its maximum all the time: without a wake-up a job waits up to 5 s.
-    loop = new ClaimLoop(store, d, 8, 8, LEASE, new IdleWait(IDLE, IDLE));
+    loop = new ClaimLoop(store, d, heartbeat, 8, 8, LEASE, new IdleWait(IDLE, IDLE));
     listener = new ReadyListener(() -> {
       if (listenerCut.get()) {
         throw new SQLException("test: the listener's database is unreachable");
@@ -97,8 +97,8 @@ class ReadyListenerIT {
     if (loop != null) {
       loop.stop(Duration.ofMillis(500));
     }
-    if (renewer != null) {
-      renewer.close();
+    if (heartbeat != null) {
+      heartbeat.close();
     }
     receiver.close();
   }

@@ -83,6 +83,19 @@ public class H2OutboxDialect extends OutboxDialect {
     }
   }
 
+  /** The renewed rows come back through a delta table. */
+  @Override
+  public List<Long> renewLeases(Connection tx, List<Long> ids, List<UUID> tokens, long leaseMillis)
+      throws SQLException {
+    try (PreparedStatement ps = tx.prepareStatement("SELECT id FROM FINAL TABLE (UPDATE outbox_message m"
+        + " SET lease_until = " + nowPlusMillisParam() + " WHERE m.state = 'W' AND "
+        + tokenPairsCondition("m", ids.size()) + ")")) {
+      ps.setLong(1, leaseMillis);
+      bindTokenPairs(ps, 2, ids, tokens);
+      return readAll(ps, rs -> rs.getLong(1));
+    }
+  }
+
   // ---- retention -----------------------------------------------------------------------------
 
   @Override

@@ -91,6 +91,11 @@ public class MariaDbOutboxDialect extends OutboxDialect {
     return t == null ? null : t.toInstant(ZoneOffset.UTC);
   }
 
+  @Override
+  protected String instantParam() {
+    return "CAST(? AS DATETIME(3))";
+  }
+
   // ---- admin ---------------------------------------------------------------------------------
 
   @Override

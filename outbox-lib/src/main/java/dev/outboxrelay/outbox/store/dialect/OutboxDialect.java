@@ -161,6 +161,47 @@ public abstract class OutboxDialect {
         + " WHERE id = ? AND claim_token = ? AND state = 'W'";
   }
 
+  /**
+   * The batched heartbeat: extends to database now + {@code leaseMillis} the lease of every (id,
+   * token) pair whose row is still {@code W} with that token, and returns the ids it extended; a
+   * pair not returned has lost its claim. Runs inside the caller's transaction; at most {@link
+   * #maxCompletionPairs()} pairs, in id order (the order of every other multi-row transition).
+   *
+   * <p>Default, for databases without {@code UPDATE ... RETURNING} (MariaDB): lock the rows that
+   * still hold their tokens ({@link #lockTokensHeldSql}), then extend exactly those.
+   */
+  public List<Long> renewLeases(Connection tx, List<Long> ids, List<UUID> tokens, long leaseMillis)
+      throws SQLException {
+    List<Long> held;
+    try (PreparedStatement ps = tx.prepareStatement(lockTokensHeldSql(ids.size()))) {
+      bindTokenPairs(ps, 1, ids, tokens);
+      held = readAll(ps, rs -> rs.getLong(1));
+    }
+    if (held.isEmpty()) {
+      return held;
+    }
+    try (PreparedStatement ps = tx.prepareStatement("UPDATE outbox_message SET lease_until = "
+        + nowPlusMillisParam() + " WHERE state = 'W' AND id IN " + placeholders(held.size()))) {
+      ps.setLong(1, leaseMillis);
+      for (int i = 0; i < held.size(); i++) {
+        ps.setLong(i + 2, held.get(i));
+      }
+      ps.executeUpdate();
+    }
+    return held;
+  }
+
+  /**
+   * The attempts already recorded with one outcome for {@code n} jobs: a transition retried after
+   * an answer that never came (the connection broke at commit, the process froze) reads back
+   * whether its first try committed, instead of calling its own committed outcome stale.
+   * Parameters: outcome, then the n message ids. Columns: message_id, claim_token.
+   */
+  public String recordedAttemptsSql(int n) {
+    return "SELECT message_id, claim_token FROM outbox_attempt WHERE outcome = ? AND message_id IN "
+        + placeholders(n);
+  }
+
   /** W → S. Parameters: id, token. */
   public String markDeliveredSql() {
     return "UPDATE outbox_message " + deliveredAssignments() + " WHERE id = ? AND claim_token = ? AND state = 'W'";
@@ -283,13 +324,19 @@ public abstract class OutboxDialect {
 
   /**
    * Records an attempt that just finished. Parameters: message_id, attempt_no, claim_token,
-   * minus elapsed millis (started_at = now - elapsed), outcome, error_class, error_message,
+   * started_at (when the send started, on the database clock; null when unknown), minus elapsed
+   * millis (started_at = now - elapsed when unknown), outcome, error_class, error_message,
    * response_summary.
    */
   public String insertAttemptSql() {
     return "INSERT INTO outbox_attempt (message_id, attempt_no, claim_token, started_at, outcome,"
-        + " error_class, error_message, response_summary) VALUES (?, ?, ?, " + nowPlusMillisParam()
-        + ", ?, ?, ?, ?)";
+        + " error_class, error_message, response_summary) VALUES (?, ?, ?, COALESCE(" + instantParam()
+        + ", " + nowPlusMillisParam() + "), ?, ?, ?, ?)";
+  }
+
+  /** A timestamp parameter bound by {@link #bindInstant}, typed for use inside an expression. */
+  protected String instantParam() {
+    return "CAST(? AS TIMESTAMP WITH TIME ZONE)";
   }
 
   // ---- reaper --------------------------------------------------------------------------------

@@ -99,6 +99,20 @@ public class PostgresOutboxDialect extends OutboxDialect {
     }
   }
 
+  /** Parameters: bigint[] of ids, uuid[] of tokens (parallel), lease millis. Columns: id renewed. */
+  @Override
+  public List<Long> renewLeases(Connection tx, List<Long> ids, List<UUID> tokens, long leaseMillis)
+      throws SQLException {
+    try (PreparedStatement ps = tx.prepareStatement("UPDATE outbox_message m SET lease_until = "
+        + nowPlusMillisParam() + " FROM unnest(CAST(? AS BIGINT[]), CAST(? AS UUID[])) AS d(id, claim_token)"
+        + " WHERE m.id = d.id AND m.claim_token = d.claim_token AND m.state = 'W' RETURNING m.id")) {
+      ps.setLong(1, leaseMillis);
+      ps.setArray(2, tx.createArrayOf("bigint", ids.toArray()));
+      ps.setArray(3, tx.createArrayOf("uuid", tokens.toArray()));
+      return readAll(ps, rs -> rs.getLong(1));
+    }
+  }
+
   // ---- retention -----------------------------------------------------------------------------
 
   @Override

@@ -187,7 +187,8 @@ public class SqlServerOutboxDialect extends OutboxDialect {
     // An int of milliseconds: one attempt's elapsed time stays far below 24.8 days.
     return "INSERT INTO outbox_attempt (message_id, attempt_no, claim_token, started_at, finished_at,"
         + " outcome, error_class, error_message, response_summary)"
-        + " SELECT ?, ?, ?, DATEADD(MILLISECOND, CAST(? AS INT), n.t), n.t, ?, ?, ?, ?"
+        + " SELECT ?, ?, ?, COALESCE(CAST(? AS DATETIME2(3)), DATEADD(MILLISECOND, CAST(? AS INT), n.t)),"
+        + " n.t, ?, ?, ?, ?"
         + " FROM (SELECT SYSUTCDATETIME() AS t) n";
   }
 
@@ -216,6 +217,23 @@ public class SqlServerOutboxDialect extends OutboxDialect {
       for (int i = 0; i < ids.size(); i++) {
         ps.setLong(2 * i + 1, ids.get(i));
         bindUuid(ps, 2 * i + 2, tokens.get(i));
+      }
+      return readAll(ps, rs -> rs.getLong(1));
+    }
+  }
+
+  /** Renewed rows come back through OUTPUT, sought by their clustered key as the completion is. */
+  @Override
+  public List<Long> renewLeases(Connection tx, List<Long> ids, List<UUID> tokens, long leaseMillis)
+      throws SQLException {
+    try (PreparedStatement ps = tx.prepareStatement("UPDATE m SET lease_until = " + nowPlusMillisParam()
+        + " OUTPUT inserted.id FROM outbox_message m JOIN (VALUES "
+        + String.join(", ", java.util.Collections.nCopies(ids.size(), "(CAST(? AS BIGINT), ?)"))
+        + ") AS d (id, claim_token) ON m.id = d.id AND m.claim_token = d.claim_token WHERE m.state = 'W'")) {
+      ps.setLong(1, leaseMillis);
+      for (int i = 0; i < ids.size(); i++) {
+        ps.setLong(2 * i + 2, ids.get(i));
+        bindUuid(ps, 2 * i + 3, tokens.get(i));
       }
       return readAll(ps, rs -> rs.getLong(1));
     }

@@ -1,0 +1,114 @@
+package dev.outboxrelay.relay.lease;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.outboxrelay.outbox.schema.OutboxSchema;
+import dev.outboxrelay.outbox.store.ClaimRequest;
+import dev.outboxrelay.outbox.store.ClaimedMessage;
+import dev.outboxrelay.outbox.store.JdbcOutboxStore;
+import dev.outboxrelay.outbox.store.OutboxStore;
+import dev.outboxrelay.outbox.store.dialect.H2OutboxDialect;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Proxy;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.time.Duration;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.awaitility.Awaitility;
+import org.h2.jdbcx.JdbcDataSource;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/** The batched heartbeat: one statement per pass for every claim held; a lost claim is reported once. H2. */
+class LeaseHeartbeatTest {
+  static final Duration LEASE = Duration.ofSeconds(30);
+
+  JdbcOutboxStore store;
+  /** How many claims each renewLeases call carried. */
+  final List<Integer> renewals = new CopyOnWriteArrayList<>();
+  OutboxStore counting;
+
+  @BeforeEach
+  void setUp() throws Exception {
+    JdbcDataSource h2 = new JdbcDataSource();
+    h2.setURL("jdbc:h2:mem:heartbeat-" + UUID.randomUUID() + ";DB_CLOSE_DELAY=-1");
+    OutboxSchema.migrate(h2);
+    store = new JdbcOutboxStore(h2, new H2OutboxDialect());
+    try (Connection c = h2.getConnection(); PreparedStatement ps = c.prepareStatement(
+        "INSERT INTO outbox_message (operation_id, destination, payload, content_type) VALUES (?, 'b', '{}', 'application/json')")) {
+      for (int i = 0; i < 5; i++) {
+        ps.setString(1, "op-" + i);
+        ps.executeUpdate();
+      }
+    }
+    counting = (OutboxStore) Proxy.newProxyInstance(getClass().getClassLoader(),
+        new Class<?>[] {OutboxStore.class}, (proxy, method, args) -> {
+          if (method.getName().equals("renewLeases")) {
+            renewals.add(((java.util.Map<?, ?>) args[0]).size());
+          }
+          try {
+            return method.invoke(store, args);
+          } catch (InvocationTargetException e) {
+            throw e.getCause();
+          }
+        });
+  }
+
+  @Test
+  void onePassRenewsEveryHeldClaimInOneStatementAndReportsALostOneOnce() {
+    List<ClaimedMessage> claimed = store.claimBatch(ClaimRequest.of(4, Duration.ofSeconds(2)));
+    AtomicInteger lost = new AtomicInteger();
+    LeaseHeartbeat heartbeat = new LeaseHeartbeat(counting, LEASE, null, c -> lost.incrementAndGet());
+    List<LeaseHeartbeat.Claim> held = claimed.stream().map(m -> heartbeat.hold(m, System.nanoTime())).toList();
+    // The fourth claim is lost: its lease expires and the reaper re-offers it.
+    store.renewLease(claimed.get(3).id(), claimed.get(3).claimToken(), Duration.ofMillis(1));
+    Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> store.releaseExpiredLeases(5, 10).total() == 1);
+
+    assertEquals(1, heartbeat.runOnce(), "one claim found lost");
+    assertEquals(List.of(4), renewals, "one statement for the four claims held");
+    assertEquals(1, lost.get());
+    assertTrue(held.get(3).lost());
+    for (int i = 0; i < 3; i++) {
+      assertFalse(held.get(i).lost());
+      assertTrue(held.get(i).ownedFor().compareTo(LEASE.minusSeconds(5)) > 0, "renewed for a whole lease");
+      assertTrue(store.findMessage(claimed.get(i).id()).orElseThrow().leaseUntil()
+          .isAfter(store.databaseNow().plus(LEASE.minusSeconds(5))), "lease_until extended");
+    }
+
+    assertEquals(0, heartbeat.runOnce(), "a lost claim is not asked about (or counted) again");
+    assertEquals(List.of(4, 3), renewals);
+    assertEquals(1, lost.get());
+  }
+
+  @Test
+  void aRecordingClaimThatIsGoneIsLeftToItsOwnTransitionAndAForgottenOneIsNotRenewed() {
+    List<ClaimedMessage> claimed = store.claimBatch(ClaimRequest.of(2, LEASE));
+    AtomicInteger lost = new AtomicInteger();
+    LeaseHeartbeat heartbeat = new LeaseHeartbeat(counting, LEASE, null, c -> lost.incrementAndGet());
+    LeaseHeartbeat.Claim recording = heartbeat.hold(claimed.get(0), System.nanoTime());
+    LeaseHeartbeat.Claim finished = heartbeat.hold(claimed.get(1), System.nanoTime());
+    recording.recording();
+    // Its own completion just committed: the row is S, the heartbeat gets nothing back for it.
+    assertTrue(store.markDelivered(claimed.get(0),
+        dev.outboxrelay.outbox.store.AttemptRecord.success(Duration.ofMillis(1), "200")));
+    heartbeat.forget(finished);
+
+    assertEquals(0, heartbeat.runOnce());
+    assertEquals(0, lost.get(), "the recording transition reports its own outcome");
+    assertEquals(List.of(1), renewals, "the forgotten claim is not renewed");
+    assertEquals(1, heartbeat.held());
+  }
+
+  @Test
+  void noClaimHeldNoStatement() {
+    LeaseHeartbeat heartbeat = new LeaseHeartbeat(counting, LEASE, null, c -> {});
+    assertEquals(0, heartbeat.runOnce());
+    assertEquals(List.of(), renewals);
+    assertEquals(Duration.ofSeconds(10), heartbeat.interval());
+  }
+}

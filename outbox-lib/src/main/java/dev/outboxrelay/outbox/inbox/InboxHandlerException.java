@@ -26,6 +26,11 @@ public class InboxHandlerException extends OutboxException {
     return getCause() instanceof TransientFailureException;
   }
 
+  /** True when the handler threw {@link RejectedDeliveryException}: never retry. */
+  public boolean isRejection() {
+    return getCause() instanceof RejectedDeliveryException;
+  }
+
   /** The handler's {@link TransientFailureException#retryAfter()}, if any. */
   public Optional<Duration> retryAfter() {
     return getCause() instanceof TransientFailureException t ? t.retryAfter() : Optional.empty();

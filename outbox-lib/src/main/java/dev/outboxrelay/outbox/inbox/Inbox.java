@@ -71,7 +71,7 @@ public class Inbox {
         if (insert(connection, d, delivery, digest)) {
           return apply(connection, d, delivery, handler, savepoint);
         }
-        release(connection, savepoint);
+        release(connection, d, savepoint);
         InboxReceipt repeat = repeat(connection, d, delivery, digest);
         if (repeat != null || round == 1) {
           if (repeat == null) {
@@ -121,7 +121,7 @@ public class Inbox {
     } catch (Exception e) {
       if (savepoint != null) {
         c.rollback(savepoint);
-        release(c, savepoint);
+        release(c, d, savepoint);
       }
       throw new InboxHandlerException(delivery.operationId(), "the handler of operation "
           + delivery.operationId() + " failed, nothing recorded: " + e.getMessage(), e);
@@ -142,7 +142,7 @@ public class Inbox {
         ps.executeUpdate();
       }
     }
-    release(c, savepoint);
+    release(c, d, savepoint);
     Instant appliedAt;
     try (PreparedStatement ps = c.prepareStatement(d.appliedAtSql())) {
       ps.setString(1, delivery.destination());
@@ -186,14 +186,14 @@ public class Inbox {
         deliveries + 1, appliedAt);
   }
 
-  private static void release(Connection c, Savepoint savepoint) throws SQLException {
-    if (savepoint == null) {
+  private static void release(Connection c, InboxDialect d, Savepoint savepoint) throws SQLException {
+    if (savepoint == null || !d.releasesSavepoints()) {
       return;
     }
     try {
       c.releaseSavepoint(savepoint);
     } catch (SQLFeatureNotSupportedException e) {
-      // SQL Server's driver has no release; the savepoint ends with the transaction.
+      // A driver without release: the savepoint ends with the transaction.
     }
   }
 

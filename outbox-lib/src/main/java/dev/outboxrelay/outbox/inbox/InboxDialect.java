@@ -305,6 +305,11 @@ public abstract class InboxDialect {
     }
 
     @Override
+    boolean releasesSavepoints() {
+      return false;
+    }
+
+    @Override
     boolean isUniqueViolation(SQLException e) {
       return e.getErrorCode() == UNIQUE_CONSTRAINT || e.getErrorCode() == UNIQUE_INDEX;
     }
@@ -319,6 +324,11 @@ public abstract class InboxDialect {
       LocalDateTime t = rs.getObject(column, LocalDateTime.class);
       return t == null ? null : t.toInstant(ZoneOffset.UTC);
     }
+  }
+
+  /** Whether the driver releases savepoints (SQL Server's keeps them to the transaction's end). */
+  boolean releasesSavepoints() {
+    return true;
   }
 
   /** Whether {@link #deleteBatchSql} takes the row count before the time. */

@@ -1,6 +1,7 @@
 package dev.outboxrelay.outbox.inbox.jaxrs;
 
 import dev.outboxrelay.outbox.inbox.InboxLedger;
+import dev.outboxrelay.outbox.inbox.jta.TransactionalInbox;
 import jakarta.inject.Inject;
 import jakarta.ws.rs.GET;
 import jakarta.ws.rs.Path;
@@ -11,7 +12,6 @@ import java.time.Instant;
 import java.time.format.DateTimeParseException;
 import java.util.LinkedHashMap;
 import java.util.Map;
-import javax.sql.DataSource;
 
 /**
  * The inbox served as a ledger in the relay's {@code http-ledger} format: extend it with a {@code
@@ -34,7 +34,7 @@ public abstract class InboxLedgerResource {
   public static final int DEFAULT_LIMIT = 100;
   public static final int MAX_LIMIT = 1000;
 
-  @Inject DataSource dataSource;
+  @Inject TransactionalInbox inbox;
 
   @GET
   public Response page(@QueryParam("since") String since, @QueryParam("limit") String limit,
@@ -61,13 +61,13 @@ public abstract class InboxLedgerResource {
       }
     }
     String dest = destination == null || destination.isBlank() ? null : destination;
-    return Response.ok(new InboxLedger(dataSource).page(from, n, dest)).build();
+    return Response.ok(new InboxLedger(inbox.dataSource()).page(from, n, dest)).build();
   }
 
   @GET
   @Path("/summary")
   public Response summary() {
-    InboxLedger.Totals t = new InboxLedger(dataSource).totals();
+    InboxLedger.Totals t = new InboxLedger(inbox.dataSource()).totals();
     Map<String, Object> body = new LinkedHashMap<>();
     body.put("applied", t.applied());
     body.put("deliveries", t.deliveries());

@@ -10,6 +10,10 @@ import dev.outboxrelay.outbox.inbox.InboxReceipt;
 import dev.outboxrelay.outbox.inbox.InvalidDeliveryException;
 import jakarta.annotation.PostConstruct;
 import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.enterprise.inject.Any;
+import jakarta.enterprise.inject.Default;
+import jakarta.enterprise.inject.Instance;
+import jakarta.enterprise.inject.literal.NamedLiteral;
 import jakarta.inject.Inject;
 import jakarta.transaction.Transactional;
 import java.sql.Connection;
@@ -28,13 +32,22 @@ import org.eclipse.microprofile.config.inject.ConfigProperty;
  * InboxConflictException}) or bad input ({@link InvalidDeliveryException}) writes nothing and
  * leaves the transaction as it was.
  *
- * <p>Configuration: {@code outbox.inbox.max-payload-bytes} (default 1048576) and {@code
+ * <p>Configuration: {@code outbox.inbox.datasource} (a named datasource; absent: the default
+ * one), {@code outbox.inbox.max-payload-bytes} (default 1048576) and {@code
  * outbox.inbox.confirmation-source} (absent: the inbox is the ledger; set: each application also
  * counts in the relay's {@code outbox_confirmation}, same database).
  */
 @ApplicationScoped
 public class TransactionalInbox {
-  @Inject DataSource dataSource;
+  /**
+   * Resolved at start-up, not at build time: an application that has this library but no default
+   * datasource (the relay, with named ones only) must still build when it does not use the inbox.
+   */
+  @Inject @Any Instance<DataSource> dataSources;
+
+  /** The named datasource of the inbox table; absent: the default datasource. */
+  @ConfigProperty(name = "outbox.inbox.datasource")
+  Optional<String> datasourceName;
 
   @ConfigProperty(name = "outbox.inbox.max-payload-bytes", defaultValue = "1048576")
   int maxPayloadBytes;
@@ -43,9 +56,18 @@ public class TransactionalInbox {
   Optional<String> confirmationSource;
 
   private Inbox inbox;
+  private DataSource dataSource;
 
   @PostConstruct
   void init() {
+    Instance<DataSource> chosen = datasourceName
+        .map(name -> dataSources.select(NamedLiteral.of(name)))
+        .orElseGet(() -> dataSources.select(Default.Literal.INSTANCE));
+    if (!chosen.isResolvable()) {
+      throw new IllegalStateException("outbox.inbox: no " + datasourceName.map(n -> "datasource named '" + n + "'")
+          .orElse("default datasource") + " to receive on (set outbox.inbox.datasource)");
+    }
+    dataSource = chosen.get();
     try {
       InboxConfig config = InboxConfig.defaults().withMaxPayloadBytes(maxPayloadBytes).withSavepoint(false);
       if (confirmationSource.isPresent()) {
@@ -57,6 +79,11 @@ public class TransactionalInbox {
           .replace("maxPayloadBytes", "max-payload-bytes").replace("confirmationSource",
               "confirmation-source"), e);
     }
+  }
+
+  /** The datasource of the inbox table (for its ledger and retention). */
+  public DataSource dataSource() {
+    return dataSource;
   }
 
   /** The plain inbox with this bean's settings (validation, limits). */

@@ -11,7 +11,8 @@ import javax.sql.DataSource;
 
 /**
  * Deletes inbox rows applied longer ago than a horizon, in small batches, each in its own short
- * transaction (no long locks, no long undo).
+ * auto-committed statement (no long locks, no long undo). Call it outside any transaction (a JTA
+ * datasource refuses auto-commit on an enlisted connection), e.g. from a scheduled method.
  *
  * <p>Choosing the horizon: a row may go once no redelivery of its ID can arrive any more. The
  * relay redelivers a job until it is sent or dead; the last redelivery of an ID can come at most

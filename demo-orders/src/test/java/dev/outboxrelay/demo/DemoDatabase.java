@@ -10,7 +10,7 @@ import javax.sql.DataSource;
 @ApplicationScoped
 public class DemoDatabase {
   private static final String[] TABLES = {
-    "demo_invoice", "demo_sink_ledger", "orders", "outbox_attempt", "outbox_message"
+    "demo_invoice", "outbox_inbox", "orders", "outbox_attempt", "outbox_message"
   };
 
   @Inject DataSource dataSource;

@@ -5,8 +5,8 @@ import static dev.outboxrelay.demo.order.Order.BILLING_OPERATION_SUFFIX;
 
 import dev.outboxrelay.demo.jdbc.Jdbc;
 import dev.outboxrelay.demo.order.Order;
-import dev.outboxrelay.demo.sink.LedgerSummary;
-import dev.outboxrelay.demo.sink.SinkLedger;
+import dev.outboxrelay.demo.sink.Invoices;
+import dev.outboxrelay.outbox.inbox.InboxLedger;
 import dev.outboxrelay.outbox.orm.TransactionalOutbox;
 import dev.outboxrelay.outbox.store.JdbcOutboxStore;
 import jakarta.annotation.PostConstruct;
@@ -32,7 +32,7 @@ public class DemoReportService {
   private static final String COUNT_ORDERS = "SELECT COUNT(*) FROM orders";
   // The operation ID is rebuilt from the order id; parameters: Order's prefix and suffix.
   private static final String LOST_ORDERS =
-      " FROM orders o WHERE NOT EXISTS (SELECT 1 FROM demo_sink_ledger l"
+      " FROM orders o WHERE NOT EXISTS (SELECT 1 FROM outbox_inbox l"
           + " WHERE l.operation_id = CONCAT(?, CAST(o.id AS VARCHAR(20)), ?))";
   private static final String COUNT_LOST = "SELECT COUNT(*)" + LOST_ORDERS;
   // SQL:2008 paging, which H2, PostgreSQL and SQL Server all accept (SQL Server has no LIMIT).
@@ -42,7 +42,7 @@ public class DemoReportService {
   @Inject DataSource dataSource;
   @Inject TransactionalOutbox transactionalOutbox;
   @Inject Jdbc jdbc;
-  @Inject SinkLedger ledger;
+  @Inject Invoices invoices;
 
   private JdbcOutboxStore outboxStore;
 
@@ -54,7 +54,7 @@ public class DemoReportService {
   public DemoReport report() {
     Map<String, Long> outbox = new LinkedHashMap<>();
     outboxStore.countByState().forEach((state, count) -> outbox.put(String.valueOf(state), count));
-    LedgerSummary sink = ledger.summary();
+    InboxLedger.Totals sink = new InboxLedger(dataSource).totals();
     List<String> lostSample = jdbc.query(
         FIRST_LOST, rs -> Order.billingOperationId(rs.getLong(1)),
         BILLING_OPERATION_PREFIX, BILLING_OPERATION_SUFFIX, LOST_SAMPLE);
@@ -63,7 +63,7 @@ public class DemoReportService {
         outbox,
         sink.applied(),
         sink.redeliveries(),
-        sink.duplicateEffects(),
+        invoices.duplicateEffects(),
         jdbc.queryLong(COUNT_LOST, BILLING_OPERATION_PREFIX, BILLING_OPERATION_SUFFIX),
         lostSample);
   }

@@ -15,6 +15,12 @@ public interface DemoSinkConfig {
    */
   Optional<String> hmacSecret();
 
+  /**
+   * The secret being retired while rotating: a delivery signed with either secret is accepted.
+   * Needs {@code hmac-secret}. Never logged.
+   */
+  Optional<String> previousHmacSecret();
+
   /** How far a signature's timestamp may lie from this clock, either way. */
   @WithDefault("5m")
   Duration signatureTolerance();

@@ -4,9 +4,7 @@ import com.fasterxml.jackson.core.JacksonException;
 import com.fasterxml.jackson.databind.DatabindException;
 import com.fasterxml.jackson.databind.JsonMappingException;
 import com.fasterxml.jackson.databind.exc.MismatchedInputException;
-import dev.outboxrelay.demo.sink.SignatureRejectedException;
 import dev.outboxrelay.outbox.DuplicateOperationException;
-import dev.outboxrelay.outbox.webhook.WebhookSignature;
 import dev.outboxrelay.outbox.InvalidMessageException;
 import jakarta.ws.rs.WebApplicationException;
 import jakarta.ws.rs.core.Response;
@@ -28,17 +26,6 @@ public class ProblemMappers {
   @ServerExceptionMapper
   public Response invalidInput(InvalidInputException e) {
     return Problem.badRequest(e.field(), e.getMessage());
-  }
-
-  /**
-   * A sink delivery without a valid signature: 401 whose detail starts with the reason ({@code
-   * MISSING}, {@code MALFORMED}, {@code BAD_SIGNATURE}, {@code STALE}, {@code FUTURE}), field
-   * {@code X-Outbox-Signature}. Nothing was applied.
-   */
-  @ServerExceptionMapper
-  public Response signatureRejected(SignatureRejectedException e) {
-    LOG.warnf("sink delivery rejected: %s: %s", e.reason(), e.getMessage());
-    return Problem.response(Status.UNAUTHORIZED, e.reason() + ": " + e.getMessage(), WebhookSignature.HEADER);
   }
 
   /**

@@ -136,8 +136,30 @@ class DemoSinkResourceTest {
         "order-2/billing");
 
     given().get("/ledger/summary").then().body("duplicateEffects", is(1));
+    // The ledger is the inbox, which applied it once; the business table's duplicate shows above.
     given().get("/ledger").then()
-        .body("items.find { it.operationId == 'order-2/billing' }.appliedCount", is(2));
+        .body("items.find { it.operationId == 'order-2/billing' }.appliedCount", is(1));
+  }
+
+  @Test
+  void theSameKeyWithAnotherBodyIs409AndAppliesNothing() {
+    deliver("order-3/billing", 3, 1).statusCode(200).body("applied", is(true));
+    given().header("Idempotency-Key", "order-3/billing").contentType(ContentType.JSON)
+        .body("{\"orderId\":4}").post("/sink/billing").then()
+        .statusCode(409)
+        .contentType("application/problem+json")
+        .body("field", is("Idempotency-Key"));
+    assertEquals(1, db.invoices("order-3/billing"));
+    given().get("/ledger/summary").then().body("deliveries", is(1));
+  }
+
+  @Test
+  void anOverlongKeyIs400AndWritesNothing() {
+    given().header("Idempotency-Key", "k".repeat(201)).contentType(ContentType.JSON).body("{}")
+        .post("/sink/billing").then()
+        .statusCode(400)
+        .body("field", is("Idempotency-Key"));
+    given().get("/ledger/summary").then().body("applied", is(0)).body("deliveries", is(0));
   }
 
   private static ValidatableResponse deliver(String operationId, long messageId, int attempt) {
@@ -152,5 +174,5 @@ class DemoSinkResourceTest {
   }
 
   /** The sink's response body. */
-  record Receipt(String operationId, boolean applied, long deliveries) {}
+  record Receipt(String operationId, boolean applied, String outcome, long deliveries) {}
 }

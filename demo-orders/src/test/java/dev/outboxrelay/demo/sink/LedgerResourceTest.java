@@ -83,8 +83,8 @@ class LedgerResourceTest {
   }
 
   private void insertLedgerRow(String operationId, Instant appliedAt) {
-    db.jdbc().update("INSERT INTO demo_sink_ledger (operation_id, destination, first_applied_at,"
-        + " last_delivery_at, deliveries) VALUES (?, 'billing', ?, ?, 1)",
-        operationId, appliedAt, appliedAt);
+    db.jdbc().update("INSERT INTO outbox_inbox (operation_id, destination, payload_sha256,"
+        + " payload_bytes, applied_at, last_delivery_at, deliveries) VALUES (?, 'billing', ?, 2, ?, ?, 1)",
+        operationId, "0".repeat(64), appliedAt, appliedAt);
   }
 }

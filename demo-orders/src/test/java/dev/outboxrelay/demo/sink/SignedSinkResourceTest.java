@@ -24,12 +24,14 @@ import org.junit.jupiter.api.Test;
 @TestProfile(SignedSinkResourceTest.Signed.class)
 class SignedSinkResourceTest {
   static final String SECRET = "demo-sink-test-secret";
+  /** Being rotated out: still accepted. */
+  static final String PREVIOUS_SECRET = "demo-sink-old-secret";
   static final String BODY = "{\"orderId\":5,\"note\":\"Zo\u00eb\"}";
 
   public static class Signed implements QuarkusTestProfile {
     @Override
     public Map<String, String> getConfigOverrides() {
-      return Map.of("demo.sink.hmac-secret", SECRET);
+      return Map.of("demo.sink.hmac-secret", SECRET, "demo.sink.previous-hmac-secret", PREVIOUS_SECRET);
     }
   }
 
@@ -63,6 +65,13 @@ class SignedSinkResourceTest {
     request("order-5/billing").header("X-Outbox-Signature", sign(SECRET, Instant.now().getEpochSecond()))
         .post("/sink/billing").then().statusCode(200).body("applied", is(true));
     assertEquals(1, db.invoices("order-5/billing"));
+  }
+
+  @Test
+  void theSecretBeingRotatedOutIsStillAccepted() {
+    request("order-11/billing").header("X-Outbox-Signature", sign(PREVIOUS_SECRET, Instant.now().getEpochSecond()))
+        .post("/sink/billing").then().statusCode(200).body("applied", is(true));
+    assertEquals(1, db.invoices("order-11/billing"));
   }
 
   @Test

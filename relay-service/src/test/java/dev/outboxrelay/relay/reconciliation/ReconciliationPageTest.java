@@ -4,14 +4,12 @@ import static io.restassured.RestAssured.given;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.outboxrelay.outbox.Outbox;
 import dev.outboxrelay.outbox.OutboxConfig;
 import dev.outboxrelay.outbox.OutboxMessage;
 import dev.outboxrelay.outbox.store.OutboxStore;
 import dev.outboxrelay.relay.lifecycle.RelayService;
-import dev.outboxrelay.relay.testing.HeadlessChromium;
+import dev.outboxrelay.relay.testing.Browser;
 import dev.outboxrelay.relay.testing.RecordingHttpReceiver;
 import dev.outboxrelay.relay.testing.RecordingHttpReceiver.Response;
 import dev.outboxrelay.relay.testing.RelayTestResources;
@@ -36,10 +34,12 @@ import java.util.Map;
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.openqa.selenium.WebElement;
+import org.openqa.selenium.support.ui.Select;
 
 /**
  * The report page for people, {@code GET /reconciliation}, opened in a real headless Chromium
- * (Debian's, driven over the DevTools protocol): after two runs over jobs that fall into several
+ * (Debian's, driven by Selenium WebDriver through Debian's chromedriver): after two runs over jobs that fall into several
  * categories, the numbers, the items and the chart the page renders must be exactly those of the
  * JSON API, and its filters must narrow the table. Screenshots go to {@code target/}.
  */
@@ -48,7 +48,6 @@ import org.junit.jupiter.api.Test;
 class ReconciliationPageTest {
   static final Duration WAIT = Duration.ofSeconds(30);
   static final String DEST = "ledgered";
-  static final ObjectMapper JSON = new ObjectMapper();
 
   @Inject
   @io.quarkus.agroal.DataSource("postgresql")
@@ -113,23 +112,20 @@ class ReconciliationPageTest {
 
     String page = "http://viewer:viewer-pw@" + base.getHost() + ":" + base.getPort() + "/reconciliation";
     Path shots = Path.of("target", "screenshots");
-    try (HeadlessChromium chromium = HeadlessChromium.start(1280, 1000)) {
+    try (Browser chromium = Browser.start(1280, 1000)) {
       chromium.navigate(page);
       chromium.await("the loaded report", "document.body.dataset.loaded === 'true'", WAIT);
-      assertEquals(String.valueOf(report.getLong("run_id")),
-          chromium.evaluate("document.getElementById('run-id').textContent").asText());
+      assertEquals(String.valueOf(report.getLong("run_id")), chromium.find("#run-id").getText());
       Map<String, Integer> shown = new LinkedHashMap<>();
-      JSON.readTree(chromium.evaluate("JSON.stringify(Object.fromEntries([...document.querySelectorAll("
-          + "'[data-count]')].map(e => [e.dataset.count, Number(e.textContent)])))").asText())
-          .fields().forEachRemaining(e -> shown.put(e.getKey(), e.getValue().asInt()));
+      for (WebElement card : chromium.findAll("[data-count]")) {
+        shown.put(card.getAttribute("data-count"), Integer.valueOf(card.getText()));
+      }
       assertEquals(counts, shown, "the cards show the report's counts");
       assertEquals(itemOps, rows(chromium), "the table lists the report's items in its order");
-      assertEquals(String.valueOf(itemOps.size()), chromium.evaluate(
-          "document.getElementById('total').textContent").asText());
+      assertEquals(String.valueOf(itemOps.size()), chromium.find("#total").getText());
       List<Long> runIds = new ArrayList<>();
-      for (JsonNode id : JSON.readTree(chromium.evaluate("JSON.stringify([...document.querySelectorAll("
-          + "'#chart g[data-run]')].map(g => Number(g.dataset.run)))").asText())) {
-        runIds.add(id.asLong());
+      for (WebElement bar : chromium.findAll("#chart g[data-run]")) {
+        runIds.add(Long.valueOf(bar.getAttribute("data-run")));
       }
       List<Long> expectedRuns = new ArrayList<>(runs.getList("runs.run_id", Long.class));
       expectedRuns.sort(null);
@@ -137,9 +133,8 @@ class ReconciliationPageTest {
       assertEquals(2, runIds.size());
       chromium.screenshot(shots.resolve("reconciliation-page.png"));
 
-      // Filter to the dead jobs: the table narrows and the filter lands in the address.
-      chromium.evaluate("(() => { const s = document.getElementById('f-category'); s.value = 'dead';"
-          + " s.dispatchEvent(new Event('change')); return true; })()");
+      // Filter to the dead jobs as a person would: the table narrows and the filter lands in the address.
+      new Select(chromium.find("#f-category")).selectByValue("dead");
       List<String> deadOps = new ArrayList<>();
       for (Map<String, Object> item : report.<Map<String, Object>>getList("items")) {
         if ("dead".equals(item.get("category"))) {
@@ -148,13 +143,19 @@ class ReconciliationPageTest {
       }
       assertEquals(List.of("dead-1"), deadOps);
       assertEquals(deadOps, rows(chromium));
-      assertEquals("?category=dead", chromium.evaluate("location.search").asText());
+      assertEquals("?category=dead", chromium.text("location.search"));
       chromium.screenshot(shots.resolve("reconciliation-page-dead.png"));
 
-      // A filtered address opens filtered, on its own.
-      chromium.navigate(page + "?category=confirmed_not_sent&operation=ghost-2");
-      chromium.await("the filtered report", "document.body.dataset.loaded === 'true'", WAIT);
+      // Typing in the operation filter narrows further and lands in the address too.
+      new Select(chromium.find("#f-category")).selectByValue("confirmed_not_sent");
+      chromium.find("#f-operation").sendKeys("host-2");
       assertEquals(List.of("ghost-2"), rows(chromium));
+      assertEquals("?category=confirmed_not_sent&operation=host-2", chromium.text("location.search"));
+
+      // A filtered address opens filtered, on its own.
+      chromium.navigate(page + "?category=confirmed_not_sent&operation=ghost-1");
+      chromium.await("the filtered report", "document.body.dataset.loaded === 'true'", WAIT);
+      assertEquals(List.of("ghost-1"), rows(chromium));
     }
     assertTrue(Files.size(shots.resolve("reconciliation-page.png")) > 10_000, "a real screenshot");
   }
@@ -163,12 +164,8 @@ class ReconciliationPageTest {
     return given().auth().preemptive().basic("viewer", "viewer-pw");
   }
 
-  private static List<String> rows(HeadlessChromium chromium) throws Exception {
-    List<String> ops = new ArrayList<>();
-    for (JsonNode op : JSON.readTree(chromium.evaluate("JSON.stringify([...document.querySelectorAll("
-        + "'#items tr[data-operation-id]')].map(r => r.dataset.operationId))").asText())) {
-      ops.add(op.asText());
-    }
-    return ops;
+  private static List<String> rows(Browser chromium) {
+    return chromium.findAll("#items tr[data-operation-id]").stream().map(r -> r.getAttribute("data-operation-id"))
+        .toList();
   }
 }

@@ -1,0 +1,133 @@
+package dev.outboxrelay.relay.console;
+
+import static dev.outboxrelay.relay.web.ProblemException.badRequest;
+
+import dev.outboxrelay.outbox.store.MessageSummary;
+import jakarta.ws.rs.core.MultivaluedMap;
+import java.time.Instant;
+import java.time.OffsetDateTime;
+import java.time.format.DateTimeParseException;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * The console's jobs filter, from the query string: {@code state, destination, ordering_key,
+ * error_class} (exact), {@code operation_id} (contains, case-sensitive), {@code from}/{@code to}
+ * (ISO-8601 with an offset; the job's creation, or for {@code state=D} the time it died, in
+ * {@code [from, to)}), {@code after_id}, {@code limit} and {@code source}. Strict like the admin
+ * API: an unknown or repeated parameter is a 400 naming it, an empty value counts as absent.
+ */
+record JobFilter(Character state, String destination, String orderingKey, String errorClass, String operationId,
+    Instant from, Instant to, long afterId, int limit) {
+
+  static final int DEFAULT_PAGE_SIZE = 50;
+  static final int MAX_PAGE_SIZE = 500;
+  static final int MAX_NAME = 200;
+  static final int MAX_ERROR_CLASS = 300;
+  static final Set<String> PARAMETERS = Set.of("state", "destination", "ordering_key", "error_class",
+      "operation_id", "from", "to", "after_id", "limit", "source");
+
+  static JobFilter of(MultivaluedMap<String, String> params) {
+    for (Map.Entry<String, List<String>> p : params.entrySet()) {
+      if (!PARAMETERS.contains(p.getKey())) {
+        throw badRequest(p.getKey(), "unknown query parameter '" + p.getKey() + "'; known: " + String.join(", ",
+            new java.util.TreeSet<>(PARAMETERS)));
+      }
+      if (p.getValue().size() > 1) {
+        throw badRequest(p.getKey(), "query parameter '" + p.getKey() + "' is given " + p.getValue().size()
+            + " times; give it once");
+      }
+    }
+    String rawState = single(params, "state");
+    Character state = null;
+    if (rawState != null) {
+      String s = rawState.trim().toUpperCase(Locale.ROOT);
+      if (s.length() != 1 || "RWSCD".indexOf(s.charAt(0)) < 0) {
+        throw badRequest("state", "unknown state '" + abbreviate(rawState) + "': one of R (ready), W (working),"
+            + " S (sent), C (confirmed), D (dead)");
+      }
+      state = s.charAt(0);
+    }
+    Instant from = instant(single(params, "from"), "from");
+    Instant to = instant(single(params, "to"), "to");
+    if (from != null && to != null && !from.isBefore(to)) {
+      throw badRequest("to", "to (" + to + ") must be after from (" + from + ")");
+    }
+    return new JobFilter(state,
+        name(single(params, "destination"), "destination", MAX_NAME),
+        name(single(params, "ordering_key"), "ordering_key", MAX_NAME),
+        name(single(params, "error_class"), "error_class", MAX_ERROR_CLASS),
+        name(single(params, "operation_id"), "operation_id", MAX_NAME),
+        from, to,
+        integer(single(params, "after_id"), "after_id", 0, Long.MAX_VALUE, 0),
+        (int) integer(single(params, "limit"), "limit", 1, MAX_PAGE_SIZE, DEFAULT_PAGE_SIZE));
+  }
+
+  /** The conditions the store's listing does not apply itself. */
+  boolean matches(MessageSummary m) {
+    if (errorClass != null && !errorClass.equals(m.errorClass())) {
+      return false;
+    }
+    if (operationId != null && (m.operationId() == null || !m.operationId().contains(operationId))) {
+      return false;
+    }
+    if (from == null && to == null) {
+      return true;
+    }
+    Instant t = m.state() == 'D' && m.failedAt() != null ? m.failedAt() : m.createdAt();
+    return t != null && (from == null || !t.isBefore(from)) && (to == null || t.isBefore(to));
+  }
+
+  private static String single(MultivaluedMap<String, String> params, String name) {
+    String v = params.getFirst(name);
+    return v == null || v.isEmpty() ? null : v;
+  }
+
+  static String name(String value, String field, int max) {
+    if (value == null) {
+      return null;
+    }
+    if (value.length() > max) {
+      throw badRequest(field, field + " is longer than " + max + " characters");
+    }
+    if (value.chars().anyMatch(Character::isISOControl)) {
+      throw badRequest(field, field + " contains control characters");
+    }
+    return value;
+  }
+
+  static long integer(String raw, String field, long min, long max, long absent) {
+    if (raw == null || raw.isEmpty()) {
+      return absent;
+    }
+    long v;
+    try {
+      v = Long.parseLong(raw.trim());
+    } catch (NumberFormatException e) {
+      throw badRequest(field, field + " must be an integer from " + min + " to " + max + ", was '"
+          + abbreviate(raw) + "'");
+    }
+    if (v < min || v > max) {
+      throw badRequest(field, field + " must be from " + min + " to " + max + ", was " + v);
+    }
+    return v;
+  }
+
+  private static Instant instant(String raw, String field) {
+    if (raw == null) {
+      return null;
+    }
+    try {
+      return OffsetDateTime.parse(raw.trim()).toInstant();
+    } catch (DateTimeParseException e) {
+      throw badRequest(field, field + " must be an ISO-8601 date-time with an offset, e.g."
+          + " 2024-05-01T12:00:00Z, was '" + abbreviate(raw) + "'");
+    }
+  }
+
+  private static String abbreviate(String s) {
+    return s.length() <= 40 ? s : s.substring(0, 40) + "…";
+  }
+}

@@ -1,6 +1,6 @@
 # relay-service in JVM mode. Build context: the repository root, e.g.
 #   docker build -f src-docker/relay-service.Dockerfile -t outbox-relay .
-# Configure it with environment variables (see src-docker/compose.yaml and README "Containers").
+# Configure it with environment variables (see src-docker/compose.yaml and docs/deployment.md "Containers").
 
 FROM maven:3.9-eclipse-temurin-17 AS build
 WORKDIR /src

@@ -16,7 +16,7 @@ import java.util.Set;
  * outbox_payload} (same transaction) and its row holds a short reference, so that job rows and the
  * relay's claim stay small; the relay loads the body just before the send. Anything larger is
  * rejected: it belongs in the application's own tables or blob store, with only a reference to it
- * in the payload (README, "Large payloads").
+ * in the payload (docs/library.md "Large payloads").
  */
 public record OutboxConfig(Set<String> destinations, int maxPayloadBytes, int inlinePayloadBytes,
     OutboxDialect dialect, OutboxTables tables) {

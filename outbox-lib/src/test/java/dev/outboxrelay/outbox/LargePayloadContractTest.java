@@ -30,7 +30,7 @@ import org.junit.jupiter.api.Test;
 
 /**
  * Payloads over the inline threshold are stored out of band in {@code outbox_payload}, in the
- * caller's transaction, with a reference in the job's row (README, "Large payloads"). Run per
+ * caller's transaction, with a reference in the job's row (docs/library.md "Large payloads"). Run per
  * database by a {@code *IT} subclass.
  */
 public abstract class LargePayloadContractTest {

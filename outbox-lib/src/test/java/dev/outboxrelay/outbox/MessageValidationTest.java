@@ -21,7 +21,7 @@ import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * Bad input is rejected before anything is written, with an {@link InvalidMessageException}
- * naming the column (DESIGN "Bad input"). Most cases need no database; the "nothing written"
+ * naming the column (docs/design.md "Bad input"). Most cases need no database; the "nothing written"
  * check runs each case through {@link Outbox#enqueue} on in-memory H2.
  */
 class MessageValidationTest {

@@ -112,7 +112,7 @@ class RelayDeliveryTest {
   }
 
   /**
-   * README "Relay": a producer without the library enqueues with one INSERT of the four required
+   * docs/relay.md "Keys and plain-SQL producers": a producer without the library enqueues with one INSERT of the four required
    * columns; the schema's defaults fill the rest (state R, due now) and the relay delivers it.
    */
   @Test

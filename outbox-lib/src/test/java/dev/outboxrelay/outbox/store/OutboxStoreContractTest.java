@@ -52,7 +52,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * The claim/complete contract of DESIGN.md, run against every database by a small {@code *IT}
+ * The claim/complete contract of docs/design.md, run against every database by a small {@code *IT}
  * subclass. All times are compared with the database clock ({@link OutboxStore#databaseNow()}).
  */
 public abstract class OutboxStoreContractTest {

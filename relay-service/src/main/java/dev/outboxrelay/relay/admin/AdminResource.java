@@ -25,7 +25,7 @@ import jakarta.ws.rs.core.MediaType;
 import jakarta.ws.rs.core.UriInfo;
 
 /**
- * The admin API (DESIGN "Admin API"): {@code outbox-viewer} reads, {@code outbox-operator} acts
+ * The admin API (docs/design.md "Admin API"): {@code outbox-viewer} reads, {@code outbox-operator} acts
  * and reads. Parameters arrive as strings and bodies as text so that {@link AdminInput} can refuse
  * anything malformed with a 400 naming the field, instead of the framework's 404 for a
  * non-numeric path id or a generic error for bad JSON. Input rules shared with every endpoint:

@@ -53,7 +53,7 @@ public interface RelayConfig {
   /**
    * Outbox databases by source name, each with its own claim loop, reaper, dialect and health:
    * {@code outbox.sources.<name>.datasource=<Quarkus datasource>}. When none is set, the relay has
-   * one source named {@code default} on {@code outbox.relay.datasource} (README "Several
+   * one source named {@code default} on {@code outbox.relay.datasource} (docs/relay.md "Several
    * databases").
    */
   Map<String, Source> sources();
@@ -200,7 +200,7 @@ public interface RelayConfig {
 
     /**
      * While a source's database or a destination is DOWN, the log repeats that it is at most this
-     * often; going DOWN and coming back UP are logged once each (README "When something is down").
+     * often; going DOWN and coming back UP are logged once each (docs/operations.md "When something is down").
      */
     @WithDefault("1m")
     Duration outageReminderInterval();
@@ -362,7 +362,7 @@ public interface RelayConfig {
    * {@code GET /ledger}) or {@code table} (consumers write {@code outbox_confirmation}).
    */
   interface Confirmation {
-    /** {@code none} (not reconciled), {@code http-ledger} or {@code table} (README "Reconciliation"). */
+    /** {@code none} (not reconciled), {@code http-ledger} or {@code table} (docs/reconciliation.md "Reconciliation"). */
     @WithDefault("none")
     String type();
 

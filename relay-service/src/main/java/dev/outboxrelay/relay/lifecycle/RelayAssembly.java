@@ -48,7 +48,7 @@ public record RelayAssembly(JdbcOutboxStore store, RelayMetrics metrics, LeaseHe
    *
    * @param tables the names of the outbox tables ({@code outbox.schema}, {@code outbox.table})
    * @param clockSkew database clock minus this process's clock, for commit-to-sent latency
-   * @param tracing the span every delivery attempt runs in (README "Tracing")
+   * @param tracing the span every delivery attempt runs in (docs/relay.md "Tracing")
    * @param database the source's state, told of every database error and success (which logs each
    *     change once); null: each service logs its own errors
    */

@@ -9,7 +9,7 @@ import java.time.Duration;
 public record RetentionSettings(boolean enabled, Duration keep, Duration interval, int batchSize, int maxPerPass) {
   /**
    * Largest batch: SQL Server escalates a statement's row locks to a table lock past about 5,000,
-   * which would block every claim (README "Databases").
+   * which would block every claim (docs/databases.md).
    */
   public static final int MAX_BATCH_SIZE = 5000;
 

@@ -10,7 +10,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * One source's meters, each tagged {@code source=<name>} (README "Several databases"). Prometheus names: {@code outbox_stale_completions_total{update}},
+ * One source's meters, each tagged {@code source=<name>} (docs/relay.md "Several databases"). Prometheus names: {@code outbox_stale_completions_total{update}},
  * {@code outbox_expired_leases_total}, {@code outbox_dead_total},
  * {@code outbox_delivery_attempts_total{destination,outcome}}, {@code outbox_delivery_seconds},
  * {@code outbox_end_to_end_seconds}, {@code outbox_messages{state}},

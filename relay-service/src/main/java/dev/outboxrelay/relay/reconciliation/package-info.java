@@ -1,6 +1,6 @@
 /**
  * Reconciliation: compares what the relay sent with what each destination's external system
- * confirms it applied, and reports every difference (DESIGN "Reconciliation").
+ * confirms it applied, and reports every difference (docs/design.md "Reconciliation").
  *
  * <p>Model. A {@link dev.outboxrelay.relay.reconciliation.ConfirmationSource} per destination
  * brings the sink's confirmations into {@code outbox_confirmation} ({@code http-ledger} reads the

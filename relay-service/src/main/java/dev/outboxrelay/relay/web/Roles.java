@@ -2,7 +2,7 @@ package dev.outboxrelay.relay.web;
 
 /**
  * The relay's roles. The same names work with every identity provider: embedded users from config
- * (the default, HTTP Basic) or OIDC tokens (see README, "Admin API").
+ * (the default, HTTP Basic) or OIDC tokens (see docs/operations.md "Admin API").
  */
 public final class Roles {
   private Roles() {}

@@ -287,7 +287,7 @@ final class ConfigurationReference {
             + " variable does not stop the relay: it is ignored, and logged as a warning at start-up with"
             + " the nearest key (`did you mean OUTBOX_RELAY_BATCH_SIZE`).\n")
         .append("- Keys outside `outbox.*` (datasources, Kafka, RabbitMQ, users, logging) are Quarkus'"
-            + " own; README \"Configuration\" lists the ones the relay uses.\n");
+            + " own; docs/relay.md lists the ones the relay uses.\n");
     mappings.forEach((mapping, sections) -> {
       for (Section s : sections) {
         b.append("\n## `").append(s.prefix()).append("`\n\n");

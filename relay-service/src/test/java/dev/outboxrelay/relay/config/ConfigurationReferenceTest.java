@@ -83,7 +83,7 @@ class ConfigurationReferenceTest {
     });
   }
 
-  /** STYLE.md: every key has Javadoc; here it is the key's only description. */
+  /** CONTRIBUTING.md: every key has Javadoc; here it is the key's only description. */
   @Test
   void everyKeyIsDescribed() {
     List<String> undescribed = MAPPINGS.values().stream()

@@ -40,7 +40,7 @@ class KubernetesManifestsTest {
   static final long TESTED_HEAP = 256L << 20;
   /**
    * Room outside the heap: metaspace, code cache, thread stacks, direct buffers. The benchmark's
-   * relay peaked at 305 MB RSS with 166 MB of heap used (README "Performance"): about 140 MB.
+   * relay peaked at 305 MB RSS with 166 MB of heap used (docs/performance.md "Performance"): about 140 MB.
    */
   static final long NON_HEAP_ROOM = 192L << 20;
 

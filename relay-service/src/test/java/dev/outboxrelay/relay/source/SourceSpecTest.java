@@ -21,6 +21,8 @@ class SourceSpecTest {
 
   static RelayConfig config(Map<String, String> properties) {
     return new SmallRyeConfigBuilder()
+        // Expressions, as Quarkus expands them: outbox.rabbitmq.* default to ${rabbitmq-host:...}.
+        .addDefaultInterceptors()
         .withSources(new PropertiesConfigSource(properties, "test", 500))
         .withConverter(Duration.class, 100, new DurationConverter())
         .withMapping(RelayConfig.class)

@@ -32,7 +32,7 @@ import org.apache.kafka.common.serialization.StringDeserializer;
 import org.junit.jupiter.api.Test;
 
 /**
- * README "Tracing", with the OpenTelemetry SDK off (the packaged relay's default): the {@code
+ * docs/relay.md "Tracing", with the OpenTelemetry SDK off (the packaged relay's default): the {@code
  * traceparent} and {@code tracestate} stored with a job reach the HTTP receiver, the Kafka record
  * and the AMQP message byte for byte, and a job that stored none is delivered without either
  * header. (With the SDK on, {@link DeliveryTracingTest} checks that each sink gets the delivery

@@ -145,7 +145,7 @@ public abstract class OutboxDialect {
    * leased. So one job per key is in flight, in id order, across relays and across retries (a
    * job in backoff is {@code R} and holds its key back); jobs without a key and other keys are
    * not held back. A dead job ({@code D}) does not block its key: later jobs go on, and the dead
-   * one waits, visible, for an operator (see README, "Ordering keys").
+   * one waits, visible, for an operator (see docs/library.md "Ordering keys").
    */
   protected static String keyHeadCondition(String row) {
     return "(" + row + ".ordering_key IS NULL OR NOT EXISTS (SELECT 1 FROM outbox_message earlier"

@@ -48,7 +48,7 @@ public abstract class ReconciliationDialect {
   /**
    * Every job of one destination created in the window, with its confirmation, plus every
    * confirmation of that destination in the window (by confirmed_at) that names no job; each with
-   * its category (DESIGN "Reconciliation"), decided in this order:
+   * its category (docs/design.md "Reconciliation"), decided in this order:
    * <ol>
    *   <li>{@code duplicate_effects}: applied more than once, whatever the job's state;
    *   <li>{@code matched}: {@code C}, or {@code S} applied exactly once;

@@ -14,7 +14,7 @@ record BenchArgs(String db, Optional<String> only, boolean quick, boolean relayR
 
   static final List<String> DATABASES = List.of("postgresql", "h2", "mariadb");
   static final List<String> SCENARIOS =
-      List.of("sql-limit", "drain", "latency", "enqueue-overhead", "history", "ordered", "ordered-hot", "seed004", "idle");
+      List.of("sql-limit", "peer", "drain", "drain-http", "drain-kafka", "latency", "enqueue-overhead", "history", "ordered", "ordered-hot", "seed004", "idle");
 
   /** Thrown for a command line that cannot run; the message is meant for the user. */
   static final class UsageException extends IllegalArgumentException {

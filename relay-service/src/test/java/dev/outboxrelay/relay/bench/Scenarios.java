@@ -458,14 +458,15 @@ final class Scenarios {
 
   /**
    * The drain through the relay's HTTP sink to a receiver on loopback in this JVM that answers
-   * 200 at once on kept-alive connections (one handler thread per relay worker).
+   * 200 at once on kept-alive connections (one handler thread per relay worker); the sink has a
+   * destination's default timeouts (connect 2s, request 10s).
    */
   private void drainHttp() throws Exception {
     double limit = sqlLimitRate();
     DrainResult base = drainOne();
     int jobs = sizes.drainJobs();
     try (LoopbackReceiver receiver = new LoopbackReceiver(relayConfig.concurrency())) {
-      HttpSink http = new HttpSink(receiver.uri(), Duration.ofSeconds(5), Duration.ofSeconds(10));
+      HttpSink http = new HttpSink(receiver.uri(), Duration.ofSeconds(2), Duration.ofSeconds(10));
       DrainResult r = drainInProcess(jobs, 0, true, recording -> recordingAfter(http, recording));
       long requests = receiver.requests();
       int distinct = receiver.distinctMessages();

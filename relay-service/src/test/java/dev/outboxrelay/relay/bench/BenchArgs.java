@@ -5,16 +5,16 @@ import java.util.List;
 import java.util.Optional;
 
 /**
- * The command line of {@link Bench}: {@code [--db postgresql|h2|mariadb] [--only <scenario>]
+ * The command line of {@link Bench}: {@code [--db postgresql|h2|mariadb] [--only <scenario>[,...]]
  * [--quick]} for a run, or {@code --role relay --jdbc-url <url> --user <user> --ids-file <file>}
  * for a relay child process that the coordinator starts itself.
  */
-record BenchArgs(String db, Optional<String> only, boolean quick, boolean relayRole,
+record BenchArgs(String db, Optional<List<String>> only, boolean quick, boolean relayRole,
     Optional<String> jdbcUrl, Optional<String> user, Optional<Path> idsFile) {
 
   static final List<String> DATABASES = List.of("postgresql", "h2", "mariadb");
   static final List<String> SCENARIOS =
-      List.of("sql-limit", "drain", "latency", "enqueue-overhead", "history", "ordered", "ordered-hot", "seed004", "idle");
+      List.of("sql-limit", "peer", "drain", "drain-http", "drain-kafka", "latency", "enqueue-overhead", "history", "ordered", "ordered-hot", "seed004", "idle");
 
   /** Thrown for a command line that cannot run; the message is meant for the user. */
   static final class UsageException extends IllegalArgumentException {
@@ -42,14 +42,20 @@ record BenchArgs(String db, Optional<String> only, boolean quick, boolean relayR
         case "--user" -> user = value(args, ++i, a);
         case "--ids-file" -> ids = value(args, ++i, a);
         default -> throw new UsageException("unknown argument '" + a + "'; usage: bin/bench"
-            + " [--db postgresql|h2|mariadb] [--only <scenario>] [--quick]");
+            + " [--db postgresql|h2|mariadb] [--only <scenario>[,<scenario>...]] [--quick]");
       }
     }
     if (!DATABASES.contains(db)) {
       throw new UsageException("--db must be one of " + DATABASES + ", was '" + db + "'");
     }
-    if (only != null && !SCENARIOS.contains(only)) {
-      throw new UsageException("--only must be one of " + SCENARIOS + ", was '" + only + "'");
+    List<String> onlyList = only == null ? null : List.of(only.split(",", -1));
+    if (onlyList != null) {
+      for (String name : onlyList) {
+        if (!SCENARIOS.contains(name)) {
+          throw new UsageException("--only takes scenarios of " + SCENARIOS + " separated by commas, was '"
+              + only + "'");
+        }
+      }
     }
     if (role != null && !role.equals("relay")) {
       throw new UsageException("--role must be 'relay', was '" + role + "'");
@@ -61,7 +67,7 @@ record BenchArgs(String db, Optional<String> only, boolean quick, boolean relayR
     if (!relayRole && (url != null || user != null || ids != null)) {
       throw new UsageException("--jdbc-url, --user and --ids-file belong to --role relay");
     }
-    return new BenchArgs(db, Optional.ofNullable(only), quick, relayRole, Optional.ofNullable(url),
+    return new BenchArgs(db, Optional.ofNullable(onlyList), quick, relayRole, Optional.ofNullable(url),
         Optional.ofNullable(user), Optional.ofNullable(ids).map(Path::of));
   }
 
@@ -72,8 +78,8 @@ record BenchArgs(String db, Optional<String> only, boolean quick, boolean relayR
     return args[i];
   }
 
-  /** True when {@code scenario} runs in this invocation. */
+  /** True when {@code scenario} runs in this invocation (in {@link #SCENARIOS}' order, whatever --only's). */
   boolean runs(String scenario) {
-    return only.map(scenario::equals).orElse(true);
+    return only.map(names -> names.contains(scenario)).orElse(true);
   }
 }

@@ -32,6 +32,16 @@ class BenchArgsTest {
   }
 
   @Test
+  void onlyRunsSeveralScenariosInTheirOwnOrder() {
+    BenchArgs a = BenchArgs.parse("--only", "drain,peer", "--quick");
+    assertTrue(a.runs("peer"));
+    assertTrue(a.runs("drain"));
+    assertFalse(a.runs("drain-http"));
+    assertThrows(BenchArgs.UsageException.class, () -> BenchArgs.parse("--only", "drain,"));
+    assertThrows(BenchArgs.UsageException.class, () -> BenchArgs.parse("--only", "drain,everything"));
+  }
+
+  @Test
   void relayRoleNeedsItsConnectionAndIdsFile() {
     BenchArgs a = BenchArgs.parse("--role", "relay", "--jdbc-url", "jdbc:h2:mem:x", "--user", "sa",
         "--ids-file", "/tmp/ids");

@@ -135,6 +135,32 @@ final class BenchDatabase implements AutoCloseable {
     return pool(url, user, maxSize);
   }
 
+  /**
+   * PostgreSQL: a fresh schema {@code name} beside the bench schema, in the same database, holding
+   * db-scheduler's {@code scheduled_tasks} table as its published PostgreSQL script creates it;
+   * returns the URL whose connections see that schema.
+   */
+  String freshPeerSchema(String name) {
+    if (!postgres()) {
+      throw new IllegalStateException("the peer runs on PostgreSQL only");
+    }
+    execute("DROP SCHEMA IF EXISTS " + name + " CASCADE");
+    execute("CREATE SCHEMA " + name);
+    String peerUrl = url.replace("currentSchema=" + SCHEMA, "currentSchema=" + name);
+    for (String ddl : new String[] {
+        "CREATE TABLE " + name + ".scheduled_tasks (task_name TEXT NOT NULL, task_instance TEXT NOT NULL,"
+            + " task_data BYTEA, execution_time TIMESTAMP WITH TIME ZONE NOT NULL, picked BOOLEAN NOT NULL,"
+            + " picked_by TEXT, last_success TIMESTAMP WITH TIME ZONE, last_failure TIMESTAMP WITH TIME ZONE,"
+            + " consecutive_failures INT, last_heartbeat TIMESTAMP WITH TIME ZONE, version BIGINT NOT NULL,"
+            + " priority SMALLINT, PRIMARY KEY (task_name, task_instance))",
+        "CREATE INDEX execution_time_idx ON " + name + ".scheduled_tasks (execution_time)",
+        "CREATE INDEX last_heartbeat_idx ON " + name + ".scheduled_tasks (last_heartbeat)",
+        "CREATE INDEX priority_execution_time_idx ON " + name + ".scheduled_tasks (priority DESC, execution_time ASC)"}) {
+      execute(ddl);
+    }
+    return peerUrl;
+  }
+
   /** Empties every outbox table and the business table. */
   void truncate() {
     if (postgres()) {

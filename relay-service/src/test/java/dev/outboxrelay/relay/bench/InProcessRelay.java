@@ -53,7 +53,9 @@ final class InProcessRelay implements AutoCloseable {
   static RelayConfig config() {
     // Durations as Quarkus writes them ("30s", "10ms"), as in application.properties.
     // The test databases' own properties (-Doutbox.test.pg.url) are not relay settings.
+    // Default interceptors: defaults such as "${rabbitmq-port:5672}" are expressions.
     SmallRyeConfig c = new SmallRyeConfigBuilder().withMapping(RelayConfig.class).addSystemSources()
+        .addDefaultInterceptors()
         .withMappingIgnore("outbox.test.**")
         .withConverter(Duration.class, 200, new DurationConverter()).build();
     return c.getConfigMapping(RelayConfig.class);

@@ -9,6 +9,11 @@ import dev.outboxrelay.outbox.store.JdbcOutboxStore;
 import dev.outboxrelay.outbox.store.dialect.JdbcTransactions;
 import dev.outboxrelay.outbox.store.dialect.OutboxDialect;
 import dev.outboxrelay.relay.config.RelayConfig;
+import dev.outboxrelay.relay.sink.HttpSink;
+import dev.outboxrelay.relay.sink.KafkaSink;
+import dev.outboxrelay.relay.sink.MessageSink;
+import dev.outboxrelay.relay.sink.SinkResult;
+import dev.outboxrelay.relay.testing.KafkaBroker;
 import io.agroal.api.AgroalDataSource;
 import io.agroal.api.AgroalDataSourceMetrics;
 import java.nio.file.Path;
@@ -29,7 +34,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
 
 /**
- * The seven scenarios. Each prints its lines through the {@link BenchReport}; results later
+ * The scenarios. Each prints its lines through the {@link BenchReport}; results later
  * scenarios compare against (sql-limit, the one-relay drain, latency on an empty table) are kept
  * and measured on demand when an earlier scenario was skipped ({@code --only}).
  */
@@ -52,6 +57,8 @@ final class Scenarios {
   private Double sqlLimit;
   private DrainResult drainOne;
   private LatencyResult latencyEmpty;
+  /** db-scheduler's drain, when {@code peer} ran in this run. */
+  private PeerScheduler.Result peer;
 
   Scenarios(BenchDatabase db, Bench.Sizes sizes, BenchReport report) {
     this.db = db;
@@ -73,7 +80,10 @@ final class Scenarios {
   void run(String name) throws Exception {
     switch (name) {
       case "sql-limit" -> measureSqlLimit();
+      case "peer" -> peer();
       case "drain" -> drain();
+      case "drain-http" -> drainHttp();
+      case "drain-kafka" -> drainKafka();
       case "latency" -> latency();
       case "enqueue-overhead" -> enqueueOverhead();
       case "history" -> history();
@@ -211,8 +221,17 @@ final class Scenarios {
     double limit = sqlLimitRate();
     DrainResult one = drainInProcess(sizes.drainJobs(), 0, true);
     drainOne = one;
-    drainLine("drain", one, limit).put("ratio_to_sql_limit", one.jobsPerS() / limit)
-        .target("ratio_to_sql_limit>=0.7", one.jobsPerS() >= 0.7 * limit).print();
+    BenchReport.Line line = drainLine("drain", one, limit).put("ratio_to_sql_limit", one.jobsPerS() / limit);
+    if (peer != null) {
+      line.put("peer_jobs_per_s", peer.jobsPerS()).put("ratio_to_peer", one.jobsPerS() / peer.jobsPerS());
+    }
+    line.target("ratio_to_sql_limit>=0.7", one.jobsPerS() >= 0.7 * limit).print();
+    if (peer != null) {
+      double ratio = one.jobsPerS() / peer.jobsPerS();
+      report.line("drain").put("relays", 1).put("versus", "peer").put("jobs_per_s", one.jobsPerS())
+          .put("peer_jobs_per_s", peer.jobsPerS()).put("ratio_to_peer", ratio)
+          .target("ratio_to_peer>=1.5", ratio >= 1.5).print();
+    }
     drainMulti(limit, one);
   }
 
@@ -241,18 +260,28 @@ final class Scenarios {
    * the database holds no ready or leased job. Fails on a duplicate or a lost job.
    */
   DrainResult drainInProcess(int jobs, int keys, boolean fresh) throws Exception {
+    return drainInProcess(jobs, keys, fresh, recording -> recording);
+  }
+
+  /**
+   * The drain through the sink {@code sinkUnderTest} builds around the {@link RecordingSink}
+   * (which must see each job the real sink delivered, once).
+   */
+  DrainResult drainInProcess(int jobs, int keys, boolean fresh,
+      java.util.function.Function<RecordingSink, MessageSink> sinkUnderTest) throws Exception {
     if (fresh) {
       db.truncate();
     }
     long sentBefore = db.count("SELECT COUNT(*) FROM outbox_message WHERE state = 'S'");
     db.fillReady(tag(), jobs, keys);
     RecordingSink sink = new RecordingSink();
+    MessageSink relaySink = sinkUnderTest.apply(sink);
     long pid = ProcessHandle.current().pid();
     Map<String, Long> scansBefore = indexScans();
     long tx0 = db.committedTransactions();
     double cpu0 = HostStats.cpuSeconds(pid);
     double host0 = HostStats.hostBusySeconds();
-    InProcessRelay relay = new InProcessRelay(db.url(), db.user(), sink);
+    InProcessRelay relay = new InProcessRelay(db.url(), db.user(), relaySink);
     long t0 = System.nanoTime();
     long deadline = t0 + sizes.drainCap().toNanos();
     relay.start();
@@ -388,6 +417,144 @@ final class Scenarios {
       for (ChildRelay c : children) {
         c.close();
       }
+    }
+  }
+
+  // ---- peer, drain-http, drain-kafka ------------------------------------------------------------
+
+  /**
+   * db-scheduler (lock-and-fetch, {@value PeerScheduler#THREADS} threads) on as many one-time no-op
+   * tasks as the drain has jobs, on the same database; {@code drain} reports its ratio to it.
+   */
+  private void peer() throws Exception {
+    if (!db.postgres()) {
+      report.line("peer").put("skipped", "postgresql_only").print();
+      return;
+    }
+    PeerScheduler.Result r = PeerScheduler.drain(db, sizes.drainJobs(), sizes.drainCap());
+    report.line("peer").put("scheduler", "db-scheduler-16.12.0").put("poll", "lock-and-fetch("
+        + PeerScheduler.LOWER_LIMIT + "," + PeerScheduler.UPPER_LIMIT + ")").put("threads", PeerScheduler.THREADS)
+        .put("pool_max", BenchDatabase.RELAY_POOL_MAX_SIZE).put("jobs", r.tasks()).put("executions", r.executions())
+        .put("duplicates", r.duplicates()).put("missed", r.missed()).put("left", r.left())
+        .put("seconds", r.seconds()).put("jobs_per_s", r.jobsPerS()).put("host_cpu_cores", r.hostCpuCores())
+        .print();
+    if (r.duplicates() > 0 || r.missed() > 0 || r.left() > 0) {
+      throw new IllegalStateException("peer: " + r.duplicates() + " task(s) ran twice, " + r.missed()
+          + " never ran, " + r.left() + " left in scheduled_tasks, of " + r.tasks());
+    }
+    peer = r;
+  }
+
+  /** The real sink, then the recording of what it delivered (so duplicates count deliveries). */
+  private static MessageSink recordingAfter(MessageSink real, RecordingSink recording) {
+    return m -> {
+      SinkResult r = real.deliver(m);
+      if (r instanceof SinkResult.Delivered) {
+        recording.deliver(m);
+      }
+      return r;
+    };
+  }
+
+  /**
+   * The drain through the relay's HTTP sink to a receiver on loopback in this JVM that answers
+   * 200 at once on kept-alive connections (one handler thread per relay worker); the sink has a
+   * destination's default timeouts (connect 2s, request 10s).
+   */
+  private void drainHttp() throws Exception {
+    double limit = sqlLimitRate();
+    DrainResult base = drainOne();
+    int jobs = sizes.drainJobs();
+    try (LoopbackReceiver receiver = new LoopbackReceiver(relayConfig.concurrency())) {
+      HttpSink http = new HttpSink(receiver.uri(), Duration.ofSeconds(2), Duration.ofSeconds(10));
+      DrainResult r = drainInProcess(jobs, 0, true, recording -> recordingAfter(http, recording));
+      long requests = receiver.requests();
+      int distinct = receiver.distinctMessages();
+      double ratio = r.jobsPerS() / base.jobsPerS();
+      drainLine("drain-http", r, limit).put("sink", "http-loopback").put("requests", requests)
+          .put("distinct_messages", distinct).put("connections", receiver.connections())
+          .put("drain_jobs_per_s", base.jobsPerS()).put("ratio_to_drain", ratio)
+          .target("ratio_to_drain>=0.3", ratio >= 0.3).print();
+      if (requests != distinct || (r.drained() && distinct != jobs)) {
+        throw new IllegalStateException("drain-http: " + requests + " requests for " + distinct
+            + " distinct messages of " + jobs + " jobs");
+      }
+    }
+  }
+
+  /**
+   * The drain through the relay's Kafka sink to a single-node KRaft broker started as the tests
+   * start one, with the producer settings of application.properties (acks=all, idempotent).
+   * Afterwards the topic must hold exactly one record per job (its end offsets).
+   */
+  private void drainKafka() throws Exception {
+    double limit = sqlLimitRate();
+    DrainResult base = drainOne();
+    int jobs = sizes.drainJobs();
+    String topic = "bench-drain-" + ProcessHandle.current().pid();
+    try (KafkaBroker broker = KafkaBroker.startFresh(childDir.resolve("kafka"))) {
+      broker.createTopic(topic);
+      Map<String, Object> settings = kafkaProducerSettings(broker.bootstrapServers());
+      try (org.apache.kafka.clients.producer.KafkaProducer<String, String> producer =
+          new org.apache.kafka.clients.producer.KafkaProducer<>(settings)) {
+        Duration verdictWithin = Duration.ofMillis(Long.parseLong(String.valueOf(settings.getOrDefault(
+            "max.block.ms", "60000"))) + Long.parseLong(String.valueOf(settings.getOrDefault("delivery.timeout.ms",
+            "120000"))));
+        KafkaSink kafka = new KafkaSink(topic, Duration.ofSeconds(10), verdictWithin, producer::send);
+        DrainResult r = drainInProcess(jobs, 0, true, recording -> recordingAfter(kafka, recording));
+        long records = recordsIn(broker.bootstrapServers(), topic);
+        double ratio = r.jobsPerS() / base.jobsPerS();
+        drainLine("drain-kafka", r, limit).put("sink", "kafka-kraft-1-node")
+            .put("acks", settings.get("acks")).put("idempotence", settings.get("enable.idempotence"))
+            .put("linger_ms", settings.getOrDefault("linger.ms", "default"))
+            .put("records_in_topic", records).put("drain_jobs_per_s", base.jobsPerS()).put("ratio_to_drain", ratio)
+            .target("ratio_to_drain>=0.5", ratio >= 0.5).print();
+        if (records != r.sent()) {
+          throw new IllegalStateException("drain-kafka: " + records + " records in the topic for " + r.sent()
+              + " jobs sent");
+        }
+      }
+    }
+  }
+
+  /**
+   * The relay's producer settings as application.properties gives them (the keys under {@link
+   * dev.outboxrelay.relay.sink.KafkaChannel#PREFIX} that are producer settings), to {@code bootstrap}.
+   */
+  private static Map<String, Object> kafkaProducerSettings(String bootstrap) throws java.io.IOException {
+    java.util.Properties app = new java.util.Properties();
+    try (var in = Scenarios.class.getClassLoader().getResourceAsStream("application.properties")) {
+      if (in == null) {
+        throw new IllegalStateException("application.properties is not on the classpath");
+      }
+      app.load(in);
+    }
+    String prefix = dev.outboxrelay.relay.sink.KafkaChannel.PREFIX;
+    Map<String, Object> settings = new HashMap<>();
+    for (String name : app.stringPropertyNames()) {
+      if (name.startsWith(prefix) && org.apache.kafka.clients.producer.ProducerConfig.configNames()
+          .contains(name.substring(prefix.length()))) {
+        settings.put(name.substring(prefix.length()), app.getProperty(name));
+      }
+    }
+    settings.put("bootstrap.servers", bootstrap);
+    settings.put("key.serializer", org.apache.kafka.common.serialization.StringSerializer.class.getName());
+    settings.put("value.serializer", org.apache.kafka.common.serialization.StringSerializer.class.getName());
+    settings.put("client.id", "bench-relay");
+    return settings;
+  }
+
+  /** Records written to {@code topic}: the sum of its partitions' end offsets. */
+  private static long recordsIn(String bootstrap, String topic) {
+    Map<String, Object> c = new HashMap<>();
+    c.put("bootstrap.servers", bootstrap);
+    c.put("key.deserializer", org.apache.kafka.common.serialization.StringDeserializer.class.getName());
+    c.put("value.deserializer", org.apache.kafka.common.serialization.StringDeserializer.class.getName());
+    try (org.apache.kafka.clients.consumer.KafkaConsumer<String, String> consumer =
+        new org.apache.kafka.clients.consumer.KafkaConsumer<>(c)) {
+      List<org.apache.kafka.common.TopicPartition> partitions = consumer.partitionsFor(topic, Duration.ofSeconds(30))
+          .stream().map(p -> new org.apache.kafka.common.TopicPartition(topic, p.partition())).toList();
+      return consumer.endOffsets(partitions, Duration.ofSeconds(30)).values().stream().mapToLong(Long::longValue).sum();
     }
   }
 

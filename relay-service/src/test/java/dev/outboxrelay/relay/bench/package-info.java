@@ -8,6 +8,8 @@
  *
  * <p>The relay under test is the production wiring ({@code RelayAssembly}) with the defaults of
  * {@code RelayConfig} and a pooled Agroal datasource like the service's; only the sink is replaced,
- * by an in-process no-op that records when each job arrived.
+ * by an in-process no-op that records when each job arrived (except in {@code drain-http} and
+ * {@code drain-kafka}, which go through the real HTTP and Kafka sinks). {@code peer} runs
+ * db-scheduler on the same database for comparison.
  */
 package dev.outboxrelay.relay.bench;

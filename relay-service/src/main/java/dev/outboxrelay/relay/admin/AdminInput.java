@@ -56,8 +56,8 @@ final class AdminInput {
     RequestInput.queryParameters(params, LIST_PARAMETERS);
     String state = single(params, "state");
     Character s = state == null ? null : state(state);
-    String destination = name(single(params, "destination"), "destination", MAX_NAME);
-    String orderingKey = name(single(params, "ordering_key"), "ordering_key", MAX_NAME);
+    String destination = RequestInput.name(single(params, "destination"), "destination", MAX_NAME);
+    String orderingKey = RequestInput.name(single(params, "ordering_key"), "ordering_key", MAX_NAME);
     int limit = (int) integer(single(params, "limit"), "limit", 1, MAX_PAGE_SIZE, DEFAULT_PAGE_SIZE);
     long afterId = integer(single(params, "after_id"), "after_id", 0, Long.MAX_VALUE, 0);
     return new MessageQuery(s, destination, orderingKey, afterId, limit + 1);
@@ -86,19 +86,6 @@ final class AdminInput {
     return raw == null || raw.isEmpty() ? absent : RequestInput.integer(raw, field, min, max);
   }
 
-  private static String name(String value, String field, int max) {
-    if (value == null) {
-      return null;
-    }
-    if (value.length() > max) {
-      throw badRequest(field, field + " is longer than " + max + " characters");
-    }
-    if (value.chars().anyMatch(Character::isISOControl)) {
-      throw badRequest(field, field + " contains control characters");
-    }
-    return value;
-  }
-
   // ---- JSON bodies -----------------------------------------------------------------------------
 
   /**
@@ -116,7 +103,7 @@ final class AdminInput {
         throw badRequest(f, "unknown property '" + f + "'; known: reason");
       }
     }
-    return name(text(root, "reason"), "reason", MAX_REASON);
+    return RequestInput.name(text(root, "reason"), "reason", MAX_REASON);
   }
 
   /**
@@ -139,9 +126,9 @@ final class AdminInput {
             + " dead_to, ordering_key, dry_run, limit, all");
       }
     }
-    String destination = name(text(root, "destination"), "destination", MAX_NAME);
-    String errorClass = name(text(root, "error_class"), "error_class", MAX_ERROR_CLASS);
-    String orderingKey = name(text(root, "ordering_key"), "ordering_key", MAX_NAME);
+    String destination = RequestInput.name(text(root, "destination"), "destination", MAX_NAME);
+    String errorClass = RequestInput.name(text(root, "error_class"), "error_class", MAX_ERROR_CLASS);
+    String orderingKey = RequestInput.name(text(root, "ordering_key"), "ordering_key", MAX_NAME);
     Instant deadFrom = instant(root, "dead_from");
     Instant deadTo = instant(root, "dead_to");
     if (deadFrom != null && deadTo != null && !deadFrom.isBefore(deadTo)) {

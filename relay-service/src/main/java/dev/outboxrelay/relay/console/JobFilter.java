@@ -3,13 +3,12 @@ package dev.outboxrelay.relay.console;
 import static dev.outboxrelay.relay.web.ProblemException.badRequest;
 
 import dev.outboxrelay.outbox.store.MessageSummary;
+import dev.outboxrelay.relay.web.RequestInput;
 import jakarta.ws.rs.core.MultivaluedMap;
 import java.time.Instant;
 import java.time.OffsetDateTime;
 import java.time.format.DateTimeParseException;
-import java.util.List;
 import java.util.Locale;
-import java.util.Map;
 import java.util.Set;
 
 /**
@@ -30,16 +29,7 @@ record JobFilter(Character state, String destination, String orderingKey, String
       "operation_id", "from", "to", "after_id", "limit", "source");
 
   static JobFilter of(MultivaluedMap<String, String> params) {
-    for (Map.Entry<String, List<String>> p : params.entrySet()) {
-      if (!PARAMETERS.contains(p.getKey())) {
-        throw badRequest(p.getKey(), "unknown query parameter '" + p.getKey() + "'; known: " + String.join(", ",
-            new java.util.TreeSet<>(PARAMETERS)));
-      }
-      if (p.getValue().size() > 1) {
-        throw badRequest(p.getKey(), "query parameter '" + p.getKey() + "' is given " + p.getValue().size()
-            + " times; give it once");
-      }
-    }
+    RequestInput.queryParameters(params, PARAMETERS);
     String rawState = single(params, "state");
     Character state = null;
     if (rawState != null) {
@@ -56,10 +46,10 @@ record JobFilter(Character state, String destination, String orderingKey, String
       throw badRequest("to", "to (" + to + ") must be after from (" + from + ")");
     }
     return new JobFilter(state,
-        name(single(params, "destination"), "destination", MAX_NAME),
-        name(single(params, "ordering_key"), "ordering_key", MAX_NAME),
-        name(single(params, "error_class"), "error_class", MAX_ERROR_CLASS),
-        name(single(params, "operation_id"), "operation_id", MAX_NAME),
+        RequestInput.name(single(params, "destination"), "destination", MAX_NAME),
+        RequestInput.name(single(params, "ordering_key"), "ordering_key", MAX_NAME),
+        RequestInput.name(single(params, "error_class"), "error_class", MAX_ERROR_CLASS),
+        RequestInput.name(single(params, "operation_id"), "operation_id", MAX_NAME),
         from, to,
         integer(single(params, "after_id"), "after_id", 0, Long.MAX_VALUE, 0),
         (int) integer(single(params, "limit"), "limit", 1, MAX_PAGE_SIZE, DEFAULT_PAGE_SIZE));
@@ -83,19 +73,6 @@ record JobFilter(Character state, String destination, String orderingKey, String
   private static String single(MultivaluedMap<String, String> params, String name) {
     String v = params.getFirst(name);
     return v == null || v.isEmpty() ? null : v;
-  }
-
-  static String name(String value, String field, int max) {
-    if (value == null) {
-      return null;
-    }
-    if (value.length() > max) {
-      throw badRequest(field, field + " is longer than " + max + " characters");
-    }
-    if (value.chars().anyMatch(Character::isISOControl)) {
-      throw badRequest(field, field + " contains control characters");
-    }
-    return value;
   }
 
   static long integer(String raw, String field, long min, long max, long absent) {

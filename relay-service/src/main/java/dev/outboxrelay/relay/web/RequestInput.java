@@ -109,6 +109,23 @@ public final class RequestInput {
   }
 
   /** {@code t} when it lies within [{@link #EARLIEST}, {@link #LATEST}], else a 400 naming {@code field}. */
+  /**
+   * A name-like text field (destination, ordering key, error class, reason): at most {@code max}
+   * characters and no control characters; {@code null} stays {@code null}.
+   */
+  public static String name(String value, String field, int max) {
+    if (value == null) {
+      return null;
+    }
+    if (value.length() > max) {
+      throw badRequest(field, field + " is longer than " + max + " characters");
+    }
+    if (value.chars().anyMatch(Character::isISOControl)) {
+      throw badRequest(field, field + " contains control characters");
+    }
+    return value;
+  }
+
   public static Instant inRange(Instant t, String field) {
     if (t != null && (t.isBefore(EARLIEST) || t.isAfter(LATEST))) {
       throw badRequest(field, field + " (" + t + ") is out of range: instants from " + EARLIEST + " to "

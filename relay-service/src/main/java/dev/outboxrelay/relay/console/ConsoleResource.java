@@ -213,8 +213,7 @@ public class ConsoleResource {
   public JobExtras job(@QueryParam("source") String source, @PathParam("id") String rawId) {
     long id = id(rawId);
     OutboxStore store = store(source);
-    StoredMessage m = store.findMessage(id).orElseThrow(() -> ProblemException.notFound("id", "no message with id "
-        + id));
+    StoredMessage m = message(store, id);
     Long size;
     if (m.payloadByReference()) {
       size = store.findPayload(id).map(p -> (long) p.sizeBytes()).orElse(null);
@@ -233,6 +232,10 @@ public class ConsoleResource {
     return new JobExtras(id, m.payloadByReference(), size, heldBack);
   }
 
+  private static StoredMessage message(OutboxStore store, long id) {
+    return store.findMessage(id).orElseThrow(() -> ProblemException.notFound("id", "no message with id " + id));
+  }
+
   /** A by-reference job's body with its recorded size and digest; {@code mismatch} when it no longer matches. */
   @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
   public record Body(long messageId, int sizeBytes, String sha256, String body, String mismatch) {}
@@ -244,8 +247,7 @@ public class ConsoleResource {
   public Body body(@QueryParam("source") String source, @PathParam("id") String rawId) {
     long id = id(rawId);
     OutboxStore store = store(source);
-    StoredMessage m = store.findMessage(id).orElseThrow(() -> ProblemException.notFound("id", "no message with id "
-        + id));
+    StoredMessage m = message(store, id);
     if (!m.payloadByReference()) {
       throw ProblemException.notFound("id", "message " + id + " carries its payload inline: GET /admin/messages/"
           + id + " shows it");

@@ -172,11 +172,7 @@ public abstract class OutboxDialect {
    */
   public List<Long> renewLeases(Connection tx, List<Long> ids, List<UUID> tokens, long leaseMillis)
       throws SQLException {
-    List<Long> held;
-    try (PreparedStatement ps = tx.prepareStatement(lockTokensHeldSql(ids.size()))) {
-      bindTokenPairs(ps, 1, ids, tokens);
-      held = readAll(ps, rs -> rs.getLong(1));
-    }
+    List<Long> held = lockTokensHeld(tx, ids, tokens);
     if (held.isEmpty()) {
       return held;
     }
@@ -189,6 +185,14 @@ public abstract class OutboxDialect {
       ps.executeUpdate();
     }
     return held;
+  }
+
+  /** Locks the rows of the (id, token) pairs still {@code W} with their token; returns their ids. */
+  private List<Long> lockTokensHeld(Connection tx, List<Long> ids, List<UUID> tokens) throws SQLException {
+    try (PreparedStatement ps = tx.prepareStatement(lockTokensHeldSql(ids.size()))) {
+      bindTokenPairs(ps, 1, ids, tokens);
+      return readAll(ps, rs -> rs.getLong(1));
+    }
   }
 
   /**
@@ -229,11 +233,7 @@ public abstract class OutboxDialect {
    * #markLockedDeliveredSql}); the locks make the second statement change what the first found.
    */
   public List<Long> markDeliveredAll(Connection tx, List<Long> ids, List<UUID> tokens) throws SQLException {
-    List<Long> held;
-    try (PreparedStatement ps = tx.prepareStatement(lockTokensHeldSql(ids.size()))) {
-      bindTokenPairs(ps, 1, ids, tokens);
-      held = readAll(ps, rs -> rs.getLong(1));
-    }
+    List<Long> held = lockTokensHeld(tx, ids, tokens);
     if (held.isEmpty()) {
       return held;
     }

@@ -14,7 +14,10 @@ import java.util.Locale;
  *       counts as much as a burst of 5xx from a busy one: the share, not the number);
  *   <li>UP again at a delivery the sink answered once the failed share of the window is below
  *       {@code upRate}: after an outage that is when enough answered deliveries have come, or the
- *       outage's failures have aged out of the window.
+ *       outage's failures have aged out of the window. When the last delivery was answered and
+ *       then none came (the backlog drained), the state is re-read as time passes: UP once the
+ *       outage's failures have aged out enough, so an idle destination that recovered does not stay
+ *       DOWN (and readiness 503) until its next delivery.
  * </ul>
  *
  * A few percent of retried deliveries among many never make it DOWN; a sink that refuses everything
@@ -32,6 +35,7 @@ public final class FailureRateWindow implements StateChangeLog.Trigger {
   private final long[] bucketIndex = new long[BUCKETS];
   private final int[] failures = new int[BUCKETS];
   private final int[] successes = new int[BUCKETS];
+  private boolean lastAnswered;
 
   /**
    * @throws IllegalArgumentException naming the setting when a value is out of range: a window
@@ -65,6 +69,7 @@ public final class FailureRateWindow implements StateChangeLog.Trigger {
   @Override
   public boolean failed(Instant now) {
     failures[slot(now)]++;
+    lastAnswered = false;
     long[] counts = counts(now);
     return counts[0] >= minFailures && counts[0] >= downRate * (counts[0] + counts[1]);
   }
@@ -72,8 +77,19 @@ public final class FailureRateWindow implements StateChangeLog.Trigger {
   @Override
   public boolean succeeded(Instant now) {
     successes[slot(now)]++;
+    lastAnswered = true;
+    return belowUpRate(now);
+  }
+
+  @Override
+  public boolean recoveredBy(Instant now) {
+    return lastAnswered && belowUpRate(now);
+  }
+
+  /** The failed share of the window ending at {@code now} is under {@code upRate} (or it is empty). */
+  private boolean belowUpRate(Instant now) {
     long[] counts = counts(now);
-    return counts[0] < upRate * (counts[0] + counts[1]);
+    return counts[0] == 0 || counts[0] < upRate * (counts[0] + counts[1]);
   }
 
   /** The bucket of {@code now}, emptied first when it last held an older tenth of time. */

@@ -57,6 +57,16 @@ public final class StateChangeLog {
 
     /** Records a success at {@code now}; true when the dependency is (again) to be UP. */
     boolean succeeded(Instant now);
+
+    /**
+     * Asked while DOWN when the state is read, with no new outcome: true when what was recorded
+     * so far, seen at {@code now}, says UP (a window's failures have aged out after the last call
+     * succeeded). Without it a dependency that recovered and then got no more calls would stay
+     * DOWN for ever. Default: only outcomes change the state.
+     */
+    default boolean recoveredBy(Instant now) {
+      return false;
+    }
   }
 
   /** DOWN after {@code failures} failures in a row (at least 1), UP at the first success. */
@@ -123,6 +133,10 @@ public final class StateChangeLog {
     if (up || !upAgain) {
       return;
     }
+    upAgain(now);
+  }
+
+  private void upAgain(Instant now) {
     lines.write(Logger.Level.INFO, String.format(Locale.ROOT, "%s UP again after %s DOWN (%d failed call(s)"
         + " meanwhile; last: %s)", subject, human(Duration.between(since, now)), failuresWhileDown, reason));
     up = true;
@@ -166,11 +180,23 @@ public final class StateChangeLog {
   }
 
   public synchronized Status status() {
+    recheck();
     return new Status(up, reason, since, up ? consecutiveFailures : failuresWhileDown);
   }
 
   public synchronized boolean up() {
+    recheck();
     return up;
+  }
+
+  /** While DOWN, asks the trigger whether time alone (no new call) has made it UP. */
+  private void recheck() {
+    if (!up) {
+      Instant now = clock.instant();
+      if (trigger.recoveredBy(now)) {
+        upAgain(now);
+      }
+    }
   }
 
   /** 1 while UP, 0 while DOWN: the {@code outbox_source_up} / {@code outbox_destination_up} gauges. */

@@ -172,4 +172,43 @@ class DestinationStatesTest {
     assertTrue(Duration.between(back, now).compareTo(Duration.ofSeconds(11)) <= 0, "UP within the window (and a bucket)");
     assertEquals(1.0, gauge("billing"));
   }
+
+  /**
+   * Regression (SinkOutageChaosIT under the window rule): a sink back after an outage answered the
+   * few remaining jobs, then no delivery came; the outage's failures kept the share above the UP
+   * rate and nothing re-evaluated it, so readiness stayed 503 on a drained, healthy destination.
+   */
+  @Test
+  void aRecoveredDestinationWithNoMoreDeliveriesIsUpOnceTheOutageAgesOut() throws Exception {
+    DestinationStates states = new DestinationStates(List.of("billing"), registry, clock, Duration.ofMinutes(1),
+        new DestinationStates.Hysteresis(Duration.ofSeconds(10), 3, 0.5, 0.1));
+    MessageSink sink = new SinkRegistry(Map.of("billing", scripted)).observed(states).forDestination("billing")
+        .orElseThrow();
+    SinkResult.RetryLater retried = new SinkResult.RetryLater(Optional.empty(), "HTTP 503", "answered 503", null);
+    for (int i = 0; i < 20; i++) {
+      script.add(retried);
+      sink.deliver(message("outage-" + i));
+      advance(Duration.ofMillis(100));
+    }
+    assertFalse(states.of("billing").up(), "DOWN during the outage");
+    for (int i = 0; i < 3; i++) {
+      script.add(new SinkResult.Delivered("200"));
+      sink.deliver(message("back-" + i));
+    }
+    assertFalse(states.of("billing").up(), "three answers against twenty failures in the window: not yet UP");
+    advance(Duration.ofSeconds(5));
+    assertFalse(states.of("billing").up(), "half the window later the failed share is still high");
+    advance(Duration.ofSeconds(6));
+    assertTrue(states.of("billing").up(), "the outage aged out of the window after the last answer: UP");
+    assertEquals(1.0, gauge("billing"));
+
+    // A sink that failed last stays DOWN however long nothing happens.
+    for (int i = 0; i < 5; i++) {
+      script.add(retried);
+      sink.deliver(message("again-" + i));
+    }
+    assertFalse(states.of("billing").up());
+    advance(Duration.ofSeconds(30));
+    assertFalse(states.of("billing").up(), "the last call failed: no evidence of recovery");
+  }
 }

@@ -15,9 +15,12 @@ import io.quarkus.test.common.QuarkusTestResource;
 import io.quarkus.test.junit.QuarkusTest;
 import jakarta.inject.Inject;
 import java.sql.Connection;
+import java.sql.Statement;
 import java.time.Duration;
+import java.util.List;
 import java.util.UUID;
 import org.awaitility.Awaitility;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -36,6 +39,16 @@ class DestinationBacklogMetricsTest {
   AgroalDataSource ds;
 
   @Inject RelayService relay;
+
+  /** Jobs other test classes left waiting (held behind a key, say) would keep billing's backlog up. */
+  @BeforeEach
+  void clean() throws Exception {
+    try (Connection c = ds.getConnection(); Statement s = c.createStatement()) {
+      for (String table : List.of("outbox_attempt", "outbox_payload", "outbox_message")) {
+        s.execute("DELETE FROM " + table);
+      }
+    }
+  }
 
   @Test
   void aWaitingJobShowsOnItsDestinationAndTheGaugesDropToZeroOnceItDrains() throws Exception {

@@ -618,6 +618,19 @@ public class JdbcOutboxStore implements OutboxStore {
   }
 
   @Override
+  public Map<String, DestinationBacklog> backlogByDestination() {
+    Map<String, DestinationBacklog> backlog = new java.util.TreeMap<>();
+    query("backlog by destination", dialect.backlogByDestinationSql(), ps -> {}, rs -> {
+      Instant oldest = dialect.readInstant(rs, 3);
+      Instant now = dialect.readInstant(rs, 4);
+      Duration age = oldest == null ? Duration.ZERO : Duration.between(oldest, now);
+      backlog.put(rs.getString(1), new DestinationBacklog(rs.getLong(2), age));
+      return null;
+    });
+    return backlog;
+  }
+
+  @Override
   public Instant databaseNow() {
     return query("database now", dialect.databaseNowSql(), ps -> {},
         rs -> dialect.readInstant(rs, 1)).get(0);

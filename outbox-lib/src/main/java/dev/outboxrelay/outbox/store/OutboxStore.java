@@ -82,6 +82,13 @@ public interface OutboxStore {
    */
   Optional<Duration> oldestReadyAge();
 
+  /**
+   * Per destination with a waiting job, in one grouped statement: how many ready jobs are due and
+   * the oldest undelivered job's age, as {@link #oldestReadyAge()} measures it (database clock).
+   * Destinations in name order; a destination with nothing waiting is absent.
+   */
+  Map<String, DestinationBacklog> backlogByDestination();
+
   /** The database's current time. */
   Instant databaseNow();
 

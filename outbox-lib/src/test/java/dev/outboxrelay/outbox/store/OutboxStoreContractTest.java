@@ -1012,6 +1012,47 @@ public abstract class OutboxStoreContractTest {
   }
 
   @Test
+  void backlogByDestinationCountsDueJobsAndAgesEachDestinationInOneStatement() {
+    assertEquals(Map.of(), store.backlogByDestination(), "no jobs");
+    enqueue(message("later-billing").deliverAfter(Duration.ofHours(1)).build());
+    assertEquals(Map.of(), store.backlogByDestination(), "a job that is not due yet is no backlog");
+
+    List<Long> billing = TestDatabases.insertReady(ds, 3);
+    TestDatabases.makeDue(ds, billing.get(0), 40);
+    long orders = enqueue(message("due-orders").destination(KAFKA_ORDERS).build());
+    TestDatabases.makeDue(ds, orders, 10);
+
+    Map<String, DestinationBacklog> backlog = store.backlogByDestination();
+    assertEquals(List.of(HTTP_BILLING, KAFKA_ORDERS), List.copyOf(backlog.keySet()), "destinations in name order");
+    assertEquals(3, backlog.get(HTTP_BILLING).ready(), "the three due jobs, not the one due in an hour");
+    assertBetweenSeconds(40, backlog.get(HTTP_BILLING).oldestReadyAge(), "billing's oldest");
+    assertEquals(1, backlog.get(KAFKA_ORDERS).ready());
+    assertBetweenSeconds(10, backlog.get(KAFKA_ORDERS).oldestReadyAge(), "orders' oldest");
+    assertEquals(store.oldestReadyAge().orElseThrow().toMillis(), backlog.get(HTTP_BILLING).oldestReadyAge().toMillis(),
+        1000, "the per-source age is the oldest destination's (two statements, a moment apart)");
+
+    // Billing's jobs claimed (lowest ids first): in flight on a first attempt, they no longer wait.
+    List<ClaimedMessage> claimed = claim(3, LEASE);
+    assertEquals(Set.copyOf(billing), claimed.stream().map(ClaimedMessage::id).collect(java.util.stream.Collectors.toSet()));
+    backlog = store.backlogByDestination();
+    assertEquals(List.of(KAFKA_ORDERS), List.copyOf(backlog.keySet()), "billing drops out: " + backlog);
+    assertEquals(1, backlog.get(KAFKA_ORDERS).ready());
+
+    // A billing job retried (in backoff) keeps billing's age from its first attempt, with 0 due.
+    ClaimedMessage retried = claimed.get(0);
+    assertTrue(store.markForRetry(retried, Duration.ofHours(1),
+        new AttemptRecord(Duration.ofSeconds(20), "HTTP 503", "unavailable", null)));
+    backlog = store.backlogByDestination();
+    assertEquals(0, backlog.get(HTTP_BILLING).ready(), "in backoff, not due: " + backlog);
+    assertBetweenSeconds(20, backlog.get(HTTP_BILLING).oldestReadyAge(), "billing's retried job");
+  }
+
+  private static void assertBetweenSeconds(int expected, Duration age, String what) {
+    assertTrue(age.compareTo(Duration.ofSeconds(expected)) >= 0
+        && age.compareTo(Duration.ofSeconds(expected + 5)) < 0, what + ": " + age);
+  }
+
+  @Test
   void databaseNowFollowsTheRealClock() {
     Instant first = store.databaseNow();
     Instant second = store.databaseNow();

@@ -82,12 +82,15 @@ public class ConsoleResource {
 
   /**
    * One source: {@code by_state} and {@code by_destination} as {@code GET /admin/stats} counts them,
-   * the oldest ready job's age, dead jobs that died in the last hour (per destination), and the
-   * deliveries this relay made in the last {@code rate_window_seconds} by destination and outcome.
+   * the oldest ready job's age (also per destination that has a waiting job, as the gauge {@code
+   * outbox_destination_ready_oldest_age_seconds} measures it), dead jobs that died in the last hour
+   * (per destination), and the deliveries this relay made in the last {@code rate_window_seconds}
+   * by destination and outcome.
    */
   @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
   public record SourceOverview(String name, String dialect, boolean started, State database,
       Map<String, Long> byState, Map<String, Map<String, Long>> byDestination, Double oldestReadyAgeSeconds,
+      Map<String, Double> oldestReadyAgeSecondsByDestination,
       Long deadLastHour, Map<String, Long> deadLastHourByDestination,
       Map<String, Map<String, Long>> deliveriesLastMinute, String error) {}
 
@@ -106,7 +109,7 @@ public class ConsoleResource {
       Map<String, Map<String, Long>> deliveries = window.counts().getOrDefault(s.name(), Map.of());
       if (!s.started()) {
         sources.add(new SourceOverview(s.name(), s.dialect(), false, State.of(s.database()), null, null, null, null,
-            null, deliveries, "the source's database has not answered since start-up"));
+            null, null, deliveries, "the source's database has not answered since start-up"));
         continue;
       }
       OutboxStore store = s.store();
@@ -119,6 +122,8 @@ public class ConsoleResource {
         byDestination.put(d, c);
       });
       double oldest = store.oldestReadyAge().map(d -> d.toMillis() / 1000.0).orElse(0.0);
+      Map<String, Double> oldestByDestination = new TreeMap<>();
+      store.backlogByDestination().forEach((d, b) -> oldestByDestination.put(d, b.oldestReadyAge().toMillis() / 1000.0));
       Instant hourAgo = store.databaseNow().minus(Duration.ofHours(1));
       long deadLastHour = store.countDead(new DeadJobFilter(null, null, hourAgo, null, null));
       Map<String, Long> deadByDestination = new TreeMap<>();
@@ -128,7 +133,7 @@ public class ConsoleResource {
         }
       }
       sources.add(new SourceOverview(s.name(), s.dialect(), true, State.of(s.database()), byState, byDestination,
-          oldest, deadLastHour, deadByDestination, deliveries, null));
+          oldest, oldestByDestination, deadLastHour, deadByDestination, deliveries, null));
     }
     Map<String, State> destinations = new TreeMap<>();
     relay.destinations().all().forEach((d, log) -> destinations.put(d, State.of(log)));

@@ -57,6 +57,7 @@ public record RelayAssembly(JdbcOutboxStore store, RelayMetrics metrics, LeaseHe
       Supplier<Duration> clockSkew, DeliveryTracing tracing, StateChangeLog database) {
     JdbcOutboxStore store = JdbcOutboxStore.create(dataSource, tables);
     RelayMetrics metrics = new RelayMetrics(registry, source.name());
+    metrics.destinations(sinks.destinations());
     LeaseHeartbeat heartbeat = new LeaseHeartbeat(store, relay.leaseDuration(),
         SourceSpec.DEFAULT.equals(source.name()) ? null : source.name(), c -> metrics.staleCompletion("renew"));
     LeaseReaper reaper = new LeaseReaper(store, metrics, relay.maxAttempts(), relay.reapBatchSize());

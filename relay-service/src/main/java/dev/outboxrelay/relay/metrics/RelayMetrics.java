@@ -1,5 +1,6 @@
 package dev.outboxrelay.relay.metrics;
 
+import dev.outboxrelay.outbox.store.DestinationBacklog;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -14,7 +15,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * {@code outbox_expired_leases_total}, {@code outbox_dead_total},
  * {@code outbox_delivery_attempts_total{destination,outcome}}, {@code outbox_delivery_seconds},
  * {@code outbox_end_to_end_seconds}, {@code outbox_messages{state}},
- * {@code outbox_ready_oldest_age_seconds}, {@code outbox_claim_statements_total},
+ * {@code outbox_ready_oldest_age_seconds}, {@code outbox_destination_ready{destination}},
+ * {@code outbox_destination_ready_oldest_age_seconds{destination}}, {@code outbox_claim_statements_total},
  * {@code outbox_claim_wakeups_total{via}}.
  */
 public class RelayMetrics {
@@ -27,6 +29,8 @@ public class RelayMetrics {
   private final Counter claimWakeups;
   private final Map<Character, AtomicLong> messagesByState = new ConcurrentHashMap<>();
   private final AtomicLong oldestReadyAgeMillis = new AtomicLong();
+  /** Per destination ever seen waiting: ready due jobs and oldest age in ms; 0 once it drains. */
+  private final Map<String, AtomicLong[]> destinationBacklog = new ConcurrentHashMap<>();
   /** Strong reference to the claim-statement counter's source (see {@link #claimStatements}). */
   private volatile java.util.function.Supplier<Number> claimStatements;
 
@@ -135,6 +139,47 @@ public class RelayMetrics {
 
   public Duration oldestReadyAge() {
     return Duration.ofMillis(oldestReadyAgeMillis.get());
+  }
+
+  /** Registers the backlog gauges of the configured destinations at 0, before any refresh. */
+  public void destinations(java.util.Collection<String> destinations) {
+    destinations.forEach(this::destinationGauges);
+  }
+
+  /**
+   * Sets the per-destination backlog gauges from one refresh. A destination's gauges are
+   * registered the first time it has waiting jobs; a destination absent from {@code backlog}
+   * (nothing waiting any more) drops to 0 instead of keeping its last value.
+   */
+  public void destinationBacklog(Map<String, DestinationBacklog> backlog) {
+    backlog.keySet().forEach(this::destinationGauges);
+    destinationBacklog.forEach((destination, values) -> {
+      DestinationBacklog b = backlog.get(destination);
+      values[0].set(b == null ? 0 : b.ready());
+      values[1].set(b == null ? 0 : b.oldestReadyAge().toMillis());
+    });
+  }
+
+  /** A destination's ready-job count and oldest-ready age at the last refresh (zero when unknown). */
+  public DestinationBacklog destinationBacklog(String destination) {
+    AtomicLong[] values = destinationBacklog.get(destination);
+    return values == null ? new DestinationBacklog(0, Duration.ZERO)
+        : new DestinationBacklog(values[0].get(), Duration.ofMillis(values[1].get()));
+  }
+
+  private AtomicLong[] destinationGauges(String destination) {
+    return destinationBacklog.computeIfAbsent(destination, d -> {
+      AtomicLong[] values = {new AtomicLong(), new AtomicLong()};
+      io.micrometer.core.instrument.Tags t = tags.and("destination", d);
+      Gauge.builder("outbox.destination.ready", values[0], AtomicLong::get).tags(t)
+          .description("Ready jobs due now or earlier, per destination, read every metrics-refresh-interval")
+          .register(registry);
+      Gauge.builder("outbox.destination.ready.oldest.age.seconds", values[1], v -> v.get() / 1000.0).tags(t)
+          .description("Age of the destination's oldest undelivered job, as outbox_ready_oldest_age_seconds"
+              + " (0 when none)")
+          .register(registry);
+      return values;
+    });
   }
 
   public double staleCompletionCount() {

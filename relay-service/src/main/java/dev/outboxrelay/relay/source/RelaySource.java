@@ -160,6 +160,7 @@ public final class RelaySource {
     RelayMetrics metrics = r.assembly().metrics();
     metrics.messagesByState(r.store().countByState());
     metrics.oldestReadyAge(r.store().oldestReadyAge().orElse(Duration.ZERO));
+    metrics.destinationBacklog(r.store().backlogByDestination());
     Instant before = Instant.now();
     Instant db = r.store().databaseNow();
     clockSkew.set(Duration.between(before, db));

@@ -133,6 +133,16 @@ class ConsolePageTest {
               "[data-dest-count='" + st + "']")).getText(), d + " " + st);
         }
       }
+      // hold-second waits behind hold-first: its destination's oldest-ready age, rendered before the
+      // API call above, is no older than the API's and not zero; the source's is the same job's.
+      double pageAge = Double.parseDouble(browser.find("[data-dest-oldest-ready='" + DEST + "']").getText()
+          .replace(" s", ""));
+      double apiAge = overview.getDouble("sources[0].oldest_ready_age_seconds_by_destination['" + DEST + "']");
+      assertTrue(pageAge > 0 && pageAge <= apiAge + 0.1, "page " + pageAge + " s, API " + apiAge + " s");
+      assertEquals(overview.getDouble("sources[0].oldest_ready_age_seconds"), apiAge, 0.5,
+          "the source's only waiting job is " + DEST + "'s");
+      assertEquals(java.util.Set.of(DEST), overview.getMap("sources[0].oldest_ready_age_seconds_by_destination").keySet(),
+          "only destinations with a waiting job");
       assertEquals(String.valueOf(overview.getLong("sources[0].dead_last_hour")),
           browser.find("[data-dead-hour='default']").getText());
       assertEquals(3L, overview.getLong("sources[0].dead_last_hour"));

@@ -390,6 +390,23 @@ public abstract class OutboxDialect {
         + " AND (m.attempts > 0 OR (m.state = 'R' AND m.deliver_after <= " + now() + "))";
   }
 
+  /**
+   * {@link #oldestReadySql()} grouped by destination, with the count of ready jobs due now.
+   * Columns: destination, ready due jobs, since when the destination's longest-waiting job has
+   * been waiting, database now. Same WHERE as {@link #oldestReadySql()}, so the scan starts from
+   * {@code ix_outbox_message_due (state, deliver_after, id)} like it does.
+   */
+  public String backlogByDestinationSql() {
+    return "SELECT m.destination,"
+        + " SUM(CASE WHEN m.state = 'R' AND m.deliver_after <= " + now() + " THEN 1 ELSE 0 END),"
+        + " MIN(CASE WHEN m.attempts = 0 THEN m.deliver_after ELSE COALESCE("
+        + "(SELECT MIN(a.started_at) FROM outbox_attempt a WHERE a.message_id = m.id),"
+        + " m.deliver_after) END), " + now() + " FROM outbox_message m"
+        + " WHERE m.state IN ('R', 'W')"
+        + " AND (m.attempts > 0 OR (m.state = 'R' AND m.deliver_after <= " + now() + "))"
+        + " GROUP BY m.destination ORDER BY m.destination";
+  }
+
   public String databaseNowSql() {
     return "SELECT " + now();
   }

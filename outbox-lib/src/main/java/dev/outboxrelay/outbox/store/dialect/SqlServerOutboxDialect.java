@@ -271,6 +271,20 @@ public class SqlServerOutboxDialect extends OutboxDialect {
         + " AND (m.attempts > 0 OR (m.state = 'R' AND m.deliver_after <= SYSUTCDATETIME()))";
   }
 
+  @Override
+  public String backlogByDestinationSql() {
+    // The same contract as the base statement; the first attempt through OUTER APPLY (error 130).
+    return "SELECT m.destination,"
+        + " SUM(CASE WHEN m.state = 'R' AND m.deliver_after <= SYSUTCDATETIME() THEN 1 ELSE 0 END),"
+        + " MIN(CASE WHEN m.attempts = 0 THEN m.deliver_after ELSE COALESCE("
+        + "f.first_started, m.deliver_after) END), SYSUTCDATETIME() FROM outbox_message m"
+        + " OUTER APPLY (SELECT MIN(a.started_at) AS first_started FROM outbox_attempt a"
+        + " WHERE a.message_id = m.id) f"
+        + " WHERE m.state IN ('R', 'W')"
+        + " AND (m.attempts > 0 OR (m.state = 'R' AND m.deliver_after <= SYSUTCDATETIME()))"
+        + " GROUP BY m.destination ORDER BY m.destination";
+  }
+
   // ---- retention -----------------------------------------------------------------------------
 
   @Override

@@ -31,7 +31,7 @@ import org.junit.jupiter.api.Test;
 /**
  * Payloads over the inline threshold are stored out of band in {@code outbox_payload}, in the
  * caller's transaction, with a reference in the job's row (docs/library.md "Large payloads"). Run per
- * database by a {@code *IT} subclass.
+ * database by a nested class of each database's suite ({@code *SuiteIT}).
  */
 public abstract class LargePayloadContractTest {
   /** A business table written in the same transaction as the job. */

@@ -31,7 +31,7 @@ import org.junit.jupiter.api.Test;
 
 /**
  * {@link Outbox#enqueue} joins the caller's transaction on the caller's connection: the job and
- * the business row commit together or not at all. Run per database by a {@code *IT} subclass.
+ * the business row commit together or not at all. Run per database by a nested class of each database's suite ({@code *SuiteIT}).
  */
 public abstract class OutboxEnqueueContractTest {
   /** A business table written in the same transaction as the job. */

@@ -30,11 +30,11 @@ import org.junit.jupiter.api.Test;
 /**
  * {@link Inbox#receive} applies each operation ID once, in the caller's transaction, on a real
  * database: repeats, conflicts, rollbacks, handler failures, bad input, and concurrent deliveries
- * of one ID on separate connections. Run per database by a {@code *IT} subclass.
+ * of one ID on separate connections. Run per database by a nested class of each database's suite ({@code *SuiteIT}).
  */
 public abstract class InboxContractTest {
   /** The receiver's business table: not unique on purpose, so a second effect shows as a row. */
-  static final String EFFECT = "inbox_it_effect";
+  protected static final String EFFECT = "inbox_it_effect";
   static final String DEST = "http:billing";
 
   protected DataSource ds;

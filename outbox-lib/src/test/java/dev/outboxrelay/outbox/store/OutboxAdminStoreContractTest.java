@@ -28,7 +28,7 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The store's operator statements (listing, replay, cancel, bulk replay by filter, stats), run
- * against every database by a small {@code *IT} subclass. Jobs reach their states through the
+ * against every database by a nested class of each database's suite ({@code *SuiteIT}). Jobs reach their states through the
  * store's own transitions, so error classes and times of death come from real attempt rows.
  */
 public abstract class OutboxAdminStoreContractTest {
@@ -38,7 +38,7 @@ public abstract class OutboxAdminStoreContractTest {
   protected JdbcOutboxStore store;
   private Outbox outbox;
 
-  /** The migrated database under test; shared by all tests of the subclass. */
+  /** The migrated database under test; shared by all tests of the nested class. */
   protected abstract DataSource dataSource();
 
   @BeforeEach

@@ -43,12 +43,12 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The reconciliation's SQL (classification, conditional moves, runs, fleet lock), run against
- * every database by a small {@code *IT} subclass. Rows are crafted directly in the tables, times
+ * every database by a nested class of each database's suite ({@code *SuiteIT}). Rows are crafted directly in the tables, times
  * taken from the database clock.
  */
 public abstract class ReconciliationStoreContractTest {
   static final Duration GRACE = Duration.ofMinutes(5);
-  static final Duration LEASE = Duration.ofMinutes(1);
+  protected static final Duration LEASE = Duration.ofMinutes(1);
 
   protected DataSource ds;
   protected JdbcReconciliationStore store;

@@ -2,6 +2,7 @@ package dev.outboxrelay.outbox.store;
 
 import static dev.outboxrelay.outbox.testing.TestDatabases.HTTP_BILLING;
 import static dev.outboxrelay.outbox.testing.TestDatabases.KAFKA_ORDERS;
+import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertAll;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -11,7 +12,6 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assertions.fail;
 
 import com.fasterxml.jackson.core.type.TypeReference;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -46,14 +46,15 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * The claim/complete contract of docs/design.md, run against every database by a small {@code *IT}
- * subclass. All times are compared with the database clock ({@link OutboxStore#databaseNow()}).
+ * The claim/complete contract of docs/design.md, run against every database by a nested class of each
+ * database's suite ({@code *SuiteIT}). All times are compared with the database clock ({@link OutboxStore#databaseNow()}).
  */
 public abstract class OutboxStoreContractTest {
   protected static final Duration LEASE = Duration.ofSeconds(30);
@@ -66,7 +67,7 @@ public abstract class OutboxStoreContractTest {
   protected JdbcOutboxStore store;
   protected Outbox outbox;
 
-  /** The migrated database under test; shared by all tests of the subclass. */
+  /** The migrated database under test; shared by all tests of the nested class. */
   protected abstract DataSource dataSource();
 
   /** The dialect {@link JdbcOutboxStore#create} must detect for {@link #dataSource()}. */
@@ -201,22 +202,22 @@ public abstract class OutboxStoreContractTest {
   }
 
   @Test
-  void delayedJobIsClaimedOnceTheDatabaseClockPassesItsDeliverAfter() throws InterruptedException {
+  void delayedJobIsClaimedOnceTheDatabaseClockPassesItsDeliverAfter() {
     long id = enqueue(message("delayed-2").deliverAfter(Duration.ofMillis(1_500)).build());
     Instant due = row(id).deliverAfter();
-    List<ClaimedMessage> claimed = List.of();
-    Instant lastEmptyClaim = null;
-    long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-    while (claimed.isEmpty() && System.nanoTime() < deadline) {
-      Instant before = store.databaseNow();
-      claimed = claim(10, LEASE);
-      if (claimed.isEmpty()) {
-        lastEmptyClaim = before;
-        Thread.sleep(50);
-      }
-    }
+    AtomicReference<Instant> lastEmptyClaim = new AtomicReference<>();
+    List<ClaimedMessage> claimed = await("the delayed job claimed").atMost(Duration.ofSeconds(30))
+        .pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(50))
+        .until(() -> {
+          Instant before = store.databaseNow();
+          List<ClaimedMessage> batch = claim(10, LEASE);
+          if (batch.isEmpty()) {
+            lastEmptyClaim.set(before);
+          }
+          return batch;
+        }, batch -> !batch.isEmpty());
     assertEquals(List.of(id), ids(claimed), "claimed once due");
-    assertTrue(lastEmptyClaim != null, "the first claims found it not yet due");
+    assertTrue(lastEmptyClaim.get() != null, "the first claims found it not yet due");
     assertFalse(row(id).claimedAt().isBefore(due), "claimed_at " + row(id).claimedAt()
         + " is not before deliver_after " + due + " (both database clock)");
   }
@@ -477,7 +478,7 @@ public abstract class OutboxStoreContractTest {
           } catch (RuntimeException e) {
             errors.add(e);
           }
-          Thread.sleep(5);
+          Thread.sleep(5); // the reaper's own schedule while the workers run, not a wait for a condition
         }
         return null;
       });
@@ -1135,18 +1136,9 @@ public abstract class OutboxStoreContractTest {
 
   /** Waits (at most 5 s) until the database clock is past {@code instant}: leases expire by it. */
   private void awaitDatabaseClockPast(Instant instant) {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
-    while (!store.databaseNow().isAfter(instant)) {
-      if (System.nanoTime() > deadline) {
-        fail("database clock did not pass " + instant + " within 5 s");
-      }
-      try {
-        Thread.sleep(20);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        throw new AssertionError(e);
-      }
-    }
+    await("database clock past " + instant).atMost(Duration.ofSeconds(5))
+        .pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(20))
+        .until(() -> store.databaseNow().isAfter(instant));
   }
 
   private Map<Long, UUID> storedTokens() throws SQLException {

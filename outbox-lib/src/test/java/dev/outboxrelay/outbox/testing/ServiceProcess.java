@@ -1,5 +1,7 @@
 package dev.outboxrelay.outbox.testing;
 
+import static org.awaitility.Awaitility.await;
+
 import java.io.File;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -17,6 +19,7 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import org.awaitility.core.ConditionTimeoutException;
 
 /**
  * A packaged Quarkus service run as a real OS process ({@code java -jar quarkus-run.jar}), so
@@ -127,22 +130,20 @@ public final class ServiceProcess implements AutoCloseable {
   }
 
   private void awaitHealth(String path, Duration timeout) throws InterruptedException, IOException {
-    long deadline = System.nanoTime() + timeout.toNanos();
-    while (System.nanoTime() < deadline) {
-      if (!process.isAlive()) {
-        throw new IllegalStateException(name + " exited with " + process.exitValue() + ":\n" + tail());
-      }
-      try {
-        if (get(path).statusCode() == 200) {
-          return;
-        }
-      } catch (IOException notYet) {
-        // not listening yet
-      }
-      Thread.sleep(100);
+    try {
+      await(name + " answering 200 on " + path).atMost(timeout)
+          .pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(100))
+          .ignoreExceptionsInstanceOf(IOException.class) // not listening yet
+          .until(() -> {
+            if (!process.isAlive()) {
+              throw new IllegalStateException(name + " exited with " + process.exitValue() + ":\n" + tail());
+            }
+            return get(path).statusCode() == 200;
+          });
+    } catch (ConditionTimeoutException e) {
+      throw new IllegalStateException(name + " not answering 200 on " + path + " after " + timeout
+          + ":\n" + tail(), e);
     }
-    throw new IllegalStateException(name + " not answering 200 on " + path + " after " + timeout
-        + ":\n" + tail());
   }
 
   /** GET on the service; the body as text. */

@@ -9,6 +9,7 @@ import dev.outboxrelay.outbox.OutboxMessage;
 import dev.outboxrelay.outbox.testing.ServiceProcess;
 import dev.outboxrelay.outbox.testing.TestDatabases;
 import dev.outboxrelay.relay.claim.Backoff;
+import dev.outboxrelay.relay.testing.Conditions;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -218,23 +219,9 @@ public final class ChaosExperiment implements AutoCloseable {
   /** Polls {@code condition} every 50ms; fails with the state counts and relay logs on timeout. */
   public void awaitCondition(String what, Duration timeout, BooleanSupplier condition)
       throws InterruptedException {
-    long deadline = System.nanoTime() + timeout.toNanos();
-    RuntimeException lastError = null;
-    while (true) {
-      try {
-        if (condition.getAsBoolean()) {
-          return;
-        }
-      } catch (RuntimeException e) {
-        lastError = e; // the database may be restarting: keep polling
-      }
-      if (System.nanoTime() > deadline) {
-        fail("timed out after " + timeout + " waiting for " + what + "; jobs by state "
-            + countByState() + "; sink applied " + sink.appliedCount()
-            + (lastError == null ? "" : "; last poll error: " + lastError) + "\n" + relayTails());
-      }
-      Thread.sleep(50);
-    }
+    // the database may be restarting: a failing poll is "not yet"
+    Conditions.awaitThroughErrors(what, timeout, Duration.ofMillis(50), condition,
+        () -> "jobs by state " + countByState() + "; sink applied " + sink.appliedCount() + "\n" + relayTails());
   }
 
   public String relayTails() {

@@ -159,7 +159,7 @@ public final class ChaosSink implements AutoCloseable {
       }
       if (action instanceof Action.Respond r) {
         if (r.delayMillis() > 0) {
-          Thread.sleep(r.delayMillis());
+          Thread.sleep(r.delayMillis()); // a slow sink on cue: the delay is the behaviour under test
         }
         if (r.status() / 100 == 2) {
           boolean first = apply(d);

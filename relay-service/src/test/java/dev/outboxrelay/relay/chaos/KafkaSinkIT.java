@@ -7,6 +7,7 @@ import dev.outboxrelay.outbox.Outbox;
 import dev.outboxrelay.outbox.OutboxConfig;
 import dev.outboxrelay.outbox.OutboxMessage;
 import dev.outboxrelay.outbox.testing.ServiceProcess;
+import dev.outboxrelay.relay.testing.Conditions;
 import dev.outboxrelay.relay.testing.KafkaBroker;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -216,16 +217,12 @@ class KafkaSinkIT {
           .map(i -> new TopicPartition(i.topic(), i.partition())).toList();
       consumer.assign(partitions);
       consumer.seekToBeginning(partitions);
-      long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
-      long quietUntil = Long.MAX_VALUE;
-      while (System.nanoTime() < Math.min(deadline, quietUntil)) {
+      // consumer.poll waits up to 200 ms itself
+      Conditions.collect(Duration.ofSeconds(60), Duration.ofMillis(1), Duration.ofSeconds(1), () -> {
         for (ConsumerRecord<String, String> r : consumer.poll(Duration.ofMillis(200))) {
           byOp.computeIfAbsent(header(r, "operation-id"), k -> new ArrayList<>()).add(r);
         }
-        if (byOp.size() >= distinct && quietUntil == Long.MAX_VALUE) {
-          quietUntil = System.nanoTime() + Duration.ofSeconds(1).toNanos(); // late duplicates too
-        }
-      }
+      }, () -> byOp.size() >= distinct);
     }
     return byOp;
   }

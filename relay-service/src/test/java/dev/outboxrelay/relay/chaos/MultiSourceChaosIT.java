@@ -9,6 +9,7 @@ import dev.outboxrelay.outbox.OutboxMessage;
 import dev.outboxrelay.outbox.schema.OutboxSchema;
 import dev.outboxrelay.outbox.testing.ServiceProcess;
 import dev.outboxrelay.outbox.testing.TestDatabases;
+import dev.outboxrelay.relay.testing.Conditions;
 import dev.outboxrelay.relay.testing.PrivatePostgres;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
@@ -147,7 +148,7 @@ class MultiSourceChaosIT {
             othersUpGauge = relay.metric("outbox_source_up", "source=\"mariadb\"")
                 + relay.metric("outbox_source_up", "source=\"h2\"");
           }
-          Thread.sleep(200);
+          Thread.sleep(200); // samples readiness through the outage: its length is the fault, not a condition
         }
         long othersSentInOutage = sent(db.get("mariadb")) + sent(db.get("h2")) - othersSentAtStop;
         long othersAllSentInOutage = (sent(db.get("mariadb")) == jobs && sent(db.get("h2")) == jobs) ? 1 : 0;
@@ -269,21 +270,8 @@ class MultiSourceChaosIT {
     return TestDatabases.queryLong(ds, "SELECT COUNT(*) FROM outbox_message WHERE state IN ('S','C')");
   }
 
-  private static void await(String what, Duration timeout, BooleanSupplier condition, ServiceProcess relay)
-      throws Exception {
-    long deadline = System.nanoTime() + timeout.toNanos();
-    RuntimeException last = null;
-    while (System.nanoTime() < deadline) {
-      try {
-        if (condition.getAsBoolean()) {
-          return;
-        }
-      } catch (RuntimeException e) {
-        last = e; // PostgreSQL may be restarting
-      }
-      Thread.sleep(100);
-    }
-    throw new AssertionError("timed out after " + timeout + " waiting for " + what
-        + (last == null ? "" : "; last error: " + last) + "\n" + relay.tail());
+  private static void await(String what, Duration timeout, BooleanSupplier condition, ServiceProcess relay) {
+    // PostgreSQL may be restarting: a failing poll is "not yet"
+    Conditions.awaitThroughErrors(what, timeout, Duration.ofMillis(100), condition, () -> "\n" + relay.tail());
   }
 }

@@ -12,6 +12,7 @@ import dev.outboxrelay.outbox.Outbox;
 import dev.outboxrelay.outbox.OutboxConfig;
 import dev.outboxrelay.outbox.OutboxMessage;
 import dev.outboxrelay.outbox.testing.ServiceProcess;
+import dev.outboxrelay.relay.testing.Conditions;
 import dev.outboxrelay.relay.testing.PrivateRabbitMq;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
@@ -310,19 +311,11 @@ class RabbitMqSinkIT {
   private static List<GetResponse> drain(ConnectionFactory factory, String queue, int atLeast) throws Exception {
     List<GetResponse> out = new ArrayList<>();
     try (Connection conn = factory.newConnection(); Channel ch = conn.createChannel()) {
-      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-      long quietUntil = Long.MAX_VALUE;
-      while (System.nanoTime() < Math.min(deadline, quietUntil)) {
-        GetResponse r = ch.basicGet(queue, true);
-        if (r == null) {
-          Thread.sleep(50);
-        } else {
+      Conditions.collect(Duration.ofSeconds(60), Duration.ofMillis(50), Duration.ofSeconds(1), () -> {
+        for (GetResponse r = ch.basicGet(queue, true); r != null; r = ch.basicGet(queue, true)) {
           out.add(r);
         }
-        if (out.size() >= atLeast && quietUntil == Long.MAX_VALUE) {
-          quietUntil = System.nanoTime() + TimeUnit.SECONDS.toNanos(1); // late duplicates too
-        }
-      }
+      }, () -> out.size() >= atLeast);
     }
     return out;
   }

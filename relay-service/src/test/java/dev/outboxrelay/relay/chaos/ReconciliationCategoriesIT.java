@@ -89,7 +89,8 @@ class ReconciliationCategoriesIT {
           ps.executeUpdate();
         }
       }
-      Thread.sleep(1_500); // past the grace period of every S job
+      x.awaitCondition("the grace period (1s) over for every S job, by the database clock", Duration.ofSeconds(30),
+          () -> x.count("state = 'S' AND sent_at > now() - interval '1 second'") == 0);
 
       Map<String, String> reconciler = new LinkedHashMap<>(common);
       reconciler.put("outbox.relay.enabled", "false");

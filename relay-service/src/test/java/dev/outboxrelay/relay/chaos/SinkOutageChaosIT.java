@@ -69,7 +69,7 @@ class SinkOutageChaosIT {
         if (ready.statusCode() == 503 && ready.body().contains("ready-max-backlog-age")) {
           downBody = ready.body();
         }
-        Thread.sleep(100);
+        Thread.sleep(100); // samples readiness through the outage: its length is the fault, not a condition
       }
       assertEquals(0, x.sink().deliveries().size(), "nothing can reach a sink that refuses connections");
       assertTrue(x.attempts("outcome = 'RETRY'") >= jobs, "every job was tried and failed at least once"

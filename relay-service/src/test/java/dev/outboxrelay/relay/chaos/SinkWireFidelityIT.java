@@ -11,6 +11,7 @@ import com.rabbitmq.client.LongString;
 import dev.outboxrelay.outbox.Outbox;
 import dev.outboxrelay.outbox.OutboxConfig;
 import dev.outboxrelay.outbox.OutboxMessage;
+import dev.outboxrelay.relay.testing.Conditions;
 import dev.outboxrelay.relay.testing.KafkaBroker;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -196,12 +197,12 @@ class SinkWireFidelityIT {
           .map(i -> new TopicPartition(i.topic(), i.partition())).toList();
       consumer.assign(partitions);
       consumer.seekToBeginning(partitions);
-      long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
-      while (byId.size() < distinct && System.nanoTime() < deadline) {
+      // consumer.poll waits up to 200 ms itself
+      Conditions.collect(Duration.ofSeconds(60), Duration.ofMillis(1), Duration.ZERO, () -> {
         for (ConsumerRecord<byte[], byte[]> r : consumer.poll(Duration.ofMillis(200))) {
           byId.put(new String(header(r, "operation-id"), StandardCharsets.ISO_8859_1), r);
         }
-      }
+      }, () -> byId.size() >= distinct);
     }
     return byId;
   }

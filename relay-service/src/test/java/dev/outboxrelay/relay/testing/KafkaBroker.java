@@ -1,5 +1,7 @@
 package dev.outboxrelay.relay.testing;
 
+import static org.awaitility.Awaitility.await;
+
 import dev.outboxrelay.outbox.testing.ServiceProcess;
 import java.io.IOException;
 import java.net.InetSocketAddress;
@@ -15,6 +17,7 @@ import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.NewTopic;
+import org.awaitility.core.ConditionTimeoutException;
 
 /**
  * A real single-node Kafka broker in KRaft mode (broker and controller in one process), run
@@ -80,23 +83,26 @@ public final class KafkaBroker implements AutoCloseable {
   /** Starts (or restarts) the node and waits until it serves requests. */
   public void start() throws Exception {
     process = java("kafka.Kafka", dir.resolve("server.properties").toString()).start();
-    long deadline = System.nanoTime() + Duration.ofSeconds(120).toNanos();
     Properties admin = adminSettings();
-    while (System.nanoTime() < deadline) {
-      if (!process.isAlive()) {
-        throw new IllegalStateException("kafka exited with " + process.exitValue() + ":\n" + log());
-      }
-      if (listening()) {
-        try (Admin a = Admin.create(admin)) {
-          a.describeCluster().nodes().get(5, TimeUnit.SECONDS);
-          return;
-        } catch (Exception notYet) {
-          // the controller may still be electing itself
-        }
-      }
-      Thread.sleep(200);
+    try {
+      await("kafka serving requests").atMost(Duration.ofSeconds(120))
+          .pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(200)).until(() -> {
+            if (!process.isAlive()) {
+              throw new IllegalStateException("kafka exited with " + process.exitValue() + ":\n" + log());
+            }
+            if (!listening()) {
+              return false;
+            }
+            try (Admin a = Admin.create(admin)) {
+              a.describeCluster().nodes().get(5, TimeUnit.SECONDS);
+              return true;
+            } catch (Exception notYet) {
+              return false; // the controller may still be electing itself
+            }
+          });
+    } catch (ConditionTimeoutException e) {
+      throw new IllegalStateException("kafka not ready after 120s:\n" + log(), e);
     }
-    throw new IllegalStateException("kafka not ready after 120s:\n" + log());
   }
 
   /**
@@ -107,13 +113,13 @@ public final class KafkaBroker implements AutoCloseable {
   public void createTopic(String topic) throws Exception {
     try (Admin a = Admin.create(adminSettings())) {
       a.createTopics(List.of(new NewTopic(topic, Optional.empty(), Optional.empty()))).all().get(30, TimeUnit.SECONDS);
-      long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-      while (a.describeTopics(List.of(topic)).allTopicNames().get(10, TimeUnit.SECONDS).get(topic).partitions()
-          .stream().anyMatch(p -> p.leader() == null || p.leader().isEmpty())) {
-        if (System.nanoTime() > deadline) {
-          throw new IllegalStateException("topic " + topic + " has no leader after 30s:\n" + log());
-        }
-        Thread.sleep(100);
+      try {
+        await("leaders of topic " + topic).atMost(Duration.ofSeconds(30))
+            .pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(100))
+            .until(() -> a.describeTopics(List.of(topic)).allTopicNames().get(10, TimeUnit.SECONDS).get(topic)
+                .partitions().stream().noneMatch(p -> p.leader() == null || p.leader().isEmpty()));
+      } catch (ConditionTimeoutException e) {
+        throw new IllegalStateException("topic " + topic + " has no leader after 30s:\n" + log(), e);
       }
     }
   }

@@ -1,15 +1,20 @@
 package dev.outboxrelay.relay.testing;
 
+import static org.awaitility.Awaitility.await;
+
 import dev.outboxrelay.outbox.testing.ServiceProcess;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+import org.awaitility.core.ConditionTimeoutException;
 
 /**
  * A RabbitMQ node of the test's own, for faults that must not touch the machine's shared broker
@@ -64,17 +69,24 @@ public final class PrivateRabbitMq implements AutoCloseable {
     environment(pb.environment());
     process = pb.start();
     // await_startup fails at once until the node has registered with epmd: ask again until then.
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(180);
-    while (true) {
-      try {
-        ctl(180, "await_startup", "--timeout", "170");
-        return;
-      } catch (IllegalStateException notYet) {
-        if (!process.isAlive() || System.nanoTime() > deadline) {
-          throw notYet;
-        }
-        Thread.sleep(500);
-      }
+    // The bound covers 180 s of asking plus one await_startup that may itself take 180 s.
+    AtomicReference<IllegalStateException> lastRefusal = new AtomicReference<>();
+    try {
+      await("rabbitmq node " + node + " started").atMost(Duration.ofSeconds(360))
+          .pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(500)).until(() -> {
+            try {
+              ctl(180, "await_startup", "--timeout", "170");
+              return true;
+            } catch (IllegalStateException notYet) {
+              if (!process.isAlive()) {
+                throw notYet;
+              }
+              lastRefusal.set(notYet);
+              return false;
+            }
+          });
+    } catch (ConditionTimeoutException e) {
+      throw lastRefusal.get() != null ? lastRefusal.get() : new IllegalStateException(e);
     }
   }
 

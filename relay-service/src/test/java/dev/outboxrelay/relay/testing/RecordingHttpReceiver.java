@@ -127,7 +127,7 @@ public final class RecordingHttpReceiver implements AutoCloseable {
         r = defaultResponse;
       }
       if (r.delayMillis() > 0) {
-        Thread.sleep(r.delayMillis());
+        Thread.sleep(r.delayMillis()); // a slow receiver on cue: the delay is the behaviour under test
       }
       if (r.status() / 100 == 2 && key != null) {
         applied.computeIfAbsent(key, k -> new AtomicInteger()).incrementAndGet();

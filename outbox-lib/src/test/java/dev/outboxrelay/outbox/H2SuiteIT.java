@@ -39,11 +39,9 @@ class H2SuiteIT {
   /** The store contract on an outbox with configured names, next to the default-named one. */
   @Nested
   class ConfiguredNames extends ConfiguredNamesContractTest {
-    private static final DataSource DATABASE = withNamedOutboxes(TestDatabases.h2());
-
     @Override
     protected DataSource dataSource() {
-      return DATABASE;
+      return preparedOnce(TestDatabases::h2);
     }
 
     @Override

@@ -60,15 +60,12 @@ class MariaDbSuiteIT {
   /** The store contract on an outbox with configured names, next to the default-named one. */
   @Nested
   class ConfiguredNames extends ConfiguredNamesContractTest {
-    private static DataSource database;
-
     @Override
-    protected synchronized DataSource dataSource() {
-      if (database == null) {
+    protected DataSource dataSource() {
+      return preparedOnce(() -> {
         TestDatabases.mariadb(OTHER_SCHEMA.schema().orElseThrow());
-        database = withNamedOutboxes(TestDatabases.mariadb(NAMES.schema().orElseThrow()));
-      }
-      return database;
+        return TestDatabases.mariadb(NAMES.schema().orElseThrow());
+      });
     }
 
     @Override

@@ -62,15 +62,12 @@ class PostgresSuiteIT {
   /** The store contract on an outbox with configured names, next to the default-named one. */
   @Nested
   class ConfiguredNames extends ConfiguredNamesContractTest {
-    private static DataSource database;
-
     @Override
-    protected synchronized DataSource dataSource() {
-      if (database == null) {
+    protected DataSource dataSource() {
+      return preparedOnce(() -> {
         TestDatabases.postgres(OTHER_SCHEMA.schema().orElseThrow());
-        database = withNamedOutboxes(TestDatabases.postgres(NAMES.schema().orElseThrow()));
-      }
-      return database;
+        return TestDatabases.postgres(NAMES.schema().orElseThrow());
+      });
     }
 
     @Override

@@ -102,14 +102,9 @@ class SqlServerSuiteIT {
    */
   @Nested
   class ConfiguredNames extends ConfiguredNamesContractTest {
-    private static DataSource database;
-
     @Override
-    protected synchronized DataSource dataSource() {
-      if (database == null) {
-        database = withNamedOutboxes(TestDatabases.sqlServer(NAMES_DATABASE));
-      }
-      return database;
+    protected DataSource dataSource() {
+      return preparedOnce(() -> TestDatabases.sqlServer(NAMES_DATABASE));
     }
 
     @Override

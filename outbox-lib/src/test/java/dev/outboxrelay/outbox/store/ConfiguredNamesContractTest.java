@@ -21,6 +21,8 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Supplier;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.Test;
 
@@ -50,6 +52,16 @@ public abstract class ConfiguredNamesContractTest extends OutboxStoreContractTes
       OutboxSchema.migrate(database, t);
     }
     return database;
+  }
+
+  private static final Map<Class<?>, DataSource> PREPARED = new ConcurrentHashMap<>();
+
+  /**
+   * {@link #withNamedOutboxes} on what {@code database} supplies, once per test class and
+   * only when a test runs (after its conditions, e.g. a reachable SQL Server, let it).
+   */
+  protected DataSource preparedOnce(Supplier<DataSource> database) {
+    return PREPARED.computeIfAbsent(getClass(), c -> withNamedOutboxes(database.get()));
   }
 
   @Test

@@ -44,6 +44,16 @@ public abstract class ConfiguredNamesContractTest extends OutboxStoreContractTes
   }
 
   /**
+   * A quarter of the cluster test's jobs: the same statements already ran at full scale on this
+   * database in the default-named store contract; here the collisions need only happen on the
+   * named tables (the slowest test of the suite, repeated, was a sixth of outbox-lib's test time).
+   */
+  @Override
+  protected int clusterJobs() {
+    return super.clusterJobs() / 4;
+  }
+
+  /**
    * Migrates the three named outboxes into {@code database} (which holds the default-named one
    * already); the schema {@code names_it_b} must exist or be creatable by Flyway.
    */

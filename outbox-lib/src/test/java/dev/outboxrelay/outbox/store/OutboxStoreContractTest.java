@@ -90,6 +90,14 @@ public abstract class OutboxStoreContractTest {
     return OutboxTables.DEFAULT;
   }
 
+  /**
+   * Jobs of {@link #relaysClaimingCompletingAndReapingTogetherDeliverEveryJobOnceWithoutErrors}:
+   * enough for six relays to collide on claims, completions and reaps for several seconds.
+   */
+  protected int clusterJobs() {
+    return 2_000;
+  }
+
   private static final Map<DataSource, DataSource> RENDERED = new ConcurrentHashMap<>();
 
   @BeforeEach
@@ -430,7 +438,7 @@ public abstract class OutboxStoreContractTest {
    */
   @Test
   void relaysClaimingCompletingAndReapingTogetherDeliverEveryJobOnceWithoutErrors() throws Exception {
-    int jobs = 2_000;
+    int jobs = clusterJobs();
     int relays = 6;
     Set<Long> ready = new HashSet<>(TestDatabases.insertReady(ds, jobs));
     Queue<Long> delivered = new ConcurrentLinkedQueue<>();

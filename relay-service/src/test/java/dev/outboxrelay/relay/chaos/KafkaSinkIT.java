@@ -23,6 +23,9 @@ import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.StringDeserializer;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -33,10 +36,31 @@ import org.junit.jupiter.api.Test;
 class KafkaSinkIT {
   static final String TOPIC = "orders.events";
 
+  /**
+   * One broker for both tests (each on its own topic): a KRaft node's format and start are the
+   * slowest part of this class. Each test's outage stops and starts it; a test that failed
+   * between the two leaves it down, so each test first starts it unless it runs.
+   */
+  private static KafkaBroker broker;
+
+  @BeforeAll
+  static void startBroker() throws Exception {
+    broker = KafkaBroker.startFresh(Path.of("target", "kafka-sink-it"));
+  }
+
+  @BeforeEach
+  void brokerUp() throws Exception {
+    broker.startUnlessRunning();
+  }
+
+  @AfterAll
+  static void stopBroker() throws InterruptedException {
+    broker.close();
+  }
+
   @Test
   void jobsBecomeAcknowledgedRecordsAndSurviveABrokerOutage() throws Exception {
-    try (KafkaBroker broker = KafkaBroker.startFresh(Path.of("target", "kafka-sink-it"));
-         ChaosExperiment x = ChaosExperiment.start("kafka-sink")) {
+    try (ChaosExperiment x = ChaosExperiment.start("kafka-sink")) {
       broker.createTopic(TOPIC);
       ServiceProcess relay = x.startRelay(Map.of(
           "kafka.bootstrap.servers", broker.bootstrapServers(),
@@ -119,8 +143,7 @@ class KafkaSinkIT {
   @Test
   void aTwentySecondBrokerOutageWritesEachRecordOnce() throws Exception {
     String topic = "outage.events";
-    try (KafkaBroker broker = KafkaBroker.startFresh(Path.of("target", "kafka-outage-it"));
-         ChaosExperiment x = ChaosExperiment.start("kafka-outage")) {
+    try (ChaosExperiment x = ChaosExperiment.start("kafka-outage")) {
       broker.createTopic(topic);
       ServiceProcess relay = x.startRelay(Map.of(
           "kafka.bootstrap.servers", broker.bootstrapServers(),

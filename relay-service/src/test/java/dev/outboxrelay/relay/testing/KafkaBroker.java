@@ -141,6 +141,13 @@ public final class KafkaBroker implements AutoCloseable {
     }
   }
 
+  /** {@link #start()} unless the node is up (a test that stopped it may have failed before restarting it). */
+  public void startUnlessRunning() throws Exception {
+    if (process == null || !process.isAlive()) {
+      start();
+    }
+  }
+
   /** SIGKILL: the broker disappears at once (its data stays for {@link #start()}). */
   public void stop() throws InterruptedException {
     if (process != null && process.isAlive()) {

@@ -45,6 +45,8 @@ public class JdbcOutboxStore implements OutboxStore {
   private static final TypeReference<LinkedHashMap<String, String>> HEADERS = new TypeReference<>() {};
   /** Errors are stored truncated to the column width. */
   private static final int MAX_TEXT = 2000;
+  /** The width of {@code outbox_attempt.relay_instance} (V7). */
+  private static final int MAX_RELAY_INSTANCE = 200;
   /**
    * How often a unit of work the database rolled back as a deadlock victim (see {@link
    * OutboxDialect#isRetryableConflict}) is run again before the failure reaches the caller.
@@ -502,6 +504,7 @@ public class JdbcOutboxStore implements OutboxStore {
     ps.setString(7, truncate(a.errorClass(), 300));
     ps.setString(8, truncate(a.errorMessage(), MAX_TEXT));
     ps.setString(9, truncate(a.responseSummary(), MAX_TEXT));
+    ps.setString(10, truncate(a.relayInstance(), MAX_RELAY_INSTANCE));
   }
 
   private static String lastError(AttemptRecord a) {
@@ -660,14 +663,15 @@ public class JdbcOutboxStore implements OutboxStore {
     return query("attempts of message " + messageId, dialect.attemptsSql(),
         ps -> ps.setLong(1, messageId), rs -> new StoredAttempt(
             rs.getLong(1), rs.getInt(2), dialect.readUuid(rs, 3), instant(rs, 4), instant(rs, 5),
-            AttemptOutcome.valueOf(rs.getString(6)), rs.getString(7), rs.getString(8), rs.getString(9)));
+            AttemptOutcome.valueOf(rs.getString(6)), rs.getString(7), rs.getString(8), rs.getString(9),
+            rs.getString(10)));
   }
 
   // ---- operator actions and inspection (admin API) -------------------------------------------
 
   @Override
   public List<MessageSummary> listMessages(MessageQuery q) {
-    BoundSql sql = dialect.listMessages(q.state(), q.destination(), q.orderingKey(), q.afterId(), q.limit());
+    BoundSql sql = dialect.listMessages(q);
     return query("listing of " + q, sql.sql(), ps -> bindAll(ps, sql.params()), rs -> new MessageSummary(
         rs.getLong(1), rs.getString(2), rs.getString(3), rs.getString(4), rs.getString(5),
         rs.getString(6).charAt(0), rs.getInt(7), rs.getString(8), rs.getString(9), instant(rs, 10),

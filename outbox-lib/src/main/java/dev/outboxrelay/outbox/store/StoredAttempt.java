@@ -3,7 +3,7 @@ package dev.outboxrelay.outbox.store;
 import java.time.Instant;
 import java.util.UUID;
 
-/** One row of {@code outbox_attempt}. */
+/** One row of {@code outbox_attempt}; {@code relayInstance} null when no relay made it or it predates V7. */
 public record StoredAttempt(
     long messageId,
     int attemptNo,
@@ -13,4 +13,5 @@ public record StoredAttempt(
     AttemptOutcome outcome,
     String errorClass,
     String errorMessage,
-    String responseSummary) {}
+    String responseSummary,
+    String relayInstance) {}

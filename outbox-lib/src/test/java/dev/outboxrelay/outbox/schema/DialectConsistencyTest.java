@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
+import dev.outboxrelay.outbox.store.MessageQuery;
 import dev.outboxrelay.outbox.store.dialect.BoundSql;
 import dev.outboxrelay.outbox.store.dialect.DialectDetector;
 import dev.outboxrelay.outbox.store.dialect.OutboxDialect;
@@ -323,8 +324,9 @@ class DialectConsistencyTest {
     Instant from = Instant.parse("2024-01-01T00:00:00Z");
     Instant to = from.plusSeconds(3600);
     Map<String, BoundSql> sql = new LinkedHashMap<>();
-    sql.put("listMessages", dialect.listMessages('D', "http:billing", "key-1", 10, 50));
-    sql.put("listMessages(unfiltered)", dialect.listMessages(null, null, null, 0, 50));
+    sql.put("listMessages", dialect.listMessages(
+        new MessageQuery('D', "http:billing", "key-1", "HttpStatus", "order-", from, to, 10, 50)));
+    sql.put("listMessages(unfiltered)", dialect.listMessages(new MessageQuery(null, null, null, 0, 50)));
     sql.put("countDead", dialect.countDead("http:billing", "HttpStatus", from, to, "key-1"));
     sql.put("replayDead", dialect.replayDead("http:billing", "HttpStatus", from, to, "key-1", 100));
     sql.put("replayDead(unfiltered)", dialect.replayDead(null, null, null, null, null, 100));

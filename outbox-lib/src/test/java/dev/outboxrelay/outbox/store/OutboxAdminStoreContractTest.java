@@ -89,6 +89,53 @@ public abstract class OutboxAdminStoreContractTest {
     assertNull(fresh.failedAt());
   }
 
+  /**
+   * The console's filters are the database's conditions (they were applied in Java over at most
+   * 5,000 scanned rows): the error class exactly, the operation ID containing the text with its
+   * LIKE wildcards taken literally, the time range on creation or, for a dead job, its death.
+   */
+  @Test
+  void listingFiltersByErrorClassOperationIdAndTimeInTheDatabase() {
+    long plain = ready("order-17", HTTP_BILLING, null);
+    long wild = ready("order-1%_x", HTTP_BILLING, null);
+    long bang = ready("order-!x", KAFKA_ORDERS, null);
+    long d422 = dead(HTTP_BILLING, null, "HTTP 422");
+    long d503 = dead(KAFKA_ORDERS, null, "HTTP 503");
+
+    assertEquals(List.of(d422), ids(store.listMessages(query(null, "HTTP 422", null, null, null, 0, 50))));
+    assertEquals(List.of(), ids(store.listMessages(query(null, "HTTP%", null, null, null, 0, 50))), "exact");
+    assertEquals(List.of(d503), ids(store.listMessages(query('D', "HTTP 503", null, null, null, 0, 50))));
+
+    assertEquals(List.of(plain, wild), ids(store.listMessages(query(null, null, "order-1", null, null, 0, 50))));
+    assertEquals(List.of(wild), ids(store.listMessages(query(null, null, "%_", null, null, 0, 50))),
+        "% and _ are literal");
+    assertEquals(List.of(wild), ids(store.listMessages(query(null, null, "_", null, null, 0, 50))));
+    assertEquals(List.of(bang), ids(store.listMessages(query(null, null, "!", null, null, 0, 50))),
+        "the escape character is literal too");
+    assertEquals(List.of(), ids(store.listMessages(query(null, null, "ORDER-", null, null, 0, 50))),
+        "case-sensitive");
+    assertEquals(List.of(), ids(store.listMessages(query(null, null, "'; DROP TABLE x; --", null, null, 0, 50))));
+    assertEquals(List.of(wild), ids(store.listMessages(query(null, null, "order-", null, null, plain, 1))),
+        "keyset paging over the matches");
+
+    Instant now = store.databaseNow();
+    assertEquals(List.of(plain, wild, bang, d422, d503),
+        ids(store.listMessages(query(null, null, null, now.minusSeconds(3600), now.plusSeconds(3600), 0, 50))));
+    assertEquals(List.of(), ids(store.listMessages(query(null, null, null, now.plusSeconds(3600), null, 0, 50))));
+    Instant created = store.findMessage(wild).orElseThrow().createdAt();
+    assertTrue(ids(store.listMessages(query(null, null, null, created, created.plusMillis(1), 0, 50))).contains(wild),
+        "a ready job's time is its creation");
+    Instant died = store.listMessages(query('D', "HTTP 422", null, null, null, 0, 1)).get(0).failedAt();
+    assertEquals(List.of(d422), ids(store.listMessages(query('D', "HTTP 422", null, died, died.plusMillis(1), 0, 50))),
+        "a dead job's time is its death");
+    assertEquals(List.of(), ids(store.listMessages(query('D', "HTTP 422", null, null, died, 0, 50))));
+  }
+
+  private static MessageQuery query(Character state, String errorClass, String operationIdContains, Instant from,
+      Instant to, long afterId, int limit) {
+    return new MessageQuery(state, null, null, errorClass, operationIdContains, from, to, afterId, limit);
+  }
+
   // ---- single replay and cancel --------------------------------------------------------------
 
   @Test
@@ -267,7 +314,11 @@ public abstract class OutboxAdminStoreContractTest {
   }
 
   private long ready(String destination, String orderingKey) {
-    OutboxMessage.Builder b = OutboxMessage.builder().operationId("op-" + UUID.randomUUID())
+    return ready("op-" + UUID.randomUUID(), destination, orderingKey);
+  }
+
+  private long ready(String operationId, String destination, String orderingKey) {
+    OutboxMessage.Builder b = OutboxMessage.builder().operationId(operationId)
         .destination(destination).payload("{}");
     if (orderingKey != null) {
       b.orderingKey(orderingKey);

@@ -59,6 +59,8 @@ import org.junit.jupiter.api.Test;
 public abstract class OutboxStoreContractTest {
   protected static final Duration LEASE = Duration.ofSeconds(30);
   protected static final Duration SHORT_LEASE = Duration.ofMillis(200);
+  /** A relay instance name as {@code RelayService} makes them: host/pid/random. */
+  protected static final String RELAY_INSTANCE = "relay-7f9c-host/4242/1a2b3c4d";
   /** Slack for comparing two database timestamps taken by different statements. */
   private static final Duration CLOCK_SLACK = Duration.ofMillis(10);
   private static final ObjectMapper JSON = new ObjectMapper();
@@ -516,7 +518,8 @@ public abstract class OutboxStoreContractTest {
     ClaimedMessage c = claimExactlyOne(LEASE);
 
     Instant before = store.databaseNow();
-    assertTrue(store.markDelivered(c, AttemptRecord.success(Duration.ofMillis(150), "202 Accepted")));
+    assertTrue(store.markDelivered(c,
+        AttemptRecord.success(Duration.ofMillis(150), "202 Accepted").madeBy(RELAY_INSTANCE)));
     Instant after = store.databaseNow();
 
     StoredMessage m = assertSentOnFirstAttempt(id, before, after);
@@ -527,6 +530,7 @@ public abstract class OutboxStoreContractTest {
         () -> assertEquals(AttemptOutcome.DELIVERED, a.outcome()),
         () -> assertEquals(c.claimToken(), a.claimToken()),
         () -> assertEquals("202 Accepted", a.responseSummary()),
+        () -> assertEquals(RELAY_INSTANCE, a.relayInstance(), "the relay that made the attempt (V7)"),
         () -> assertNull(a.errorClass()),
         () -> assertNull(a.errorMessage()),
         () -> assertBetween(before, after, a.finishedAt(), "finished_at"),
@@ -564,7 +568,8 @@ public abstract class OutboxStoreContractTest {
         () -> assertEquals(AttemptOutcome.RETRY, a.outcome()),
         () -> assertEquals(1, a.attemptNo()),
         () -> assertEquals("java.net.SocketTimeoutException", a.errorClass()),
-        () -> assertEquals("read timed out", a.errorMessage()));
+        () -> assertEquals("read timed out", a.errorMessage()),
+        () -> assertNull(a.relayInstance(), "an attempt by an unnamed relay has no instance"));
 
     assertEquals(List.of(), claim(10, LEASE), "not claimable during the backoff");
     TestDatabases.makeDue(ds, id, 1);
@@ -635,7 +640,7 @@ public abstract class OutboxStoreContractTest {
     StoredMessage staleBefore = row(stale.id());
     List<DeliveredJob> batch = List.of(
         new DeliveredJob(second.get(0), AttemptRecord.success(Duration.ofMillis(7), "200")),
-        new DeliveredJob(first.get(1), AttemptRecord.success(Duration.ofMillis(5), "201")),
+        new DeliveredJob(first.get(1), AttemptRecord.success(Duration.ofMillis(5), "201").madeBy(RELAY_INSTANCE)),
         new DeliveredJob(stale, AttemptRecord.success(Duration.ofMillis(3), "202")),
         new DeliveredJob(first.get(0), AttemptRecord.success(Duration.ofMillis(1), "203")));
 
@@ -649,6 +654,7 @@ public abstract class OutboxStoreContractTest {
       assertEquals(List.of(AttemptOutcome.DELIVERED), outcomes(id));
     }
     assertEquals("201", onlyAttempt(ids.get(1)).responseSummary());
+    assertEquals(RELAY_INSTANCE, onlyAttempt(ids.get(1)).relayInstance(), "the batch records each job's relay");
     assertEquals(staleBefore, row(stale.id()), "the job whose token is stale is untouched");
     StoredAttempt staleAttempt = onlyAttempt(stale.id());
     assertEquals(AttemptOutcome.STALE, staleAttempt.outcome());
@@ -818,6 +824,7 @@ public abstract class OutboxStoreContractTest {
           () -> assertEquals(1, a.attemptNo()),
           () -> assertEquals(c.claimToken(), a.claimToken()),
           () -> assertEquals("LeaseExpired", a.errorClass()),
+          () -> assertNull(a.relayInstance(), "the reaper did not make the attempt it records"),
           () -> assertEquals(claimedAt.get(c.id()), a.startedAt(), "started_at is the claim time"));
     }
 

@@ -57,15 +57,18 @@ final class AdminViews {
     }
   }
 
-  /** One row of {@code outbox_attempt}. */
+  /**
+   * One row of {@code outbox_attempt}; {@code relay_instance}: the relay process that made it
+   * ({@code host/pid/random}), null for a cancel, an expired lease or an attempt recorded before V7.
+   */
   @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
   record AttemptView(int attemptNo, String outcome, Instant startedAt, Instant finishedAt,
-      String errorClass, String errorMessage, String responseSummary, String claimToken) {
+      String errorClass, String errorMessage, String responseSummary, String claimToken, String relayInstance) {
 
     static AttemptView of(StoredAttempt a) {
       return new AttemptView(a.attemptNo(), a.outcome().name(), a.startedAt(), a.finishedAt(),
           a.errorClass(), a.errorMessage(), a.responseSummary(),
-          a.claimToken() == null ? null : a.claimToken().toString());
+          a.claimToken() == null ? null : a.claimToken().toString(), a.relayInstance());
     }
   }
 

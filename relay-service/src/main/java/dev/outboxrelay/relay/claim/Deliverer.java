@@ -44,6 +44,8 @@ public class Deliverer {
   private final Supplier<Duration> clockSkew;
   private final PayloadResolver payloads;
   private DeliveryTracing tracing = DeliveryTracing.OFF;
+  /** The relay instance named on every attempt this records; null: unnamed. */
+  private String relayInstance;
   private CompletionBatcher completions;
   /** Where recording errors go; null: a warning per retry. */
   private volatile dev.outboxrelay.relay.health.StateChangeLog database;
@@ -69,6 +71,15 @@ public class Deliverer {
    */
   public Deliverer traced(DeliveryTracing tracing) {
     this.tracing = tracing;
+    return this;
+  }
+
+  /**
+   * Names {@code relayInstance} (this process) on every attempt it records; call before the claim
+   * loop starts.
+   */
+  public Deliverer madeBy(String relayInstance) {
+    this.relayInstance = relayInstance;
     return this;
   }
 
@@ -136,7 +147,7 @@ public class Deliverer {
     // From here a renewal that changes no row may just have lost the race to our own transition.
     claim.recording();
     if (result instanceof SinkResult.Delivered d && completions != null) {
-      AttemptRecord a = AttemptRecord.success(took, d.summary()).startedAt(startedAt);
+      AttemptRecord a = AttemptRecord.success(took, d.summary()).startedAt(startedAt).madeBy(relayInstance);
       completions.submit(m, a, c -> {
         try {
           traced.end(delivered(m, c, took), result);
@@ -205,7 +216,7 @@ public class Deliverer {
     String outcome;
     Boolean applied;
     if (result instanceof SinkResult.Delivered d) {
-      AttemptRecord a = AttemptRecord.success(took, d.summary()).startedAt(startedAt);
+      AttemptRecord a = AttemptRecord.success(took, d.summary()).startedAt(startedAt).madeBy(relayInstance);
       applied = recordReliably(m, AttemptOutcome.DELIVERED, () -> store.markDelivered(m, a));
       outcome = "delivered";
       if (Boolean.TRUE.equals(applied)) {
@@ -213,12 +224,12 @@ public class Deliverer {
       }
     } else if (result instanceof SinkResult.RetryLater r && m.attemptNo() < maxAttempts) {
       Duration delay = backoff.delay(m.attemptNo(), r.retryAfter());
-      AttemptRecord a = new AttemptRecord(took, r.errorClass(), r.error(), r.summary(), startedAt);
+      AttemptRecord a = new AttemptRecord(took, r.errorClass(), r.error(), r.summary(), startedAt, relayInstance);
       applied = recordReliably(m, AttemptOutcome.RETRY, () -> store.markForRetry(m, delay, a));
       outcome = "retry";
       log(m, outcome, r.error() + "; next attempt in " + delay);
     } else {
-      AttemptRecord a = deadRecord(m, result, took).startedAt(startedAt);
+      AttemptRecord a = deadRecord(m, result, took).startedAt(startedAt).madeBy(relayInstance);
       applied = recordReliably(m, AttemptOutcome.DEAD, () -> store.markDead(m, a));
       outcome = "dead";
       if (Boolean.TRUE.equals(applied)) {

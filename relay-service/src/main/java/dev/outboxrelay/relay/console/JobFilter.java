@@ -2,7 +2,7 @@ package dev.outboxrelay.relay.console;
 
 import static dev.outboxrelay.relay.web.ProblemException.badRequest;
 
-import dev.outboxrelay.outbox.store.MessageSummary;
+import dev.outboxrelay.outbox.store.MessageQuery;
 import dev.outboxrelay.relay.web.RequestInput;
 import jakarta.ws.rs.core.MultivaluedMap;
 import java.time.Instant;
@@ -16,7 +16,8 @@ import java.util.Set;
  * error_class} (exact), {@code operation_id} (contains, case-sensitive), {@code from}/{@code to}
  * (ISO-8601 with an offset; the job's creation, or for {@code state=D} the time it died, in
  * {@code [from, to)}), {@code after_id}, {@code limit} and {@code source}. Strict like the admin
- * API: an unknown or repeated parameter is a 400 naming it, an empty value counts as absent.
+ * API: an unknown or repeated parameter is a 400 naming it, an empty value counts as absent. The
+ * store applies every condition in SQL ({@link #query()}), each a bound parameter.
  */
 record JobFilter(Character state, String destination, String orderingKey, String errorClass, String operationId,
     Instant from, Instant to, long afterId, int limit) {
@@ -55,19 +56,9 @@ record JobFilter(Character state, String destination, String orderingKey, String
         (int) integer(single(params, "limit"), "limit", 1, MAX_PAGE_SIZE, DEFAULT_PAGE_SIZE));
   }
 
-  /** The conditions the store's listing does not apply itself. */
-  boolean matches(MessageSummary m) {
-    if (errorClass != null && !errorClass.equals(m.errorClass())) {
-      return false;
-    }
-    if (operationId != null && (m.operationId() == null || !m.operationId().contains(operationId))) {
-      return false;
-    }
-    if (from == null && to == null) {
-      return true;
-    }
-    Instant t = m.state() == 'D' && m.failedAt() != null ? m.failedAt() : m.createdAt();
-    return t != null && (from == null || !t.isBefore(from)) && (to == null || t.isBefore(to));
+  /** The store's query for this filter's page, one row longer (whether a next page exists). */
+  MessageQuery query() {
+    return new MessageQuery(state, destination, orderingKey, errorClass, operationId, from, to, afterId, limit + 1);
   }
 
   private static String single(MultivaluedMap<String, String> params, String name) {
@@ -96,12 +87,15 @@ record JobFilter(Character state, String destination, String orderingKey, String
     if (raw == null) {
       return null;
     }
+    Instant t;
     try {
-      return OffsetDateTime.parse(raw.trim()).toInstant();
+      t = OffsetDateTime.parse(raw.trim()).toInstant();
     } catch (DateTimeParseException e) {
       throw badRequest(field, field + " must be an ISO-8601 date-time with an offset, e.g."
           + " 2024-05-01T12:00:00Z, was '" + abbreviate(raw) + "'");
     }
+    // The database compares it: an instant no database stores is refused here, not failed there.
+    return RequestInput.inRange(t, field);
   }
 
   private static String abbreviate(String s) {

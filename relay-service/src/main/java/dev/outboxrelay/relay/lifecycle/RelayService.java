@@ -217,6 +217,13 @@ public class RelayService {
     }
   }
 
+  /**
+   * This process's name on the attempts it records ({@code outbox_attempt.relay_instance}): {@code
+   * host/pid/random}, one for the process's life, so every attempt it makes, on every source, names
+   * the same relay.
+   */
+  public static final String RELAY_INSTANCE = instanceName();
+
   /** This process's name in fleet leases and run records: {@code host/pid/random}, new at each call. */
   public static String instanceName() {
     String host;

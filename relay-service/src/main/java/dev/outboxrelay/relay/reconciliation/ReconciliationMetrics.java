@@ -14,7 +14,9 @@ import java.util.concurrent.atomic.AtomicReference;
  * Prometheus: {@code outbox_reconciliation_items{category}} (the counts of the fleet's latest
  * successful run) and {@code outbox_reconciliation_last_run_age_seconds} (since that run finished,
  * by the database clock; NaN before the first run). Read from the database, so every relay shows
- * the fleet's latest run, whichever relay ran it.
+ * the fleet's latest run, whichever relay ran it. {@code outbox_reconciliation_enabled} is 1 when
+ * this relay runs reconciliation on a schedule (enabled, with a destination to reconcile), 0 when
+ * only on demand: the alert on a reconciliation that never ran needs it, the age being NaN then.
  */
 public class ReconciliationMetrics {
   private final Map<ReconciliationCategory, AtomicLong> items = new EnumMap<>(ReconciliationCategory.class);
@@ -22,11 +24,14 @@ public class ReconciliationMetrics {
   private final AtomicReference<long[]> lastRun = new AtomicReference<>();
 
   public ReconciliationMetrics(MeterRegistry registry) {
-    this(registry, "default");
+    this(registry, "default", false);
   }
 
-  /** The meters of source {@code source} (tag {@code source=<name>}). */
-  public ReconciliationMetrics(MeterRegistry registry, String source) {
+  /**
+   * The meters of source {@code source} (tag {@code source=<name>}); {@code scheduled}: this relay
+   * runs reconciliation on a schedule.
+   */
+  public ReconciliationMetrics(MeterRegistry registry, String source, boolean scheduled) {
     for (ReconciliationCategory c : ReconciliationCategory.REPORTED) {
       AtomicLong value = new AtomicLong();
       items.put(c, value);
@@ -36,6 +41,9 @@ public class ReconciliationMetrics {
     }
     Gauge.builder("outbox.reconciliation.last.run.age.seconds", this, m -> m.lastRunAgeSeconds()).tag("source", source)
         .description("Seconds since the latest successful reconciliation run finished (NaN: none yet)")
+        .register(registry);
+    Gauge.builder("outbox.reconciliation.enabled", () -> scheduled ? 1 : 0).tag("source", source)
+        .description("1 when this relay runs reconciliation on a schedule, 0 when only on demand")
         .register(registry);
   }
 

@@ -79,7 +79,7 @@ public class ReconciliationService {
             : new TableConfirmationSource());
       }
       return new PerSource(source, st, new ReconciliationJob(st, settings, sources),
-          new ReconciliationMetrics(registry, name));
+          new ReconciliationMetrics(registry, name, scheduled(settings)));
     });
   }
 
@@ -88,12 +88,16 @@ public class ReconciliationService {
     return of(relay.source(name));
   }
 
+  /** Whether the schedule runs anything: enabled, with a destination to reconcile. */
+  private static boolean scheduled(ReconciliationSettings s) {
+    return s != null && s.enabled() && !s.destinations().isEmpty();
+  }
+
   /** The schedule's tick: runs the current window on every source that answers. */
   @Scheduled(identity = "outbox-reconciliation", every = "${outbox.reconciliation.interval:5m}",
       concurrentExecution = Scheduled.ConcurrentExecution.SKIP)
   void onSchedule() {
-    ReconciliationSettings s = settings;
-    if (s == null || !s.enabled() || s.destinations().isEmpty()) {
+    if (!scheduled(settings)) {
       return;
     }
     relay.onAnsweringSources("reconciliation", source -> runScheduled(of(source)));

@@ -186,6 +186,7 @@ class AdminResourceTest {
         .body("attempts.attempt_no", equalTo(List.of(1, 2)))
         .body("attempts.error_class", equalTo(List.of("HTTP 500", "HTTP 422")))
         .body("attempts[1].response_summary", containsString("amount missing"))
+        .body("attempts.relay_instance", equalTo(List.of(RelayService.RELAY_INSTANCE, RelayService.RELAY_INSTANCE)))
         .extract().asString();
     assertTrue(!body.contains("s3cr3t"), body);
 
@@ -251,7 +252,8 @@ class AdminResourceTest {
         .body("message.state", equalTo("D"))
         .body("message.last_error", equalTo("cancelled by operator via the admin API: customer withdrew the order"))
         .body("attempts.outcome", equalTo(List.of("CANCELLED")))
-        .body("attempts[0].error_class", equalTo("Cancelled"));
+        .body("attempts[0].error_class", equalTo("Cancelled"))
+        .body("attempts[0].relay_instance", nullValue());
     assertEquals(before + 1, adminActions("cancel"));
     viewer().get("/admin/stats").then().statusCode(200)
         .body("dead_ordering_keys.ordering_key", hasItem("cust-5"));

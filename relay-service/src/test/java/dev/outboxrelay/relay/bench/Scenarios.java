@@ -192,6 +192,7 @@ final class Scenarios {
               ps.setString(7, null);
               ps.setString(8, null);
               ps.setString(9, "bench no-op");
+              ps.setString(10, "bench");
               ps.addBatch();
             }
             ps.executeBatch();

@@ -9,32 +9,24 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.outboxrelay.outbox.Outbox;
 import dev.outboxrelay.outbox.OutboxConfig;
 import dev.outboxrelay.outbox.OutboxMessage;
-import dev.outboxrelay.outbox.store.OutboxStore;
 import dev.outboxrelay.relay.lifecycle.RelayService;
 import dev.outboxrelay.relay.testing.Browser;
-import dev.outboxrelay.relay.testing.RecordingHttpReceiver;
+import dev.outboxrelay.relay.testing.BrowserPageTest;
 import dev.outboxrelay.relay.testing.RecordingHttpReceiver.Response;
 import dev.outboxrelay.relay.testing.RelayTestResources;
-import io.agroal.api.AgroalDataSource;
 import io.quarkus.test.common.QuarkusTestResource;
-import io.quarkus.test.common.http.TestHTTPResource;
 import io.quarkus.test.junit.QuarkusTest;
 import io.restassured.path.json.JsonPath;
 import io.restassured.specification.RequestSpecification;
-import jakarta.inject.Inject;
-import java.net.URL;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.sql.Connection;
-import java.sql.SQLException;
-import java.sql.Statement;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import org.awaitility.Awaitility;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.openqa.selenium.WebElement;
 import org.openqa.selenium.support.ui.Select;
@@ -48,39 +40,12 @@ import org.openqa.selenium.support.ui.Select;
  */
 @QuarkusTest
 @QuarkusTestResource(RelayTestResources.class)
-class ConsolePageTest {
-  static final Duration WAIT = Duration.ofSeconds(30);
-  static final String DEST = "ledgered";
+class ConsolePageTest extends BrowserPageTest {
   static final String HOSTILE_OP = "<img src=x onerror=\"window.__pwned=1\">'\"&amp;";
   static final String HOSTILE_HEADER = "<script>window.__pwned=2</script>";
   static final String HOSTILE_PAYLOAD = "</pre><b id=\"injected\">bold</b><script>window.__pwned=3</script>";
 
-  @Inject
-  @io.quarkus.agroal.DataSource("postgresql")
-  AgroalDataSource ds;
-
-  @Inject RelayService relay;
-
-  @TestHTTPResource("/")
-  URL base;
-
-  RecordingHttpReceiver receiver;
-  OutboxStore store;
-  final Outbox outbox = new Outbox(OutboxConfig.builder().destinations(DEST).build());
   final Outbox byReference = new Outbox(OutboxConfig.builder().destinations(DEST).inlinePayloadBytes(64).build());
-
-  @BeforeEach
-  void clean() throws SQLException {
-    receiver = RelayTestResources.receiver;
-    receiver.reset();
-    store = relay.store();
-    try (Connection c = ds.getConnection(); Statement s = c.createStatement()) {
-      for (String table : List.of("outbox_reconciliation_item", "outbox_reconciliation_run", "outbox_confirmation",
-          "outbox_lock", "outbox_attempt", "outbox_payload", "outbox_message")) {
-        s.execute("DELETE FROM " + table);
-      }
-    }
-  }
 
   @Test
   void operatorsSeeExactlyWhatTheApiSaysAndActThroughItViewersOnlyLook() throws Exception {
@@ -111,10 +76,10 @@ class ConsolePageTest {
     given().get("/console").then().statusCode(401);
     given().auth().preemptive().basic("nobody", "nobody-pw").get("/console").then().statusCode(403);
 
-    Path shots = Path.of("target", "screenshots");
+    Path shots = SCREENSHOTS;
     try (Browser browser = Browser.start(1360, 1000)) {
       // ---- overview: every number from the API ------------------------------------------------
-      open(browser, "operator", "");
+      console(browser, "operator", "");
       JsonPath stats = as("viewer").get("/admin/stats").then().statusCode(200).extract().jsonPath();
       JsonPath overview = as("viewer").get("/admin/console/overview").then().statusCode(200).extract().jsonPath();
       Map<String, Object> byState = stats.getMap("by_state");
@@ -152,7 +117,7 @@ class ConsolePageTest {
       browser.screenshot(shots.resolve("console-overview.png"));
 
       // ---- a filter, typed into the form, lands in the address and matches the API ------------
-      open(browser, "operator", "?view=jobs");
+      console(browser, "operator", "?view=jobs");
       new Select(browser.find("#f-state")).selectByValue("D");
       browser.find("#f-operation_id").sendKeys("dead-");
       browser.find("#apply").click();
@@ -172,14 +137,37 @@ class ConsolePageTest {
       assertEquals(expectedIds, rowIds(browser));
       assertEquals(2, expectedIds.size());
 
+      // ---- error class and time range: typed into the form, applied by the database -----------
+      Instant died = store.databaseNow();
+      console(browser, "operator", "?view=jobs");
+      browser.find("#f-error_class").sendKeys("HTTP 422");
+      browser.find("#f-from").sendKeys(died.minusSeconds(3600).toString());
+      browser.find("#f-to").sendKeys(died.plusSeconds(60).toString());
+      browser.find("#apply").click();
+      browser.await("the list by error class and time", "document.body.dataset.loaded === 'true'"
+          + " && location.search.includes('error_class=')", WAIT);
+      String search = browser.text("location.search");
+      assertTrue(search.contains("error_class=HTTP+422") && search.contains("from=") && search.contains("to="), search);
+      List<Long> byClassAndTime = as("viewer").queryParam("error_class", "HTTP 422")
+          .queryParam("from", died.minusSeconds(3600).toString()).queryParam("to", died.plusSeconds(60).toString())
+          .get("/admin/console/jobs").then().statusCode(200).extract().jsonPath().getList("messages.id", Long.class);
+      assertEquals(List.of(deadA, id("dead-b"), hostile), byClassAndTime, "the three jobs that died of a 422");
+      assertEquals(byClassAndTime, rowIds(browser));
+      // The same address a colleague pastes opens the same list; a range after their deaths has none.
+      console(browser, "viewer", search);
+      assertEquals(byClassAndTime, rowIds(browser));
+      console(browser, "operator", "?view=jobs&error_class=HTTP%20422&from=" + died.plusSeconds(3600));
+      assertTrue(rowIds(browser).isEmpty());
+      assertEquals("No job matches these filters.", browser.find("#no-jobs").getText());
+
       // ---- hostile strings are text: the dead list, the job page ------------------------------
-      open(browser, "operator", "?view=jobs&state=D");
+      console(browser, "operator", "?view=jobs&state=D");
       WebElement hostileRow = browser.find("#jobs tr[data-id='" + hostile + "']");
       assertEquals(HOSTILE_OP, hostileRow.getAttribute("data-operation-id"));
       assertEquals(HOSTILE_OP, hostileRow.findElement(org.openqa.selenium.By.cssSelector("td.op")).getText());
       assertNotPwned(browser);
       browser.screenshot(shots.resolve("console-dead-jobs.png"));
-      open(browser, "operator", "?view=job&id=" + hostile);
+      console(browser, "operator", "?view=job&id=" + hostile);
       assertEquals(HOSTILE_OP, browser.find("#operation-id").getText());
       assertEquals(HOSTILE_PAYLOAD, browser.find("#payload").getText());
       Map<String, String> headers = new LinkedHashMap<>();
@@ -197,7 +185,7 @@ class ConsolePageTest {
       assertNotPwned(browser);
 
       // ---- a by-reference body loads on demand, with its size ---------------------------------
-      open(browser, "operator", "?view=job&id=" + id("big-1"));
+      console(browser, "operator", "?view=job&id=" + id("big-1"));
       assertTrue(browser.findAll("#payload").isEmpty(), "the body is not loaded until asked for");
       assertEquals("(" + bigBody.length() + " bytes, stored by reference)", browser.find("#payload-size").getText());
       browser.find("#load-body").click();
@@ -205,13 +193,17 @@ class ConsolePageTest {
       assertEquals(bigBody, browser.find("#payload").getText());
 
       // ---- replay one dead job through the page; a refused one says why in words ---------------
-      open(browser, "operator", "?view=job&id=" + deadA);
+      console(browser, "operator", "?view=job&id=" + deadA);
+      List<String> instances = browser.findAll("#attempts td.relay-instance").stream().map(WebElement::getText).toList();
+      assertEquals(as("viewer").get("/admin/messages/" + deadA).then().statusCode(200).extract().jsonPath()
+          .getList("attempts.relay_instance", String.class), instances, "each attempt's relay, as the API says");
+      assertEquals(List.of(RelayService.RELAY_INSTANCE), instances, "this relay made the one attempt");
       browser.screenshot(shots.resolve("console-job.png"));
       browser.find("#replay").click();
       browser.await("the replay's result", "document.getElementById('action-result').textContent !== ''", WAIT);
       assertEquals("Done: replay by operator, D → R.", browser.find("#action-result").getText());
       Awaitility.await().atMost(WAIT).until(() -> state("dead-a") == 'S');
-      open(browser, "operator", "?view=job&id=" + id("ok-1"));
+      console(browser, "operator", "?view=job&id=" + id("ok-1"));
       browser.find("#replay").click();
       browser.await("the refusal", "document.getElementById('action-result').textContent !== ''", WAIT);
       String refusal = browser.find("#action-result").getText();
@@ -219,7 +211,7 @@ class ConsolePageTest {
           + " is S (sent), not D (dead)"), refusal);
 
       // ---- the job holding an ordering key back is named; cancelling it lets the key go on ----
-      open(browser, "operator", "?view=job&id=" + holdSecond);
+      console(browser, "operator", "?view=job&id=" + holdSecond);
       assertEquals("#" + holdFirst, browser.find("#held-back-by").getText());
       assertEquals(holdFirst, as("viewer").get("/admin/console/jobs/" + holdSecond).then().statusCode(200).extract()
           .jsonPath().getLong("held_back_by.id"));
@@ -233,7 +225,7 @@ class ConsolePageTest {
       Awaitility.await().atMost(WAIT).until(() -> state("hold-second") == 'S');
 
       // ---- bulk replay by filter: the dry-run count first, then the confirmation --------------
-      open(browser, "operator", "?view=jobs&state=D&destination=" + DEST);
+      console(browser, "operator", "?view=jobs&state=D&destination=" + DEST);
       browser.find("#bulk-count").click();
       browser.await("the dry run", "document.getElementById('bulk-matched') !== null", WAIT);
       long dryRun = as("operator").contentType("application/json").body("{\"destination\":\"" + DEST
@@ -248,11 +240,11 @@ class ConsolePageTest {
       Awaitility.await().atMost(WAIT).until(() -> state("dead-b") == 'S' && state(HOSTILE_OP) == 'S');
 
       // ---- a viewer: the same pages, no action, and a forced action is refused ----------------
-      open(browser, "viewer", "?view=job&id=" + id("dead-b"));
+      console(browser, "viewer", "?view=job&id=" + id("dead-b"));
       assertTrue(browser.findAll("#actions, #replay, #cancel").isEmpty(), "a viewer sees no action buttons");
       assertEquals("viewer · viewer (read only)", browser.find("#who").getText());
       browser.screenshot(shots.resolve("console-viewer.png"));
-      open(browser, "viewer", "?view=jobs&state=D");
+      console(browser, "viewer", "?view=jobs&state=D");
       assertTrue(browser.findAll("#bulk, #bulk-count").isEmpty());
       Object forced = browser.driver().executeAsyncScript("const done = arguments[arguments.length - 1];"
           + " fetch(location.origin + '/admin/messages/" + deadA + "/replay', {method: 'POST', credentials: 'same-origin'})"
@@ -276,19 +268,29 @@ class ConsolePageTest {
 
   @Test
   void badFiltersAreRefusedNamingTheField() {
-    as("viewer").get("/admin/console/jobs?from=yesterday").then().statusCode(400)
-        .body("field", org.hamcrest.Matchers.equalTo("from"));
-    as("viewer").get("/admin/console/jobs?stat=D").then().statusCode(400)
-        .body("field", org.hamcrest.Matchers.equalTo("stat"));
-    as("viewer").get("/admin/console/jobs?from=2024-01-02T00:00:00Z&to=2024-01-01T00:00:00Z").then().statusCode(400)
-        .body("field", org.hamcrest.Matchers.equalTo("to"));
+    refusedNaming("from", as("viewer").queryParam("from", "yesterday"));
+    refusedNaming("stat", as("viewer").queryParam("stat", "D"));
+    refusedNaming("to", as("viewer").queryParam("from", "2024-01-02T00:00:00Z").queryParam("to", "2024-01-01T00:00:00Z"));
+    refusedNaming("error_class", as("viewer").queryParam("error_class", "x".repeat(301)));
+    refusedNaming("operation_id", as("viewer").queryParam("operation_id", "a\nb"));
+    refusedNaming("operation_id", as("viewer").queryParam("operation_id", "a", "b"));
+    refusedNaming("to", as("viewer").queryParam("to", "2024-13-01T00:00:00Z"));
+    refusedNaming("from", as("viewer").queryParam("from", "0999-12-31T00:00:00Z"));
+    // LIKE wildcards and quotes in "contains" are text: no job contains them, none is listed.
+    as("viewer").queryParam("operation_id", "%' OR '1'='1").get("/admin/console/jobs").then().statusCode(200)
+        .body("messages", org.hamcrest.Matchers.empty());
     as("viewer").get("/admin/console/jobs/abc").then().statusCode(400).body("field", org.hamcrest.Matchers.equalTo("id"));
     as("viewer").get("/admin/console/jobs/424242").then().statusCode(404);
   }
 
-  private void open(Browser browser, String user, String query) {
-    browser.navigate("http://" + user + ":" + user + "-pw@" + base.getHost() + ":" + base.getPort() + "/console" + query);
-    browser.await("the loaded console", "document.body.dataset.loaded === 'true'", WAIT);
+  /** The jobs list refuses {@code request}'s filter with a 400 naming {@code field}. */
+  private static void refusedNaming(String field, RequestSpecification request) {
+    request.get("/admin/console/jobs").then().statusCode(400).body("field", org.hamcrest.Matchers.equalTo(field));
+  }
+
+  /** Opens the console with {@code query} as {@code user}. */
+  private void console(Browser browser, String user, String query) {
+    open(browser, user, "/console" + query);
   }
 
   private static void assertNotPwned(Browser browser) {
@@ -298,23 +300,5 @@ class ConsolePageTest {
 
   private static List<Long> rowIds(Browser browser) {
     return browser.findAll("#jobs tr[data-id]").stream().map(r -> Long.valueOf(r.getAttribute("data-id"))).toList();
-  }
-
-  private static RequestSpecification as(String user) {
-    return given().auth().preemptive().basic(user, user + "-pw");
-  }
-
-  private void enqueue(Outbox box, OutboxMessage.Builder message) throws SQLException {
-    try (Connection c = ds.getConnection()) {
-      box.enqueue(c, message.build());
-    }
-  }
-
-  private char state(String op) {
-    return store.findByOperationId(op).orElseThrow().state();
-  }
-
-  private long id(String op) {
-    return store.findByOperationId(op).orElseThrow().id();
   }
 }

@@ -4,35 +4,23 @@ import static io.restassured.RestAssured.given;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.outboxrelay.outbox.Outbox;
-import dev.outboxrelay.outbox.OutboxConfig;
 import dev.outboxrelay.outbox.OutboxMessage;
-import dev.outboxrelay.outbox.store.OutboxStore;
-import dev.outboxrelay.relay.lifecycle.RelayService;
 import dev.outboxrelay.relay.testing.Browser;
-import dev.outboxrelay.relay.testing.RecordingHttpReceiver;
+import dev.outboxrelay.relay.testing.BrowserPageTest;
 import dev.outboxrelay.relay.testing.RecordingHttpReceiver.Response;
 import dev.outboxrelay.relay.testing.RelayTestResources;
-import io.agroal.api.AgroalDataSource;
 import io.quarkus.test.common.QuarkusTestResource;
-import io.quarkus.test.common.http.TestHTTPResource;
 import io.quarkus.test.junit.QuarkusTest;
 import io.restassured.path.json.JsonPath;
-import jakarta.inject.Inject;
-import java.net.URL;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
-import java.sql.SQLException;
-import java.sql.Statement;
-import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import org.awaitility.Awaitility;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.openqa.selenium.WebElement;
 import org.openqa.selenium.support.ui.Select;
@@ -45,36 +33,7 @@ import org.openqa.selenium.support.ui.Select;
  */
 @QuarkusTest
 @QuarkusTestResource(RelayTestResources.class)
-class ReconciliationPageTest {
-  static final Duration WAIT = Duration.ofSeconds(30);
-  static final String DEST = "ledgered";
-
-  @Inject
-  @io.quarkus.agroal.DataSource("postgresql")
-  AgroalDataSource ds;
-
-  @Inject RelayService relay;
-
-  @TestHTTPResource("/")
-  URL base;
-
-  RecordingHttpReceiver receiver;
-  OutboxStore store;
-  final Outbox outbox = new Outbox(OutboxConfig.builder().destinations(DEST).build());
-
-  @BeforeEach
-  void clean() throws SQLException {
-    receiver = RelayTestResources.receiver;
-    receiver.reset();
-    store = relay.store();
-    try (Connection c = ds.getConnection(); Statement s = c.createStatement()) {
-      for (String table : List.of("outbox_reconciliation_item", "outbox_reconciliation_run", "outbox_confirmation",
-          "outbox_lock", "outbox_attempt", "outbox_message")) {
-        s.execute("DELETE FROM " + table);
-      }
-    }
-  }
-
+class ReconciliationPageTest extends BrowserPageTest {
   @Test
   void thePageShowsExactlyWhatTheReportSaysAndFiltersItsItems() throws Exception {
     Instant start = store.databaseNow().minusSeconds(60);
@@ -96,11 +55,11 @@ class ReconciliationPageTest {
     String window = "{\"window_start\":\"" + start + "\",\"window_end\":\"" + store.databaseNow().plusSeconds(60)
         + "\"}";
     for (int run = 0; run < 2; run++) {
-      given().auth().preemptive().basic("operator", "operator-pw").contentType("application/json").body(window)
+      as("operator").contentType("application/json").body(window)
           .post("/reconciliation/runs").then().statusCode(201);
     }
-    JsonPath report = viewer().get("/reconciliation/report").then().statusCode(200).extract().jsonPath();
-    JsonPath runs = viewer().get("/reconciliation/runs?limit=20").then().statusCode(200).extract().jsonPath();
+    JsonPath report = as("viewer").get("/reconciliation/report").then().statusCode(200).extract().jsonPath();
+    JsonPath runs = as("viewer").get("/reconciliation/runs?limit=20").then().statusCode(200).extract().jsonPath();
     Map<String, Integer> counts = report.getMap("counts");
     assertTrue(counts.get("matched") >= 3 && counts.get("duplicate_effects") == 1 && counts.get("dead") == 1
         && counts.get("confirmed_not_sent") == 2, "the data covers several categories: " + counts);
@@ -110,8 +69,8 @@ class ReconciliationPageTest {
     given().get("/reconciliation").then().statusCode(401);
     given().auth().preemptive().basic("nobody", "nobody-pw").get("/reconciliation").then().statusCode(403);
 
-    String page = "http://viewer:viewer-pw@" + base.getHost() + ":" + base.getPort() + "/reconciliation";
-    Path shots = Path.of("target", "screenshots");
+    String page = page("viewer", "/reconciliation");
+    Path shots = SCREENSHOTS;
     try (Browser chromium = Browser.start(1280, 1000)) {
       chromium.navigate(page);
       chromium.await("the loaded report", "document.body.dataset.loaded === 'true'", WAIT);
@@ -158,10 +117,6 @@ class ReconciliationPageTest {
       assertEquals(List.of("ghost-1"), rows(chromium));
     }
     assertTrue(Files.size(shots.resolve("reconciliation-page.png")) > 10_000, "a real screenshot");
-  }
-
-  private static io.restassured.specification.RequestSpecification viewer() {
-    return given().auth().preemptive().basic("viewer", "viewer-pw");
   }
 
   private static List<String> rows(Browser chromium) {

@@ -1,5 +1,6 @@
 package dev.outboxrelay.outbox.store.dialect;
 
+import dev.outboxrelay.outbox.store.MessageQuery;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -326,12 +327,12 @@ public abstract class OutboxDialect {
    * Records an attempt that just finished. Parameters: message_id, attempt_no, claim_token,
    * started_at (when the send started, on the database clock; null when unknown), minus elapsed
    * millis (started_at = now - elapsed when unknown), outcome, error_class, error_message,
-   * response_summary.
+   * response_summary, relay_instance.
    */
   public String insertAttemptSql() {
     return "INSERT INTO outbox_attempt (message_id, attempt_no, claim_token, started_at, outcome,"
-        + " error_class, error_message, response_summary) VALUES (?, ?, ?, COALESCE(" + instantParam()
-        + ", " + nowPlusMillisParam() + "), ?, ?, ?, ?)";
+        + " error_class, error_message, response_summary, relay_instance) VALUES (?, ?, ?, COALESCE("
+        + instantParam() + ", " + nowPlusMillisParam() + "), ?, ?, ?, ?, ?)";
   }
 
   /** A timestamp parameter bound by {@link #bindInstant}, typed for use inside an expression. */
@@ -432,7 +433,7 @@ public abstract class OutboxDialect {
   /** Parameters: message_id. */
   public String attemptsSql() {
     return "SELECT message_id, attempt_no, claim_token, started_at, finished_at, outcome,"
-        + " error_class, error_message, response_summary FROM outbox_attempt"
+        + " error_class, error_message, response_summary, relay_instance FROM outbox_attempt"
         + " WHERE message_id = ? ORDER BY id";
   }
 
@@ -456,20 +457,51 @@ public abstract class OutboxDialect {
           + " m.last_error, f.error_class, f.finished_at, m.deliver_after, m.created_at, m.claimed_at,"
           + " m.lease_until, m.sent_at, m.confirmed_at";
 
+  /** The character that makes the next one literal in a {@code LIKE} pattern ({@link #containsPattern}). */
+  protected static final char LIKE_ESCAPE = '!';
+
+  /** A job's time for the listing's range: its creation, or for a dead job the time it died. */
+  protected static final String LISTED_AT = "CASE WHEN m.state = 'D' THEN " + DIED_AT + " ELSE m.created_at END";
+
   /**
-   * One page of the listing, in id order; {@code limit} rows at most. Columns: {@link
-   * #SUMMARY_COLUMNS}. Keyset paging on the primary key, so a page costs its size, not its offset.
+   * One page of the listing, in id order; {@code q.limit()} rows at most. Columns: {@link
+   * #SUMMARY_COLUMNS}. Keyset paging on the primary key, so a page costs its size, not its offset;
+   * every condition of {@code q} is a bound parameter.
    */
-  public BoundSql listMessages(
-      Character state, String destination, String orderingKey, long afterId, int limit) {
+  public BoundSql listMessages(MessageQuery q) {
     StringBuilder sql = new StringBuilder("SELECT " + SUMMARY_COLUMNS + " FROM outbox_message m"
         + LATEST_FAILURE_JOIN + " WHERE m.id > ?");
-    List<Object> params = new ArrayList<>(List.of(afterId));
-    and(sql, params, "m.state = ?", state == null ? null : String.valueOf(state));
-    and(sql, params, "m.destination = ?", destination);
-    and(sql, params, "m.ordering_key = ?", orderingKey);
-    params.add(limit);
+    List<Object> params = new ArrayList<>(List.of(q.afterId()));
+    and(sql, params, "m.state = ?", q.state() == null ? null : String.valueOf(q.state()));
+    and(sql, params, "m.destination = ?", q.destination());
+    and(sql, params, "m.ordering_key = ?", q.orderingKey());
+    and(sql, params, "f.error_class = ?", q.errorClass());
+    and(sql, params, "m.operation_id LIKE ? ESCAPE '" + LIKE_ESCAPE + "'",
+        q.operationIdContains() == null ? null : containsPattern(q.operationIdContains()));
+    and(sql, params, LISTED_AT + " >= ?", q.from());
+    and(sql, params, LISTED_AT + " < ?", q.to());
+    params.add(q.limit());
     return new BoundSql(sql.append(" ORDER BY m.id").append(limitParam()).toString(), params);
+  }
+
+  /**
+   * A {@code LIKE} pattern matching text that contains {@code text} literally: its wildcards (and
+   * the escape character) escaped with {@link #LIKE_ESCAPE}.
+   */
+  public String containsPattern(String text) {
+    StringBuilder p = new StringBuilder("%");
+    for (char ch : text.toCharArray()) {
+      if (likeSpecial(ch)) {
+        p.append(LIKE_ESCAPE);
+      }
+      p.append(ch);
+    }
+    return p.append('%').toString();
+  }
+
+  /** Whether {@code ch} means something in a {@code LIKE} pattern. */
+  protected boolean likeSpecial(char ch) {
+    return ch == '%' || ch == '_' || ch == LIKE_ESCAPE;
   }
 
   /** Counts the dead jobs a filter matches. Columns: the count. */

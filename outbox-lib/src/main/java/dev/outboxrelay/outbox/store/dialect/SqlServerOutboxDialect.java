@@ -186,10 +186,16 @@ public class SqlServerOutboxDialect extends OutboxDialect {
     // One SYSUTCDATETIME() for started_at and finished_at: two calls in one statement may differ.
     // An int of milliseconds: one attempt's elapsed time stays far below 24.8 days.
     return "INSERT INTO outbox_attempt (message_id, attempt_no, claim_token, started_at, finished_at,"
-        + " outcome, error_class, error_message, response_summary)"
+        + " outcome, error_class, error_message, response_summary, relay_instance)"
         + " SELECT ?, ?, ?, COALESCE(CAST(? AS DATETIME2(3)), DATEADD(MILLISECOND, CAST(? AS INT), n.t)),"
-        + " n.t, ?, ?, ?, ?"
+        + " n.t, ?, ?, ?, ?, ?"
         + " FROM (SELECT SYSUTCDATETIME() AS t) n";
+  }
+
+  @Override
+  protected boolean likeSpecial(char ch) {
+    // T-SQL's LIKE also reads [...] as a character class.
+    return ch == '[' || super.likeSpecial(ch);
   }
 
   /** Two parameters per pair under the limit of 2,100 per statement. */

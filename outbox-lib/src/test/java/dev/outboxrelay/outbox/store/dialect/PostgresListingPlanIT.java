@@ -1,0 +1,83 @@
+package dev.outboxrelay.outbox.store.dialect;
+
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.outboxrelay.outbox.store.MessageQuery;
+import dev.outboxrelay.outbox.testing.TestDatabases;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.SQLException;
+import java.time.Instant;
+import java.util.List;
+import javax.sql.DataSource;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The plans PostgreSQL picks for the console's job lists on an analysed table where few jobs are
+ * dead (schema {@value #SCHEMA} of its own): a keyset page walks an index in id order (the dead
+ * jobs' partial index, the ready one, or the primary key) instead of reading the table whole, so
+ * a page costs its size, with the filters applied as bound conditions on the way.
+ */
+class PostgresListingPlanIT {
+  static final String SCHEMA = "postgres_listing_plan_it";
+  static DataSource ds;
+  static final PostgresOutboxDialect DIALECT = new PostgresOutboxDialect();
+
+  @BeforeAll
+  static void table() {
+    ds = TestDatabases.postgres(SCHEMA);
+    TestDatabases.reset(ds);
+    TestDatabases.insertReady(ds, 20_000);
+    TestDatabases.execute(ds, "UPDATE outbox_message SET state = CASE WHEN id % 100 = 0 THEN 'D' ELSE 'S' END"
+        + " WHERE id % 10 <> 1");
+    TestDatabases.execute(ds, "ANALYZE outbox_message");
+    TestDatabases.execute(ds, "ANALYZE outbox_attempt");
+  }
+
+  @AfterAll
+  static void clean() {
+    TestDatabases.reset(ds);
+  }
+
+  private static String plan(MessageQuery q) throws SQLException {
+    BoundSql sql = DIALECT.listMessages(q);
+    try (Connection c = ds.getConnection();
+        PreparedStatement ps = c.prepareStatement("EXPLAIN (COSTS OFF) " + sql.sql())) {
+      List<Object> params = sql.params();
+      for (int i = 0; i < params.size(); i++) {
+        if (params.get(i) instanceof Instant t) {
+          DIALECT.bindInstant(ps, i + 1, t);
+        } else {
+          ps.setObject(i + 1, params.get(i));
+        }
+      }
+      return String.join("\n", OutboxDialect.readAll(ps, rs -> rs.getString(1)));
+    }
+  }
+
+  @Test
+  void deadJobsByDestinationErrorClassAndTimeWalkTheDeadIndex() throws SQLException {
+    Instant now = Instant.now();
+    for (MessageQuery q : List.of(
+        new MessageQuery('D', null, null, 0, 51),
+        new MessageQuery('D', TestDatabases.HTTP_BILLING, null, 100, 51),
+        new MessageQuery('D', null, null, null, null, now.minusSeconds(3600), now, 0, 51),
+        new MessageQuery('D', TestDatabases.HTTP_BILLING, null, "HTTP 422", null, now.minusSeconds(3600), null, 0, 51))) {
+      String plan = plan(q);
+      assertTrue(plan.contains("using ix_outbox_message_dead on outbox_message m"), q + ":\n" + plan);
+      assertFalse(plan.contains("Seq Scan on outbox_message"), q + ":\n" + plan);
+    }
+  }
+
+  @Test
+  void readyJobsWalkTheReadyIndexAndUnfilteredPagesThePrimaryKey() throws SQLException {
+    String ready = plan(new MessageQuery('R', TestDatabases.HTTP_BILLING, null, 0, 51));
+    assertTrue(ready.contains("ix_outbox_message_ready"), ready);
+    String any = plan(new MessageQuery(null, TestDatabases.HTTP_BILLING, null, 5_000, 51));
+    assertTrue(any.contains("outbox_message_pkey"), any);
+    assertFalse(any.contains("Seq Scan on outbox_message"), any);
+  }
+}

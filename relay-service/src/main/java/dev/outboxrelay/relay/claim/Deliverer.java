@@ -9,6 +9,7 @@ import dev.outboxrelay.relay.metrics.RelayMetrics;
 import dev.outboxrelay.relay.sink.MessageSink;
 import dev.outboxrelay.relay.sink.SinkRegistry;
 import dev.outboxrelay.relay.sink.SinkResult;
+import dev.outboxrelay.relay.state.StateChangeLog;
 import dev.outboxrelay.relay.tracing.DeliveryTracing;
 import java.time.Duration;
 import java.time.Instant;
@@ -45,8 +46,8 @@ public class Deliverer {
   private final PayloadResolver payloads;
   private DeliveryTracing tracing = DeliveryTracing.OFF;
   private CompletionBatcher completions;
-  /** Where recording errors go; null: a warning per retry. */
-  private volatile dev.outboxrelay.relay.health.StateChangeLog database;
+  /** Where recording errors go. */
+  private volatile StateChangeLog database = StateChangeLog.logging("the deliverer's database", LOG);
 
   /**
    * @param clockSkew database clock minus this process's clock, for commit-to-sent latency
@@ -92,7 +93,7 @@ public class Deliverer {
    * Reports database errors while recording outcomes to {@code database} (its source's state,
    * logged once per change) instead of a warning per retry; call before the claim loop starts.
    */
-  public Deliverer reportingTo(dev.outboxrelay.relay.health.StateChangeLog database) {
+  public Deliverer reportingTo(StateChangeLog database) {
     this.database = database;
     return this;
   }
@@ -263,14 +264,12 @@ public class Deliverer {
     boolean unanswered = false;
     while (true) {
       try {
-        dev.outboxrelay.relay.health.StateChangeLog db = database;
-        Instant callStarted = db == null ? null : db.now();
+        StateChangeLog db = database;
+        Instant callStarted = db.now();
         // A try that failed may have committed before its answer was lost: read back first.
         boolean changed = unanswered && !store.recordedUnder(List.of(m), outcome).isEmpty()
             || transition.getAsBoolean();
-        if (db != null) {
-          db.success(callStarted);
-        }
+        db.success(callStarted);
         return changed;
       } catch (RuntimeException e) {
         if (System.nanoTime() + pause.toNanos() > deadline) {
@@ -279,12 +278,7 @@ public class Deliverer {
               + " (the sink deduplicates): %s", m.id(), e.getMessage());
           return null;
         }
-        if (database != null) {
-          database.failure("recording an outcome failed: " + dev.outboxrelay.relay.health.StateChangeLog.describe(e));
-        } else {
-          LOG.warnf("message_id=%d: recording the outcome failed, retrying in %s: %s",
-              m.id(), pause, e.getMessage());
-        }
+        database.failure("recording an outcome failed: " + StateChangeLog.describe(e));
         try {
           Thread.sleep(pause.toMillis());
         } catch (InterruptedException ie) {

@@ -128,7 +128,7 @@ public class Deliverer {
       result = send(traced.message());
     } catch (InterruptedException e) {
       release(m);
-      traced.end(null, null);
+      traced.released();
       finished.run();
       Thread.currentThread().interrupt();
       return;
@@ -147,7 +147,7 @@ public class Deliverer {
       });
       return;
     }
-    String outcome = null;
+    AttemptOutcome outcome = null;
     try {
       outcome = record(m, result, took, startedAt);
     } finally {
@@ -156,28 +156,28 @@ public class Deliverer {
     }
   }
 
-  /** Counts a batched completion's answer; returns the outcome as counted. */
-  private String delivered(ClaimedMessage m, CompletionBatcher.Completion c, Duration took) {
-    String outcome = switch (c) {
+  /** Counts a batched completion's answer; returns the outcome as counted (null: unknown). */
+  private AttemptOutcome delivered(ClaimedMessage m, CompletionBatcher.Completion c, Duration took) {
+    AttemptOutcome outcome = switch (c) {
       case COMPLETED -> {
         metrics.endToEnd(Duration.between(m.createdAt(), Instant.now().plus(clockSkew.get())));
-        yield "delivered";
+        yield AttemptOutcome.DELIVERED;
       }
       case STALE -> {
-        stale(m, "delivered");
-        yield "stale";
+        stale(m, AttemptOutcome.DELIVERED);
+        yield AttemptOutcome.STALE;
       }
-      case UNKNOWN -> "unknown";
+      case UNKNOWN -> null;
     };
     metrics.attempt(m.destination(), outcome, took);
     return outcome;
   }
 
-  private void stale(ClaimedMessage m, String outcome) {
+  private void stale(ClaimedMessage m, AttemptOutcome outcome) {
     metrics.staleCompletion(outcome);
     LOG.warnf("message_id=%d operation_id=%s token=%s attempt=%d: %s not recorded, the claim was"
             + " lost (lease expired and the job was re-offered); this result changed nothing",
-        m.id(), m.operationId(), m.claimToken(), m.attemptNo(), outcome);
+        m.id(), m.operationId(), m.claimToken(), m.attemptNo(), RelayMetrics.outcomeTag(outcome));
   }
 
   private SinkResult send(ClaimedMessage m) throws InterruptedException {
@@ -201,14 +201,14 @@ public class Deliverer {
     }
   }
 
-  /** Returns the outcome as counted: delivered, retry, dead, stale or unknown. */
-  private String record(ClaimedMessage m, SinkResult result, Duration took, Instant startedAt) {
-    String outcome;
+  /** Returns the outcome as counted: delivered, retry, dead, stale or null (unknown). */
+  private AttemptOutcome record(ClaimedMessage m, SinkResult result, Duration took, Instant startedAt) {
+    AttemptOutcome outcome;
     Boolean applied;
     if (result instanceof SinkResult.Delivered d) {
       AttemptRecord a = AttemptRecord.success(took, d.summary()).startedAt(startedAt);
       applied = recordReliably(m, AttemptOutcome.DELIVERED, () -> store.markDelivered(m, a));
-      outcome = "delivered";
+      outcome = AttemptOutcome.DELIVERED;
       if (Boolean.TRUE.equals(applied)) {
         metrics.endToEnd(Duration.between(m.createdAt(), Instant.now().plus(clockSkew.get())));
       }
@@ -216,12 +216,12 @@ public class Deliverer {
       Duration delay = backoff.delay(m.attemptNo(), r.retryAfter());
       AttemptRecord a = new AttemptRecord(took, r.errorClass(), r.error(), r.summary(), startedAt);
       applied = recordReliably(m, AttemptOutcome.RETRY, () -> store.markForRetry(m, delay, a));
-      outcome = "retry";
+      outcome = AttemptOutcome.RETRY;
       log(m, outcome, r.error() + "; next attempt in " + delay);
     } else {
       AttemptRecord a = deadRecord(m, result, took).startedAt(startedAt);
       applied = recordReliably(m, AttemptOutcome.DEAD, () -> store.markDead(m, a));
-      outcome = "dead";
+      outcome = AttemptOutcome.DEAD;
       if (Boolean.TRUE.equals(applied)) {
         metrics.dead(1);
       }
@@ -229,10 +229,10 @@ public class Deliverer {
           m.id(), m.operationId(), m.claimToken(), m.destination(), m.attemptNo(), a.errorMessage());
     }
     if (applied == null) {
-      outcome = "unknown";
+      outcome = null;
     } else if (!applied) {
       stale(m, outcome);
-      outcome = "stale";
+      outcome = AttemptOutcome.STALE;
     }
     metrics.attempt(m.destination(), outcome, took);
     return outcome;
@@ -247,9 +247,10 @@ public class Deliverer {
         "gave up after " + m.attemptNo() + " attempts (max " + maxAttempts + "): " + r.error(), r.summary());
   }
 
-  private static void log(ClaimedMessage m, String outcome, String detail) {
+  private static void log(ClaimedMessage m, AttemptOutcome outcome, String detail) {
     LOG.infof("message_id=%d operation_id=%s token=%s destination=%s attempt=%d outcome=%s %s",
-        m.id(), m.operationId(), m.claimToken(), m.destination(), m.attemptNo(), outcome, detail);
+        m.id(), m.operationId(), m.claimToken(), m.destination(), m.attemptNo(), RelayMetrics.outcomeTag(outcome),
+        detail);
   }
 
   /**

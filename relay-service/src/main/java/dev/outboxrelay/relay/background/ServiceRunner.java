@@ -5,6 +5,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.Objects;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * Runs a {@link BackgroundService} on a thread of its own: a pass, a wait, a pass. It owns what
@@ -45,8 +46,8 @@ public final class ServiceRunner implements AutoCloseable {
   private boolean woken;
   private volatile boolean running;
   private volatile String lastError;
-  private volatile long passes;
-  private volatile long failures;
+  private final AtomicLong passes = new AtomicLong();
+  private final AtomicLong failures = new AtomicLong();
   private Thread thread;
 
   /**
@@ -142,14 +143,14 @@ public final class ServiceRunner implements AutoCloseable {
     } catch (InterruptedException e) {
       throw e;
     } catch (Exception e) {
-      failures++;
+      failures.incrementAndGet();
       lastError = StateChangeLog.describe(e);
       if (running || thread == null) {
         state.failure(what + ": " + lastError);
       }
       throw e;
     } finally {
-      passes++;
+      passes.incrementAndGet();
     }
   }
 
@@ -179,12 +180,12 @@ public final class ServiceRunner implements AutoCloseable {
 
   /** Passes run so far, failed ones included (a test waits on it). */
   public long passes() {
-    return passes;
+    return passes.get();
   }
 
   /** Passes that failed so far. */
   public long failures() {
-    return failures;
+    return failures.get();
   }
 
   /** The latest pass's failure, or null when it worked. */

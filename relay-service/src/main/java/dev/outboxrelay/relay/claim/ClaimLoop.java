@@ -4,6 +4,7 @@ import dev.outboxrelay.outbox.store.ClaimRequest;
 import dev.outboxrelay.outbox.store.ClaimedMessage;
 import dev.outboxrelay.outbox.store.OutboxStore;
 import dev.outboxrelay.relay.lease.LeaseHeartbeat;
+import dev.outboxrelay.relay.state.StateChangeLog;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -62,8 +63,8 @@ public class ClaimLoop {
   private volatile boolean running;
   private volatile boolean stopping;
   private Thread thread;
-  /** Where claim errors and recoveries go; null: logged here, once per state change. */
-  private volatile dev.outboxrelay.relay.health.StateChangeLog database;
+  /** Where claim errors and recoveries go (logged once per state change). */
+  private volatile StateChangeLog database = StateChangeLog.logging("the claim loop's database", LOG);
   private volatile Duration errorPauseMax = ERROR_PAUSE_MAX;
   /** The source named in thread names ({@code outbox-worker-<source>-3}); null for a single source. */
   private volatile String source;
@@ -99,7 +100,7 @@ public class ClaimLoop {
    * change once) instead of logging them here, and pauses up to {@code errorMaxWait} between failed
    * claims; call before {@link #start()}.
    */
-  public ClaimLoop reportingTo(dev.outboxrelay.relay.health.StateChangeLog database, Duration errorMaxWait) {
+  public ClaimLoop reportingTo(StateChangeLog database, Duration errorMaxWait) {
     this.database = database;
     this.errorPauseMax = errorMaxWait;
     return this;
@@ -223,17 +224,13 @@ public class ClaimLoop {
           }
           continue;
         }
-        dev.outboxrelay.relay.health.StateChangeLog db = database;
-        java.time.Instant callStarted = db == null ? null : db.now();
+        StateChangeLog db = database;
+        java.time.Instant callStarted = db.now();
         int statementsBefore = claimStatements.get();
         int claimed = claimOnce();
-        if (db != null) {
-          lastError.set(null);
-          if (claimStatements.get() != statementsBefore) {
-            db.success(callStarted);
-          }
-        } else if (lastError.getAndSet(null) != null) {
-          LOG.info("claiming works again");
+        lastError.set(null);
+        if (claimStatements.get() != statementsBefore) {
+          db.success(callStarted);
         }
         errorPause = Duration.ofMillis(100);
         if (claimed > 0) {
@@ -246,13 +243,8 @@ public class ClaimLoop {
         break;
       } catch (RuntimeException e) {
         String message = String.valueOf(e.getCause() != null ? e.getCause().getMessage() : e.getMessage());
-        dev.outboxrelay.relay.health.StateChangeLog db = database;
-        if (db != null) {
-          lastError.set(message);
-          db.failure("claiming failed: " + message);
-        } else if (lastError.getAndSet(message) == null) {
-          LOG.errorf(e, "claiming failed; retrying with growing pauses (logged again when it recovers)");
-        }
+        lastError.set(message);
+        database.failure("claiming failed: " + message);
         try {
           Thread.sleep(errorPause.toMillis());
         } catch (InterruptedException ie) {

@@ -6,6 +6,7 @@ import dev.outboxrelay.outbox.store.AttemptRecord;
 import dev.outboxrelay.outbox.store.ClaimedMessage;
 import dev.outboxrelay.outbox.store.DeliveredJob;
 import dev.outboxrelay.outbox.store.OutboxStore;
+import dev.outboxrelay.relay.state.StateChangeLog;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -72,7 +73,7 @@ public final class CompletionBatcher implements AutoCloseable {
   private final Thread flusher;
   /** Jobs in flight (sending or waiting here); none known: never flush before maxWait. */
   private volatile IntSupplier inFlight = () -> Integer.MAX_VALUE;
-  private volatile dev.outboxrelay.relay.health.StateChangeLog database;
+  private volatile StateChangeLog database = StateChangeLog.logging("the completion flusher's database", LOG);
 
   /**
    * @param resultTimeout how long a job's completion is retried after a failed flush (the lease:
@@ -95,7 +96,7 @@ public final class CompletionBatcher implements AutoCloseable {
   }
 
   /** Reports flush errors and successes to {@code database} (its source's state). */
-  public CompletionBatcher reportingTo(dev.outboxrelay.relay.health.StateChangeLog database) {
+  public CompletionBatcher reportingTo(StateChangeLog database) {
     this.database = database;
     return this;
   }
@@ -223,8 +224,8 @@ public final class CompletionBatcher implements AutoCloseable {
    * (those past their deadline are answered UNKNOWN). Returns false when it failed.
    */
   private boolean flush(List<Pending> batch) {
-    dev.outboxrelay.relay.health.StateChangeLog db = database;
-    java.time.Instant callStarted = db == null ? null : db.now();
+    StateChangeLog db = database;
+    java.time.Instant callStarted = db.now();
     Set<Long> completed;
     try {
       List<ClaimedMessage> unanswered = batch.stream().filter(Pending::unanswered)
@@ -245,11 +246,7 @@ public final class CompletionBatcher implements AutoCloseable {
       }
       completed = store.markDeliveredAll(batch.stream().map(Pending::job).toList());
     } catch (RuntimeException e) {
-      if (db != null) {
-        db.failure("recording deliveries failed: " + dev.outboxrelay.relay.health.StateChangeLog.describe(e));
-      } else {
-        LOG.warnf("recording %d deliveries failed, retrying: %s", batch.size(), e.getMessage());
-      }
+      db.failure("recording deliveries failed: " + StateChangeLog.describe(e));
       long now = System.nanoTime();
       List<Pending> retry = new ArrayList<>();
       for (Pending p : batch) {
@@ -274,9 +271,7 @@ public final class CompletionBatcher implements AutoCloseable {
       }
       return false;
     }
-    if (db != null) {
-      db.success(callStarted);
-    }
+    db.success(callStarted);
     for (Pending p : batch) {
       answer(p, completed.contains(p.job().message().id()) ? Completion.COMPLETED : Completion.STALE);
     }

@@ -9,6 +9,7 @@ import dev.outboxrelay.relay.metrics.RelayMetrics;
 import dev.outboxrelay.relay.sink.MessageSink;
 import dev.outboxrelay.relay.sink.SinkRegistry;
 import dev.outboxrelay.relay.sink.SinkResult;
+import dev.outboxrelay.relay.state.StateChangeLog;
 import dev.outboxrelay.relay.tracing.DeliveryTracing;
 import java.time.Duration;
 import java.time.Instant;
@@ -47,8 +48,8 @@ public class Deliverer {
   /** The relay instance named on every attempt this records; null: unnamed. */
   private String relayInstance;
   private CompletionBatcher completions;
-  /** Where recording errors go; null: a warning per retry. */
-  private volatile dev.outboxrelay.relay.health.StateChangeLog database;
+  /** Where recording errors go. */
+  private volatile StateChangeLog database = StateChangeLog.logging("the deliverer's database", LOG);
 
   /**
    * @param clockSkew database clock minus this process's clock, for commit-to-sent latency
@@ -103,7 +104,7 @@ public class Deliverer {
    * Reports database errors while recording outcomes to {@code database} (its source's state,
    * logged once per change) instead of a warning per retry; call before the claim loop starts.
    */
-  public Deliverer reportingTo(dev.outboxrelay.relay.health.StateChangeLog database) {
+  public Deliverer reportingTo(StateChangeLog database) {
     this.database = database;
     return this;
   }
@@ -138,7 +139,7 @@ public class Deliverer {
       result = send(traced.message());
     } catch (InterruptedException e) {
       release(m);
-      traced.end(null, null);
+      traced.released();
       finished.run();
       Thread.currentThread().interrupt();
       return;
@@ -157,7 +158,7 @@ public class Deliverer {
       });
       return;
     }
-    String outcome = null;
+    AttemptOutcome outcome = null;
     try {
       outcome = record(m, result, took, startedAt);
     } finally {
@@ -166,28 +167,28 @@ public class Deliverer {
     }
   }
 
-  /** Counts a batched completion's answer; returns the outcome as counted. */
-  private String delivered(ClaimedMessage m, CompletionBatcher.Completion c, Duration took) {
-    String outcome = switch (c) {
+  /** Counts a batched completion's answer; returns the outcome as counted (null: unknown). */
+  private AttemptOutcome delivered(ClaimedMessage m, CompletionBatcher.Completion c, Duration took) {
+    AttemptOutcome outcome = switch (c) {
       case COMPLETED -> {
         metrics.endToEnd(Duration.between(m.createdAt(), Instant.now().plus(clockSkew.get())));
-        yield "delivered";
+        yield AttemptOutcome.DELIVERED;
       }
       case STALE -> {
-        stale(m, "delivered");
-        yield "stale";
+        stale(m, AttemptOutcome.DELIVERED);
+        yield AttemptOutcome.STALE;
       }
-      case UNKNOWN -> "unknown";
+      case UNKNOWN -> null;
     };
     metrics.attempt(m.destination(), outcome, took);
     return outcome;
   }
 
-  private void stale(ClaimedMessage m, String outcome) {
+  private void stale(ClaimedMessage m, AttemptOutcome outcome) {
     metrics.staleCompletion(outcome);
     LOG.warnf("message_id=%d operation_id=%s token=%s attempt=%d: %s not recorded, the claim was"
             + " lost (lease expired and the job was re-offered); this result changed nothing",
-        m.id(), m.operationId(), m.claimToken(), m.attemptNo(), outcome);
+        m.id(), m.operationId(), m.claimToken(), m.attemptNo(), RelayMetrics.outcomeTag(outcome));
   }
 
   private SinkResult send(ClaimedMessage m) throws InterruptedException {
@@ -211,14 +212,14 @@ public class Deliverer {
     }
   }
 
-  /** Returns the outcome as counted: delivered, retry, dead, stale or unknown. */
-  private String record(ClaimedMessage m, SinkResult result, Duration took, Instant startedAt) {
-    String outcome;
+  /** Returns the outcome as counted: delivered, retry, dead, stale or null (unknown). */
+  private AttemptOutcome record(ClaimedMessage m, SinkResult result, Duration took, Instant startedAt) {
+    AttemptOutcome outcome;
     Boolean applied;
     if (result instanceof SinkResult.Delivered d) {
       AttemptRecord a = AttemptRecord.success(took, d.summary()).startedAt(startedAt).madeBy(relayInstance);
       applied = recordReliably(m, AttemptOutcome.DELIVERED, () -> store.markDelivered(m, a));
-      outcome = "delivered";
+      outcome = AttemptOutcome.DELIVERED;
       if (Boolean.TRUE.equals(applied)) {
         metrics.endToEnd(Duration.between(m.createdAt(), Instant.now().plus(clockSkew.get())));
       }
@@ -226,12 +227,12 @@ public class Deliverer {
       Duration delay = backoff.delay(m.attemptNo(), r.retryAfter());
       AttemptRecord a = new AttemptRecord(took, r.errorClass(), r.error(), r.summary(), startedAt, relayInstance);
       applied = recordReliably(m, AttemptOutcome.RETRY, () -> store.markForRetry(m, delay, a));
-      outcome = "retry";
+      outcome = AttemptOutcome.RETRY;
       log(m, outcome, r.error() + "; next attempt in " + delay);
     } else {
       AttemptRecord a = deadRecord(m, result, took).startedAt(startedAt).madeBy(relayInstance);
       applied = recordReliably(m, AttemptOutcome.DEAD, () -> store.markDead(m, a));
-      outcome = "dead";
+      outcome = AttemptOutcome.DEAD;
       if (Boolean.TRUE.equals(applied)) {
         metrics.dead(1);
       }
@@ -239,10 +240,10 @@ public class Deliverer {
           m.id(), m.operationId(), m.claimToken(), m.destination(), m.attemptNo(), a.errorMessage());
     }
     if (applied == null) {
-      outcome = "unknown";
+      outcome = null;
     } else if (!applied) {
       stale(m, outcome);
-      outcome = "stale";
+      outcome = AttemptOutcome.STALE;
     }
     metrics.attempt(m.destination(), outcome, took);
     return outcome;
@@ -257,9 +258,10 @@ public class Deliverer {
         "gave up after " + m.attemptNo() + " attempts (max " + maxAttempts + "): " + r.error(), r.summary());
   }
 
-  private static void log(ClaimedMessage m, String outcome, String detail) {
+  private static void log(ClaimedMessage m, AttemptOutcome outcome, String detail) {
     LOG.infof("message_id=%d operation_id=%s token=%s destination=%s attempt=%d outcome=%s %s",
-        m.id(), m.operationId(), m.claimToken(), m.destination(), m.attemptNo(), outcome, detail);
+        m.id(), m.operationId(), m.claimToken(), m.destination(), m.attemptNo(), RelayMetrics.outcomeTag(outcome),
+        detail);
   }
 
   /**
@@ -274,14 +276,12 @@ public class Deliverer {
     boolean unanswered = false;
     while (true) {
       try {
-        dev.outboxrelay.relay.health.StateChangeLog db = database;
-        Instant callStarted = db == null ? null : db.now();
+        StateChangeLog db = database;
+        Instant callStarted = db.now();
         // A try that failed may have committed before its answer was lost: read back first.
         boolean changed = unanswered && !store.recordedUnder(List.of(m), outcome).isEmpty()
             || transition.getAsBoolean();
-        if (db != null) {
-          db.success(callStarted);
-        }
+        db.success(callStarted);
         return changed;
       } catch (RuntimeException e) {
         if (System.nanoTime() + pause.toNanos() > deadline) {
@@ -290,12 +290,7 @@ public class Deliverer {
               + " (the sink deduplicates): %s", m.id(), e.getMessage());
           return null;
         }
-        if (database != null) {
-          database.failure("recording an outcome failed: " + dev.outboxrelay.relay.health.StateChangeLog.describe(e));
-        } else {
-          LOG.warnf("message_id=%d: recording the outcome failed, retrying in %s: %s",
-              m.id(), pause, e.getMessage());
-        }
+        database.failure("recording an outcome failed: " + StateChangeLog.describe(e));
         try {
           Thread.sleep(pause.toMillis());
         } catch (InterruptedException ie) {

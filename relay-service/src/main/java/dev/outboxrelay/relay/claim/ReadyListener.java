@@ -1,6 +1,10 @@
 package dev.outboxrelay.relay.claim;
 
 import dev.outboxrelay.outbox.store.dialect.ReadyNotifications;
+import dev.outboxrelay.relay.background.BackgroundService;
+import dev.outboxrelay.relay.background.Pass;
+import dev.outboxrelay.relay.background.ServiceRunner;
+import dev.outboxrelay.relay.state.StateChangeLog;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.SQLClientInfoException;
@@ -20,10 +24,11 @@ import org.postgresql.PGNotification;
  *
  * <p>Only a shortcut: the claim loop keeps polling on its idle schedule, so a lost notification
  * costs latency, never a job. When the connection breaks (database restart, terminated backend,
- * network), the listener logs once per state change, reconnects with a growing pause, and wakes
- * the loop once after each (re)connect, since notifications sent meanwhile were lost.
+ * network), the pass fails and its {@link ServiceRunner} reports it (once per state change) and
+ * reconnects with a growing pause; each (re)connect wakes the loop once, since notifications sent
+ * meanwhile were lost.
  */
-public final class ReadyListener implements AutoCloseable {
+public final class ReadyListener implements BackgroundService, AutoCloseable {
   private static final Logger LOG = Logger.getLogger(ReadyListener.class);
   /** The listening connection's {@code application_name} (pg_stat_activity). */
   public static final String APPLICATION_NAME = "outbox-relay-listener";
@@ -32,7 +37,8 @@ public final class ReadyListener implements AutoCloseable {
   /** A quiet connection is checked this often, so a silently dropped one is noticed. */
   static final Duration CHECK_INTERVAL = Duration.ofSeconds(10);
   static final Duration RECONNECT_MIN = Duration.ofMillis(100);
-  static final Duration RECONNECT_MAX = Duration.ofSeconds(10);
+  static final int RECONNECT_MAX_SECONDS = 10;
+  static final Duration RECONNECT_MAX = Duration.ofSeconds(RECONNECT_MAX_SECONDS);
 
   /** Opens the connection to listen on (a pooled one is given back, unsubscribed, at close). */
   @FunctionalInterface
@@ -45,10 +51,8 @@ public final class ReadyListener implements AutoCloseable {
   private final Runnable onReady;
   private final String applicationName;
   private final AtomicReference<String> state = new AtomicReference<>("starting");
-  private volatile boolean running;
-  private Thread thread;
-  /** Where connection errors go; null: logged here, once per state change. */
-  private volatile dev.outboxrelay.relay.health.StateChangeLog database;
+  private volatile boolean listening;
+  private ServiceRunner runner;
 
   public ReadyListener(ConnectionSource source, ReadyNotifications notifications, Runnable onReady) {
     this(source, notifications, onReady, APPLICATION_NAME);
@@ -60,25 +64,22 @@ public final class ReadyListener implements AutoCloseable {
     this.notifications = notifications;
     this.onReady = onReady;
     this.applicationName = applicationName;
+    reportingTo(StateChangeLog.logging("the notification listener's database", LOG));
   }
 
   /**
-   * Reports connection failures to {@code database} (its source's state, logged once per change)
-   * instead of logging them here; call before {@link #start()}.
+   * Reports connection failures to {@code database} (its source's state, logged once per change);
+   * call before {@link #start()}.
    */
-  public ReadyListener reportingTo(dev.outboxrelay.relay.health.StateChangeLog database) {
-    this.database = database;
+  public ReadyListener reportingTo(StateChangeLog database) {
+    this.runner = new ServiceRunner("outbox-ready-listener", "listening for notifications failed", this, database)
+        .every(Duration.ZERO).firstAfter(Duration.ZERO).backingOffTo(RECONNECT_MAX);
     return this;
   }
 
   public synchronized void start() {
-    if (running) {
-      return;
-    }
-    running = true;
-    thread = new Thread(this::run, "outbox-ready-listener");
-    thread.setDaemon(true);
-    thread.start();
+    listening = true;
+    runner.start();
   }
 
   /**
@@ -93,45 +94,34 @@ public final class ReadyListener implements AutoCloseable {
     return "listening".equals(state.get());
   }
 
-  private void run() {
-    Duration pause = RECONNECT_MIN;
-    while (running) {
-      Connection c = null;
-      try {
-        c = source.open();
-        listen(c, pause);
-        pause = RECONNECT_MIN;
-      } catch (SQLException | RuntimeException e) {
-        if (!running) {
-          break;
-        }
-        String error = String.valueOf(e.getMessage());
-        String previous = state.getAndSet("reconnecting: " + error);
-        if (database != null) {
-          database.failure("listening for notifications failed: " + error);
-        } else if (!previous.startsWith("reconnecting")) {
-          LOG.warnf("listening for %s notifications failed (%s); the claim loop polls meanwhile;"
-              + " reconnecting with growing pauses (logged again when it works)", notifications.channel(), error);
-        }
-        abort(c);
-        c = null;
-        try {
-          Thread.sleep(pause.toMillis());
-        } catch (InterruptedException ie) {
-          break;
-        }
-        pause = Backoff.doubled(pause, RECONNECT_MAX);
-      } finally {
-        if (c != null) {
-          release(c);
-        }
+  /**
+   * One pass: opens a connection and listens on it until {@link #close()} (its work: the
+   * notifications that woke the claim loop) or until the connection fails (throws; the runner
+   * reconnects after a pause growing from 100ms to {@value #RECONNECT_MAX_SECONDS}s).
+   */
+  @Override
+  public Pass runOnce() throws SQLException {
+    Connection c = null;
+    try {
+      c = source.open();
+      long wakeups = listen(c);
+      release(c);
+      return Pass.done(wakeups);
+    } catch (SQLException | RuntimeException e) {
+      abort(c);
+      if (!listening) {
+        return Pass.idle();
       }
+      state.set("reconnecting: " + e.getMessage());
+      throw e;
     }
-    state.set("stopped");
   }
 
-  /** Listens on {@code c} until {@link #close()} (returns) or the connection fails (throws). */
-  private void listen(Connection c, Duration pauseBefore) throws SQLException {
+  /**
+   * Listens on {@code c} until {@link #close()} (returns the wake-ups) or the connection fails
+   * (throws).
+   */
+  private long listen(Connection c) throws SQLException {
     try {
       c.setClientInfo("ApplicationName", applicationName);
     } catch (SQLClientInfoException e) {
@@ -146,16 +136,13 @@ public final class ReadyListener implements AutoCloseable {
       s.execute(notifications.listenSql());
     }
     PGConnection pg = c.unwrap(PGConnection.class);
-    String previous = state.getAndSet("listening");
-    if (previous.startsWith("reconnecting") && database == null) {
-      LOG.infof("listening for %s notifications again", notifications.channel());
-    } else {
-      LOG.debugf("listening for %s notifications (schema %s)", notifications.channel(), schema);
-    }
+    state.set("listening");
+    LOG.debugf("listening for %s notifications (schema %s)", notifications.channel(), schema);
     // Jobs committed while nobody listened announced themselves to no one: claim once now.
     onReady.run();
+    long wakeups = 0;
     long lastCheck = System.nanoTime();
-    while (running) {
+    while (listening) {
       PGNotification[] received = pg.getNotifications(WAIT_MILLIS);
       boolean ours = false;
       if (received != null) {
@@ -166,6 +153,7 @@ public final class ReadyListener implements AutoCloseable {
       }
       if (ours) {
         onReady.run();
+        wakeups++;
         lastCheck = System.nanoTime();
       } else if (System.nanoTime() - lastCheck > CHECK_INTERVAL.toNanos()) {
         if (!c.isValid(5)) {
@@ -174,6 +162,7 @@ public final class ReadyListener implements AutoCloseable {
         lastCheck = System.nanoTime();
       }
     }
+    return wakeups;
   }
 
   /** Gives a healthy connection back without its subscription (it may go back to a pool). */
@@ -210,23 +199,8 @@ public final class ReadyListener implements AutoCloseable {
   /** Stops listening and gives the connection back; the claim loop keeps its polling. */
   @Override
   public void close() {
-    Thread t;
-    synchronized (this) {
-      running = false;
-      t = thread;
-    }
-    if (t == null) {
-      state.set("stopped");
-      return;
-    }
-    try {
-      t.join(WAIT_MILLIS * 4L);
-      if (t.isAlive()) {
-        t.interrupt();
-        t.join(2_000);
-      }
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    }
+    listening = false;
+    runner.close();
+    state.set("stopped");
   }
 }

@@ -11,7 +11,7 @@ import dev.outboxrelay.outbox.store.MessageSummary;
 import dev.outboxrelay.outbox.store.OutboxStore;
 import dev.outboxrelay.outbox.store.StoredMessage;
 import dev.outboxrelay.outbox.store.StoredPayload;
-import dev.outboxrelay.relay.health.StateChangeLog;
+import dev.outboxrelay.relay.state.StateChangeLog;
 import dev.outboxrelay.relay.lifecycle.RelayService;
 import dev.outboxrelay.relay.source.RelaySource;
 import dev.outboxrelay.relay.web.ProblemException;

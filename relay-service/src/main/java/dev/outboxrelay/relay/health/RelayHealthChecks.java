@@ -2,6 +2,8 @@ package dev.outboxrelay.relay.health;
 
 import dev.outboxrelay.relay.claim.ClaimLoop;
 import dev.outboxrelay.relay.config.RelayConfig;
+import dev.outboxrelay.relay.state.DestinationStates;
+import dev.outboxrelay.relay.state.StateChangeLog;
 import dev.outboxrelay.relay.lifecycle.RelayService;
 import dev.outboxrelay.relay.source.RelaySource;
 import jakarta.enterprise.context.ApplicationScoped;

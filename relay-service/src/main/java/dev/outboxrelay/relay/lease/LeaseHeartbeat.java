@@ -2,7 +2,10 @@ package dev.outboxrelay.relay.lease;
 
 import dev.outboxrelay.outbox.store.ClaimedMessage;
 import dev.outboxrelay.outbox.store.OutboxStore;
-import dev.outboxrelay.relay.health.StateChangeLog;
+import dev.outboxrelay.relay.background.BackgroundService;
+import dev.outboxrelay.relay.background.Pass;
+import dev.outboxrelay.relay.background.ServiceRunner;
+import dev.outboxrelay.relay.state.StateChangeLog;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -25,18 +28,15 @@ import org.jboss.logging.Logger;
  * Claim#ownedFor()}): the start of the last statement that claimed or renewed it plus the lease,
  * which is never later than the database's {@code lease_until}.
  */
-public final class LeaseHeartbeat implements AutoCloseable {
+public final class LeaseHeartbeat implements BackgroundService, AutoCloseable {
   private static final Logger LOG = Logger.getLogger(LeaseHeartbeat.class);
 
   private final OutboxStore store;
   private final Duration lease;
   private final Consumer<Claim> onLost;
   private final Map<Long, Claim> held = new ConcurrentHashMap<>();
-  private final Object lock = new Object();
-  private volatile StateChangeLog database;
-  private volatile boolean running;
-  private Thread thread;
   private final String threadName;
+  private ServiceRunner runner;
 
   /**
    * @param onLost called once for each claim a pass found lost (not recording: a recording claim's
@@ -47,11 +47,16 @@ public final class LeaseHeartbeat implements AutoCloseable {
     this.lease = lease;
     this.onLost = onLost;
     this.threadName = "outbox-lease-heartbeat" + (source == null ? "" : "-" + source);
+    reportingTo(StateChangeLog.logging("the lease heartbeat's database", LOG));
   }
 
-  /** Reports renewal errors and successes to {@code database} (its source's state). */
+  /**
+   * Reports each pass to {@code database} (its source's state, which logs each change once);
+   * call before {@link #start()}. A failed pass is tried again after a pause growing from 100ms,
+   * at the latest after {@link #interval()} (the leases may still be valid).
+   */
   public LeaseHeartbeat reportingTo(StateChangeLog database) {
-    this.database = database;
+    this.runner = new ServiceRunner(threadName, "renewing leases failed", this, database).every(interval());
     return this;
   }
 
@@ -81,11 +86,12 @@ public final class LeaseHeartbeat implements AutoCloseable {
   }
 
   /**
-   * One pass: renews every claim held in one statement (chunked by the store). Returns the number
-   * of claims found lost. Throws when the statement fails (the leases may still be valid; the next
-   * pass tries again).
+   * One pass: renews every claim held in one statement (chunked by the store). Its work is the
+   * number of claims found lost; it asks nothing while no claim is held. Throws when the statement
+   * fails (the leases may still be valid; the next pass tries again).
    */
-  public int runOnce() {
+  @Override
+  public Pass runOnce() {
     Map<Long, UUID> claims = new HashMap<>();
     List<Claim> asked = new ArrayList<>();
     for (Claim c : held.values()) {
@@ -95,7 +101,7 @@ public final class LeaseHeartbeat implements AutoCloseable {
       }
     }
     if (claims.isEmpty()) {
-      return 0;
+      return Pass.idle();
     }
     long started = System.nanoTime();
     Set<Long> renewed = store.renewLeases(claims, lease);
@@ -114,66 +120,22 @@ public final class LeaseHeartbeat implements AutoCloseable {
         onLost.accept(c);
       }
     }
-    return lost;
+    return Pass.done(lost);
   }
 
+  /** Starts the passes, every {@link #interval()}, on a thread of its own. */
   public void start() {
-    synchronized (lock) {
-      if (running) {
-        return;
-      }
-      running = true;
-      thread = new Thread(this::run, threadName);
-      thread.setDaemon(true);
-      thread.start();
-    }
+    runner.start();
   }
 
-  private void run() {
-    long every = interval().toNanos();
-    while (running) {
-      try {
-        synchronized (lock) {
-          long until = System.nanoTime() + every;
-          for (long left = every; running && left > 0; left = until - System.nanoTime()) {
-            java.util.concurrent.TimeUnit.NANOSECONDS.timedWait(lock, left);
-          }
-        }
-        if (!running) {
-          return;
-        }
-        StateChangeLog db = database;
-        java.time.Instant callStarted = db == null ? null : db.now();
-        boolean asked = !held.isEmpty();
-        runOnce();
-        if (db != null && asked) {
-          db.success(callStarted);
-        }
-      } catch (InterruptedException e) {
-        return;
-      } catch (RuntimeException e) {
-        // The leases may still be valid: the next pass tries again.
-        StateChangeLog db = database;
-        if (db != null) {
-          db.failure("renewing leases failed: " + StateChangeLog.describe(e));
-        } else {
-          LOG.warnf("renewing %d lease(s) failed, will retry: %s", held.size(), e.getMessage());
-        }
-      }
-    }
+  /** The runner of the passes (a test waits on its {@link ServiceRunner#passes()}). */
+  public ServiceRunner runner() {
+    return runner;
   }
 
   @Override
   public void close() {
-    Thread t;
-    synchronized (lock) {
-      running = false;
-      lock.notifyAll();
-      t = thread;
-    }
-    if (t != null) {
-      t.interrupt();
-    }
+    runner.close();
   }
 
   /** One claim this relay holds. */

@@ -2,11 +2,13 @@ package dev.outboxrelay.relay.lease;
 
 import dev.outboxrelay.outbox.store.OutboxStore;
 import dev.outboxrelay.outbox.store.ReapResult;
+import dev.outboxrelay.relay.background.BackgroundService;
+import dev.outboxrelay.relay.background.Pass;
 import dev.outboxrelay.relay.metrics.RelayMetrics;
 import org.jboss.logging.Logger;
 
 /** Returns expired leases to ready (or dead at max attempts). */
-public class LeaseReaper {
+public class LeaseReaper implements BackgroundService {
   private static final Logger LOG = Logger.getLogger(LeaseReaper.class);
 
   private final OutboxStore store;
@@ -21,8 +23,9 @@ public class LeaseReaper {
     this.batchSize = batchSize;
   }
 
-  /** One pass: reaps batches until fewer than a full batch expired. Returns rows reaped. */
-  public int reapOnce() {
+  /** One pass: reaps batches until fewer than a full batch expired; its work is the rows reaped. */
+  @Override
+  public Pass runOnce() {
     int total = 0;
     ReapResult r;
     do {
@@ -35,6 +38,6 @@ public class LeaseReaper {
             r.returnedToReady(), r.dead(), maxAttempts);
       }
     } while (r.total() >= batchSize);
-    return total;
+    return Pass.done(total);
   }
 }

@@ -6,8 +6,8 @@ import dev.outboxrelay.relay.claim.Backoff;
 import dev.outboxrelay.relay.claim.ClaimLoop;
 import dev.outboxrelay.relay.config.RelayConfig;
 import dev.outboxrelay.relay.config.ConfigChecks;
-import dev.outboxrelay.relay.health.DestinationStates;
 import dev.outboxrelay.relay.metrics.RelayMetrics;
+import dev.outboxrelay.relay.state.DestinationStates;
 import dev.outboxrelay.relay.sink.BrokerChannels;
 import dev.outboxrelay.relay.sink.HttpSink;
 import dev.outboxrelay.relay.sink.KafkaChannel;
@@ -27,7 +27,6 @@ import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
 import jakarta.inject.Inject;
 import java.time.Clock;
-import java.util.function.Consumer;
 import java.util.UUID;
 import java.net.InetAddress;
 import java.time.Duration;
@@ -196,25 +195,6 @@ public class RelayService {
   /** The outbox's table names ({@code outbox.schema}, {@code outbox.table}), as validated at start-up. */
   public OutboxTables tables() {
     return tables;
-  }
-
-  /**
-   * One scheduled tick of {@code task} ({@code what}: "retention", "reconciliation") on every source
-   * whose database answers. A source still starting or DOWN is skipped (its state already says why;
-   * the next tick tries again), and one source's failure is logged for it alone.
-   */
-  public void onAnsweringSources(String what, Consumer<RelaySource> task) {
-    for (RelaySource source : sources) {
-      if (!source.started() || !source.database().up()) {
-        continue;
-      }
-      try {
-        task.accept(source);
-      } catch (RuntimeException e) {
-        LOG.errorf("scheduled %s on source '%s' failed (the next tick tries again): %s", what, source.name(),
-            e.getMessage());
-      }
-    }
   }
 
   /**

@@ -1,24 +1,30 @@
 package dev.outboxrelay.relay.maintenance;
 
+import dev.outboxrelay.relay.background.Pass;
+import dev.outboxrelay.relay.background.ServiceRunner;
 import dev.outboxrelay.relay.config.RelayConfig;
 import dev.outboxrelay.relay.lifecycle.RelayService;
 import dev.outboxrelay.relay.source.RelaySource;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.quarkus.runtime.ShutdownEvent;
 import io.quarkus.runtime.StartupEvent;
-import io.quarkus.scheduler.Scheduled;
 import jakarta.annotation.Priority;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
 import jakarta.inject.Inject;
 import jakarta.interceptor.Interceptor;
+import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 import org.jboss.logging.Logger;
 
 /**
  * Runs {@link RetentionService} every {@code outbox.retention.interval} in this relay, on every
- * source whose database answers (never two ticks at once here; never two passes at once on one
- * database, through its lease). Starts after {@link RelayService} and validates the settings then;
+ * source whose database answers: one {@link ServiceRunner} per source, skipping while the source
+ * is DOWN and reporting failures to its state (never two passes at once on one database, through
+ * its lease). Starts after {@link RelayService} and validates the settings then;
  * a source's service is made when its database first answers.
  */
 @ApplicationScoped
@@ -32,6 +38,7 @@ public class RetentionSchedule {
   private final String owner = RelayService.instanceName();
   private volatile RetentionSettings settings;
   private final Map<String, RetentionService> services = new ConcurrentHashMap<>();
+  private final List<ServiceRunner> runners = new CopyOnWriteArrayList<>();
 
   void onStart(@Observes @Priority(Interceptor.Priority.APPLICATION + 1000) StartupEvent event) {
     RetentionSettings s = RetentionSettings.fromConfig(config);
@@ -41,20 +48,37 @@ public class RetentionSchedule {
         service(source);
       }
     }
+    if (s.enabled()) {
+      for (RelaySource source : relay.sources()) {
+        // Skipped while the source is DOWN: its state already says why, the next pass tries again.
+        runners.add(new ServiceRunner("outbox-retention-" + source.name(), "retention failed", () -> pass(source),
+            source.database()).every(s.interval()).firstAfter(Duration.ZERO).skipWhileDown().start());
+      }
+    }
     LOG.infof("retention as %s: %s", owner, s.enabled()
         ? "every " + s.interval() + ", keeps sent/confirmed jobs " + s.keep() + ", batches of " + s.batchSize()
             + ", at most " + s.maxPerPass() + " per pass"
         : "disabled (outbox.retention.enabled=false)");
   }
 
-  @Scheduled(identity = "outbox-retention", every = "${outbox.retention.interval:10m}",
-      concurrentExecution = Scheduled.ConcurrentExecution.SKIP)
-  void onSchedule() {
-    RetentionSettings s = settings;
-    if (s == null || !s.enabled()) {
-      return;
+  void onStop(@Observes ShutdownEvent event) {
+    runners.forEach(ServiceRunner::close);
+  }
+
+  /**
+   * One scheduled pass on {@code source} ({@link RetentionService#runScheduled()}); its work is the
+   * jobs deleted. Nothing while the source has not started.
+   */
+  Pass pass(RelaySource source) {
+    if (!source.started()) {
+      return Pass.idle();
     }
-    relay.onAnsweringSources("retention", source -> service(source).runScheduled());
+    return Pass.done(service(source).runScheduled().map(RetentionService.RetentionPass::deleted).orElse(0L));
+  }
+
+  /** The runners of the schedule, one per source (none while retention is disabled). */
+  public List<ServiceRunner> runners() {
+    return runners;
   }
 
   /** The retention service of the first source (the only one on a single-database relay). */

@@ -1,11 +1,13 @@
 package dev.outboxrelay.relay.metrics;
 
+import dev.outboxrelay.outbox.store.AttemptOutcome;
 import dev.outboxrelay.outbox.store.DestinationBacklog;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import java.time.Duration;
+import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
@@ -67,9 +69,17 @@ public class RelayMetrics {
         .description("Age of the oldest undelivered job: due and never tried, or being retried (0 when none)").register(registry);
   }
 
+  /** The {@code outcome} tag of an attempt whose recording got no answer. */
+  public static final String UNKNOWN_OUTCOME = "unknown";
+
   /** The token-checked updates a relay makes on a claimed job. */
   public static final java.util.List<String> STALE_UPDATES =
       java.util.List.of("delivered", "retry", "dead", "renew", "release");
+
+  /** The transition recording {@code outcome} found the job owned by someone else. */
+  public void staleCompletion(AttemptOutcome outcome) {
+    staleCompletion(outcomeTag(outcome));
+  }
 
   /** A token-checked update ({@link #STALE_UPDATES}) found the job owned by someone else. */
   public void staleCompletion(String update) {
@@ -109,9 +119,22 @@ public class RelayMetrics {
     dead.increment(count);
   }
 
-  /** Outcome: delivered, retry, dead or stale. */
-  public void attempt(String destination, String outcome, Duration took) {
-    registry.counter("outbox.delivery.attempts", tags.and("destination", destination, "outcome", outcome))
+  /**
+   * The {@code outcome} tag of an attempt: the outcome's name in lower case ({@code delivered},
+   * {@code retry}, {@code dead}, {@code stale}); null, an attempt whose recording got no answer, is
+   * {@value #UNKNOWN_OUTCOME}.
+   */
+  public static String outcomeTag(AttemptOutcome outcome) {
+    return outcome == null ? UNKNOWN_OUTCOME : outcome.name().toLowerCase(Locale.ROOT);
+  }
+
+  /**
+   * One attempt, counted under its outcome ({@link #outcomeTag}; null: no try to record it got an
+   * answer).
+   */
+  public void attempt(String destination, AttemptOutcome outcome, Duration took) {
+    registry.counter("outbox.delivery.attempts", tags.and("destination", destination, "outcome",
+            outcomeTag(outcome)))
         .increment();
     Timer.builder("outbox.delivery").tag("destination", destination).tags(tags)
         .description("Time of one sink call").publishPercentileHistogram().register(registry)

@@ -6,13 +6,14 @@ import dev.outboxrelay.outbox.store.LockHolder;
 import dev.outboxrelay.outbox.store.ReconciliationRun;
 import dev.outboxrelay.outbox.store.ReconciliationStore;
 import dev.outboxrelay.outbox.store.RunStart;
+import dev.outboxrelay.relay.background.Pass;
+import dev.outboxrelay.relay.background.ServiceRunner;
 import dev.outboxrelay.relay.config.RelayConfig;
 import dev.outboxrelay.relay.lifecycle.RelayService;
-import dev.outboxrelay.relay.health.StateChangeLog;
 import dev.outboxrelay.relay.source.RelaySource;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.quarkus.runtime.ShutdownEvent;
 import io.quarkus.runtime.StartupEvent;
-import io.quarkus.scheduler.Scheduled;
 import jakarta.annotation.Priority;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
@@ -21,9 +22,11 @@ import jakarta.interceptor.Interceptor;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 import org.jboss.logging.Logger;
 
 /**
@@ -47,6 +50,7 @@ public class ReconciliationService {
   private volatile ReconciliationSettings settings;
   /** Per source: made when its database first answers. */
   private final Map<String, PerSource> perSource = new ConcurrentHashMap<>();
+  private final List<ServiceRunner> runners = new CopyOnWriteArrayList<>();
 
   /** One source's reconciliation: its tables and lease, its job, its meters. */
   private record PerSource(RelaySource source, ReconciliationStore store, ReconciliationJob job,
@@ -58,6 +62,18 @@ public class ReconciliationService {
     for (RelaySource source : relay.sources()) {
       if (source.started()) {
         of(source);
+      }
+    }
+    Duration refresh = config.relay().metricsRefreshInterval();
+    for (RelaySource source : relay.sources()) {
+      // Both skip while the source is DOWN: its state already says why, the next pass tries again.
+      runners.add(new ServiceRunner("outbox-reconciliation-metrics-" + source.name(),
+          "reading the latest reconciliation run failed", () -> metricsPass(source), source.database())
+          .every(refresh).firstAfter(Duration.ZERO).skipWhileDown().start());
+      if (scheduled(s)) {
+        runners.add(new ServiceRunner("outbox-reconciliation-" + source.name(), "scheduled reconciliation failed",
+            () -> scheduledPass(source), source.database()).every(s.interval()).firstAfter(Duration.ZERO)
+            .skipWhileDown().start());
       }
     }
     LOG.infof("reconciliation as %s: %s, window %s, grace period %s, lease %s; destinations %s", owner,
@@ -93,37 +109,34 @@ public class ReconciliationService {
     return s != null && s.enabled() && !s.destinations().isEmpty();
   }
 
-  /** The schedule's tick: runs the current window on every source that answers. */
-  @Scheduled(identity = "outbox-reconciliation", every = "${outbox.reconciliation.interval:5m}",
-      concurrentExecution = Scheduled.ConcurrentExecution.SKIP)
-  void onSchedule() {
-    if (!scheduled(settings)) {
-      return;
+  void onStop(@Observes ShutdownEvent event) {
+    runners.forEach(ServiceRunner::close);
+  }
+
+  /** The scheduled runs of {@code source}: its work is the runs made (0 when the window was done). */
+  private Pass scheduledPass(RelaySource source) {
+    if (!source.started()) {
+      return Pass.idle();
     }
-    relay.onAnsweringSources("reconciliation", source -> runScheduled(of(source)));
+    return Pass.done(runScheduled(of(source)).isPresent() ? 1 : 0);
   }
 
   /**
    * Keeps every relay's gauges on the fleet's latest run. A failure counts against the source's
-   * database state (logged once per change), not a line per tick.
+   * database state (logged once per change), not a line per pass.
    */
-  @Scheduled(identity = "outbox-reconciliation-metrics", every = "${outbox.relay.metrics-refresh-interval:5s}",
-      concurrentExecution = Scheduled.ConcurrentExecution.SKIP)
-  void refreshMetrics() {
-    if (settings == null) {
-      return;
+  private Pass metricsPass(RelaySource source) {
+    if (!source.started()) {
+      return Pass.idle();
     }
-    for (RelaySource source : relay.sources()) {
-      if (!source.started()) {
-        continue;
-      }
-      try {
-        PerSource p = of(source);
-        p.store().latestSuccessfulRun().ifPresent(e -> p.metrics().latestRun(e.getKey(), e.getValue()));
-      } catch (RuntimeException e) {
-        source.database().failure("reading the latest reconciliation run failed: " + StateChangeLog.describe(e));
-      }
-    }
+    PerSource p = of(source);
+    p.store().latestSuccessfulRun().ifPresent(e -> p.metrics().latestRun(e.getKey(), e.getValue()));
+    return Pass.done(0);
+  }
+
+  /** The runners: per source, the metrics refresh and (when scheduled) the runs. */
+  public List<ServiceRunner> runners() {
+    return runners;
   }
 
   /** One scheduled pass on the first source (see {@link #runScheduled(String)}). */

@@ -90,10 +90,10 @@ public final class SinkRegistry {
    * delivered or refused for good (the sink answered) is a success, a retry (refused connection,
    * timeout, 5xx, 429) or a thrown exception a failure.
    */
-  public SinkRegistry observed(dev.outboxrelay.relay.health.DestinationStates states) {
+  public SinkRegistry observed(dev.outboxrelay.relay.state.DestinationStates states) {
     Map<String, MessageSink> observed = new TreeMap<>();
     sinks.forEach((name, sink) -> {
-      dev.outboxrelay.relay.health.StateChangeLog state = states.of(name);
+      dev.outboxrelay.relay.state.StateChangeLog state = states.of(name);
       observed.put(name, state == null ? sink : m -> {
         SinkResult r;
         try {

@@ -9,9 +9,12 @@ import dev.outboxrelay.relay.claim.Backoff;
 import dev.outboxrelay.relay.claim.ClaimLoop;
 import dev.outboxrelay.relay.claim.IdleWait;
 import dev.outboxrelay.relay.claim.ReadyListener;
+import dev.outboxrelay.relay.lease.LeaseReaper;
+import dev.outboxrelay.relay.background.Pass;
+import dev.outboxrelay.relay.background.ServiceRunner;
 import dev.outboxrelay.relay.config.RelayConfig;
-import dev.outboxrelay.relay.health.StateChangeLog;
-import dev.outboxrelay.relay.lifecycle.RelayAssembly;
+import dev.outboxrelay.relay.state.StateChangeLog;
+import dev.outboxrelay.relay.metrics.GaugeRefresh;
 import dev.outboxrelay.relay.metrics.RelayMetrics;
 import dev.outboxrelay.relay.sink.SinkRegistry;
 import dev.outboxrelay.relay.tracing.DeliveryTracing;
@@ -20,11 +23,9 @@ import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Clock;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.Objects;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.TimeUnit;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicReference;
 import org.jboss.logging.Logger;
 
@@ -55,13 +56,14 @@ public final class RelaySource {
   private final AgroalDataSource dataSource;
   private final Wiring wiring;
   private final StateChangeLog database;
-  private final ScheduledExecutorService maintenance;
+  /** Tries to start until the database answers, then stops. */
+  private final ServiceRunner starter;
   private final AtomicReference<Duration> clockSkew = new AtomicReference<>(Duration.ZERO);
+  private final List<ServiceRunner> maintenance = new CopyOnWriteArrayList<>();
   private volatile Running running;
   private volatile ReadyListener readyListener;
   private volatile String readyListenerOff;
   private volatile boolean stopped;
-  private Duration retryPause = RETRY_MIN;
 
   public RelaySource(SourceSpec spec, AgroalDataSource dataSource, Wiring wiring) {
     this.spec = Objects.requireNonNull(spec, "spec");
@@ -71,66 +73,49 @@ public final class RelaySource {
         StateChangeLog.Lines.of(LOG), wiring.clock(), wiring.relay().outageReminderInterval(), 1);
     Gauge.builder("outbox.source.up", database, StateChangeLog::upValue).tag("source", spec.name())
         .description("1 while the source's database answers, 0 while it is DOWN").register(wiring.registry());
-    this.maintenance = Executors.newScheduledThreadPool(1, r -> {
-      Thread t = new Thread(r, "outbox-source-" + spec.name());
-      t.setDaemon(true);
-      return t;
-    });
+    this.starter = new ServiceRunner("outbox-source-" + spec.name(), "cannot start", this::startOnce, database)
+        .firstAfter(RETRY_MIN).every(RETRY_MIN).backingOffTo(wiring.relay().errorMaxWait());
   }
 
   /**
    * Checks the pool against the concurrency (throws naming the keys), then starts now if the
-   * database answers, else in the background as soon as it does.
+   * database answers, else in the background as soon as it does (pauses from 100ms doubling to
+   * {@code outbox.relay.error-max-wait}).
    */
   public void start() {
     int poolMaxSize = dataSource.getConfiguration().connectionPoolConfiguration().maxSize();
     PoolSize.check(spec, poolMaxSize);
-    if (!tryStart()) {
-      scheduleRetry();
+    try {
+      starter.pass();
+    } catch (Exception e) {
+      starter.start();
     }
   }
 
-  private void scheduleRetry() {
-    if (stopped) {
-      return;
-    }
-    Duration pause = retryPause;
-    Duration max = wiring.relay().errorMaxWait();
-    retryPause = Backoff.doubled(pause, max);
-    maintenance.schedule(() -> {
-      if (!tryStart()) {
-        scheduleRetry();
-      }
-    }, pause.toMillis(), TimeUnit.MILLISECONDS);
-  }
-
-  /** One attempt to reach the database and start the services; false (and DOWN) when it failed. */
-  private synchronized boolean tryStart() {
+  /** One attempt to reach the database and start the services; throws (DOWN) when it failed. */
+  private synchronized Pass startOnce() {
     if (stopped || running != null) {
-      return true;
+      starter.close();
+      return Pass.idle();
     }
     RelayConfig.Relay relay = wiring.relay();
-    try {
-      if (relay.migrateAtStart()) {
-        int applied = OutboxSchema.migrate(dataSource, wiring.tables());
-        LOG.infof("source '%s': outbox schema on datasource '%s' is current (%d migration(s) applied)",
-            spec.name(), spec.datasource(), applied);
-      }
-      RelayAssembly assembly = RelayAssembly.assemble(dataSource, wiring.tables(), wiring.registry(), wiring.sinks(), relay, spec,
-          wiring.backoff(), new IdleWait(relay.idleMinWait(), relay.idleMaxWait()), clockSkew::get,
-          wiring.tracing(), database);
-      running = new Running(assembly, JdbcReconciliationStore.create(dataSource, wiring.tables()));
-    } catch (RuntimeException e) {
-      database.failure("cannot start: " + StateChangeLog.describe(e));
-      return false;
+    if (relay.migrateAtStart()) {
+      int applied = OutboxSchema.migrate(dataSource, wiring.tables());
+      LOG.infof("source '%s': outbox schema on datasource '%s' is current (%d migration(s) applied)",
+          spec.name(), spec.datasource(), applied);
     }
-    database.success();
+    RelayAssembly assembly = RelayAssembly.assemble(dataSource, wiring.tables(), wiring.registry(), wiring.sinks(),
+        relay, spec, wiring.backoff(), new IdleWait(relay.idleMinWait(), relay.idleMaxWait()), clockSkew::get,
+        wiring.tracing(), database);
+    running = new Running(assembly, JdbcReconciliationStore.create(dataSource, wiring.tables()));
+    starter.close();
     Running r = running;
-    maintenance.scheduleWithFixedDelay(() -> guarded(this::refreshGauges), 0,
-        relay.metricsRefreshInterval().toMillis(), TimeUnit.MILLISECONDS);
+    maintenance.add(new ServiceRunner("outbox-gauges-" + spec.name(), "refreshing gauges failed",
+        new GaugeRefresh(r.store(), r.assembly().metrics(), clockSkew::set), database)
+        .every(relay.metricsRefreshInterval()).firstAfter(Duration.ZERO).start());
     if (relay.enabled()) {
-      maintenance.scheduleWithFixedDelay(() -> guarded(r.assembly().reaper()::reapOnce),
-          relay.reapInterval().toMillis(), relay.reapInterval().toMillis(), TimeUnit.MILLISECONDS);
+      maintenance.add(new ServiceRunner("outbox-reaper-" + spec.name(), "reaping expired leases failed",
+          r.assembly().reaper(), database).every(relay.reapInterval()).skipWhileDown().start());
       r.assembly().claimLoop().start();
       ReadyListener listener = r.assembly().readyListener(dataSource, relay).orElse(null);
       int poolMaxSize = dataSource.getConfiguration().connectionPoolConfiguration().maxSize();
@@ -152,28 +137,7 @@ public final class RelaySource {
         relay.enabled() ? "delivering" : "started with delivery disabled", spec.datasource(),
         r.store().dialect().name(), spec.batchSize(), spec.concurrency(),
         readyListener != null ? "on notification (LISTEN) and polling" : "polling");
-    return true;
-  }
-
-  private void refreshGauges() {
-    Running r = running;
-    RelayMetrics metrics = r.assembly().metrics();
-    metrics.messagesByState(r.store().countByState());
-    metrics.oldestReadyAge(r.store().oldestReadyAge().orElse(Duration.ZERO));
-    metrics.destinationBacklog(r.store().backlogByDestination());
-    Instant before = Instant.now();
-    Instant db = r.store().databaseNow();
-    clockSkew.set(Duration.between(before, db));
-  }
-
-  private void guarded(Runnable task) {
-    try {
-      Instant callStarted = database.now();
-      task.run();
-      database.success(callStarted);
-    } catch (RuntimeException e) {
-      database.failure(StateChangeLog.describe(e));
-    }
+    return Pass.done(1);
   }
 
   /** Stops claiming, lets in-flight deliveries finish within {@code grace}; returns jobs released. */
@@ -192,7 +156,8 @@ public final class RelaySource {
       left = loop.stop(grace);
       LOG.infof("source '%s' stopped (%d job(s) released unfinished)", spec.name(), left);
     }
-    maintenance.shutdownNow();
+    starter.close();
+    maintenance.forEach(ServiceRunner::close);
     return left;
   }
 
@@ -241,7 +206,7 @@ public final class RelaySource {
   }
 
   /** The reaper, or null before the source started. */
-  public dev.outboxrelay.relay.lease.LeaseReaper reaper() {
+  public LeaseReaper reaper() {
     Running r = running;
     return r == null ? null : r.assembly().reaper();
   }

@@ -6,6 +6,6 @@
  * state. A source whose database is down, at start-up or later, retries with pauses growing to
  * {@code outbox.relay.error-max-wait} and is DOWN in readiness and {@code outbox_source_up}; the
  * other sources are not affected. Its state changes are logged through {@link
- * dev.outboxrelay.relay.health.StateChangeLog}, once each.
+ * dev.outboxrelay.relay.state.StateChangeLog}, once each.
  */
 package dev.outboxrelay.relay.source;

@@ -1,7 +1,9 @@
 package dev.outboxrelay.relay.tracing;
 
+import dev.outboxrelay.outbox.store.AttemptOutcome;
 import dev.outboxrelay.outbox.store.ClaimedMessage;
 import dev.outboxrelay.outbox.trace.TraceContextSource;
+import dev.outboxrelay.relay.metrics.RelayMetrics;
 import dev.outboxrelay.relay.sink.HttpSink;
 import dev.outboxrelay.relay.sink.KafkaSink;
 import dev.outboxrelay.relay.sink.MessageSink;
@@ -143,17 +145,23 @@ public final class DeliveryTracing {
     /**
      * Ends the span with the recorded outcome.
      *
-     * @param outcome {@code delivered}, {@code retry}, {@code dead} or {@code stale} as the relay's
-     *     metrics name them, or null when the attempt ended without a recording (shutdown)
+     * @param outcome what was recorded ({@code DELIVERED} is the attribute {@code sent}, the others
+     *     their metrics tag), or null when no try to record it got an answer ({@code unknown})
      * @param result the sink's answer, or null when there was none
      */
-    public void end(String outcome, SinkResult result) {
-      span.setAttribute(OUTCOME_KEY, outcome == null ? "released" : "delivered".equals(outcome) ? "sent" : outcome);
+    public void end(AttemptOutcome outcome, SinkResult result) {
+      span.setAttribute(OUTCOME_KEY, outcome == AttemptOutcome.DELIVERED ? "sent" : RelayMetrics.outcomeTag(outcome));
       if (result instanceof SinkResult.RetryLater r) {
         failed(r.errorClass(), r.error());
       } else if (result instanceof SinkResult.PermanentFailure p) {
         failed(p.errorClass(), p.error());
       }
+      span.end();
+    }
+
+    /** Ends the span of an attempt that ended without a recording: the job was given back (shutdown). */
+    public void released() {
+      span.setAttribute(OUTCOME_KEY, "released");
       span.end();
     }
 

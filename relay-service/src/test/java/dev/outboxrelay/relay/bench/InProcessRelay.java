@@ -1,11 +1,14 @@
 package dev.outboxrelay.relay.bench;
 
+import dev.outboxrelay.relay.background.ServiceRunner;
 import dev.outboxrelay.relay.claim.Backoff;
 import dev.outboxrelay.relay.claim.IdleWait;
 import dev.outboxrelay.relay.claim.ReadyListener;
 import dev.outboxrelay.relay.config.RelayConfig;
-import dev.outboxrelay.relay.lifecycle.RelayAssembly;
+import dev.outboxrelay.relay.source.RelayAssembly;
+import dev.outboxrelay.relay.metrics.GaugeRefresh;
 import dev.outboxrelay.relay.sink.SinkRegistry;
+import dev.outboxrelay.relay.state.StateChangeLog;
 import io.agroal.api.AgroalDataSource;
 import io.agroal.api.AgroalDataSourceMetrics;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -14,10 +17,10 @@ import io.smallrye.config.SmallRyeConfig;
 import io.smallrye.config.SmallRyeConfigBuilder;
 import java.sql.SQLException;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.TimeUnit;
+import org.jboss.logging.Logger;
 
 /**
  * A relay in this process, wired by {@link RelayAssembly} like {@code RelayService}, with the
@@ -27,9 +30,11 @@ import java.util.concurrent.TimeUnit;
  * and the gauge refresh on their configured intervals, as the service does.
  */
 final class InProcessRelay implements AutoCloseable {
+  private static final Logger LOG = Logger.getLogger(InProcessRelay.class);
   private final AgroalDataSource dataSource;
   private final RelayAssembly assembly;
-  private final ScheduledExecutorService maintenance;
+  /** The reaper and the gauge refresh, on their runners as RelaySource runs them. */
+  private final List<ServiceRunner> maintenance = new ArrayList<>();
   private final RelayConfig.Relay config;
   /** The LISTEN/NOTIFY wake-up, as RelayService runs it (PostgreSQL with listen-notify on). */
   private final ReadyListener readyListener;
@@ -42,11 +47,6 @@ final class InProcessRelay implements AutoCloseable {
         Backoff.fromConfig(config.backoff()), new IdleWait(config.idleMinWait(), config.idleMaxWait()),
         () -> Duration.ZERO);
     this.readyListener = assembly.readyListener(dataSource, config).orElse(null);
-    this.maintenance = Executors.newScheduledThreadPool(1, r -> {
-      Thread t = new Thread(r, "outbox-maintenance");
-      t.setDaemon(true);
-      return t;
-    });
   }
 
   /** The relay's configuration: RelayConfig's defaults, overridden by {@code outbox.*} system properties. */
@@ -61,32 +61,17 @@ final class InProcessRelay implements AutoCloseable {
     return c.getConfigMapping(RelayConfig.class);
   }
 
-  /** Starts claiming, reaping and refreshing gauges (the maintenance of RelayService). */
+  /** Starts claiming, reaping and refreshing gauges (the maintenance of RelaySource). */
   void start() {
-    long gauges = config.metricsRefreshInterval().toMillis();
-    maintenance.scheduleWithFixedDelay(this::refreshGauges, gauges, gauges, TimeUnit.MILLISECONDS);
-    long reap = config.reapInterval().toMillis();
-    maintenance.scheduleWithFixedDelay(() -> {
-      try {
-        assembly.reaper().reapOnce();
-      } catch (RuntimeException e) {
-        System.err.println("bench relay: reaping failed: " + e);
-      }
-    }, reap, reap, TimeUnit.MILLISECONDS);
+    StateChangeLog database = StateChangeLog.logging("bench relay database", LOG);
+    maintenance.add(new ServiceRunner("outbox-gauges", "refreshing gauges failed",
+        new GaugeRefresh(assembly.store(), assembly.metrics(), skew -> { }), database)
+        .every(config.metricsRefreshInterval()).start());
+    maintenance.add(new ServiceRunner("outbox-reaper", "reaping expired leases failed", assembly.reaper(), database)
+        .every(config.reapInterval()).skipWhileDown().start());
     assembly.claimLoop().start();
     if (readyListener != null) {
       readyListener.start();
-    }
-  }
-
-  /** The gauge refresh of RelayService: its statements load the database too. */
-  private void refreshGauges() {
-    try {
-      assembly.metrics().messagesByState(assembly.store().countByState());
-      assembly.metrics().oldestReadyAge(assembly.store().oldestReadyAge().orElse(Duration.ZERO));
-      assembly.store().databaseNow();
-    } catch (RuntimeException e) {
-      System.err.println("bench relay: gauge refresh failed: " + e);
     }
   }
 
@@ -112,7 +97,7 @@ final class InProcessRelay implements AutoCloseable {
       readyListener.close();
     }
     int left = assembly.claimLoop().stop(config.shutdownGrace());
-    maintenance.shutdownNow();
+    maintenance.forEach(ServiceRunner::close);
     return left;
   }
 

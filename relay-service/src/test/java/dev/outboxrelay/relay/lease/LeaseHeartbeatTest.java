@@ -10,10 +10,13 @@ import dev.outboxrelay.outbox.store.ClaimedMessage;
 import dev.outboxrelay.outbox.store.JdbcOutboxStore;
 import dev.outboxrelay.outbox.store.OutboxStore;
 import dev.outboxrelay.outbox.store.dialect.H2OutboxDialect;
+import dev.outboxrelay.relay.background.Pass;
+import dev.outboxrelay.relay.state.StateChangeLog;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Proxy;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
+import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
 import java.util.UUID;
@@ -69,7 +72,7 @@ class LeaseHeartbeatTest {
     store.renewLease(claimed.get(3).id(), claimed.get(3).claimToken(), Duration.ofMillis(1));
     Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> store.releaseExpiredLeases(5, 10).total() == 1);
 
-    assertEquals(1, heartbeat.runOnce(), "one claim found lost");
+    assertEquals(1, heartbeat.runOnce().work(), "one claim found lost");
     assertEquals(List.of(4), renewals, "one statement for the four claims held");
     assertEquals(1, lost.get());
     assertTrue(held.get(3).lost());
@@ -80,7 +83,7 @@ class LeaseHeartbeatTest {
           .isAfter(store.databaseNow().plus(LEASE.minusSeconds(5))), "lease_until extended");
     }
 
-    assertEquals(0, heartbeat.runOnce(), "a lost claim is not asked about (or counted) again");
+    assertEquals(0, heartbeat.runOnce().work(), "a lost claim is not asked about (or counted) again");
     assertEquals(List.of(4, 3), renewals);
     assertEquals(1, lost.get());
   }
@@ -98,7 +101,7 @@ class LeaseHeartbeatTest {
         dev.outboxrelay.outbox.store.AttemptRecord.success(Duration.ofMillis(1), "200")));
     heartbeat.forget(finished);
 
-    assertEquals(0, heartbeat.runOnce());
+    assertEquals(0, heartbeat.runOnce().work());
     assertEquals(0, lost.get(), "the recording transition reports its own outcome");
     assertEquals(List.of(1), renewals, "the forgotten claim is not renewed");
     assertEquals(1, heartbeat.held());
@@ -107,8 +110,45 @@ class LeaseHeartbeatTest {
   @Test
   void noClaimHeldNoStatement() {
     LeaseHeartbeat heartbeat = new LeaseHeartbeat(counting, LEASE, null, c -> {});
-    assertEquals(0, heartbeat.runOnce());
+    Pass pass = heartbeat.runOnce();
+    assertEquals(0, pass.work());
+    assertFalse(pass.answered(), "nothing asked: no evidence that the database is up");
     assertEquals(List.of(), renewals);
     assertEquals(Duration.ofSeconds(10), heartbeat.interval());
+  }
+
+  @Test
+  void aFailedRenewalIsReportedToTheSourceStateAndTheNextPassRecovers() {
+    List<ClaimedMessage> claimed = store.claimBatch(ClaimRequest.of(1, LEASE));
+    AtomicInteger failing = new AtomicInteger(1);
+    OutboxStore flaky = (OutboxStore) Proxy.newProxyInstance(getClass().getClassLoader(),
+        new Class<?>[] {OutboxStore.class}, (proxy, method, args) -> {
+          if (method.getName().equals("renewLeases") && failing.getAndDecrement() > 0) {
+            throw new IllegalStateException("connection refused");
+          }
+          try {
+            return method.invoke(store, args);
+          } catch (InvocationTargetException e) {
+            throw e.getCause();
+          }
+        });
+    List<String> lines = new CopyOnWriteArrayList<>();
+    StateChangeLog database = new StateChangeLog("source 'test' database", (level, line) -> lines.add(line),
+        Clock.systemUTC(), Duration.ofMinutes(1), 1);
+    // A short lease: passes every 100 ms, so the runner's retry comes quickly too.
+    LeaseHeartbeat heartbeat = new LeaseHeartbeat(flaky, Duration.ofMillis(300), null, c -> {})
+        .reportingTo(database);
+    heartbeat.hold(claimed.get(0), System.nanoTime());
+    heartbeat.start();
+    try {
+      Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> heartbeat.runner().passes() >= 2
+          && database.up());
+    } finally {
+      heartbeat.close();
+    }
+    assertEquals(1, heartbeat.runner().failures());
+    assertEquals(2, lines.size(), "one line DOWN, one line UP: " + lines);
+    assertTrue(lines.get(0).contains("DOWN: renewing leases failed: connection refused"), lines.get(0));
+    assertFalse(heartbeat.runner().running());
   }
 }

@@ -1,4 +1,4 @@
-package dev.outboxrelay.relay.health;
+package dev.outboxrelay.relay.state;
 
 import java.time.Clock;
 import java.time.Duration;
@@ -110,6 +110,18 @@ public final class StateChangeLog {
     this.clock = Objects.requireNonNull(clock, "clock");
     this.reminderInterval = reminderInterval;
     this.trigger = Objects.requireNonNull(trigger, "trigger");
+  }
+
+  /** The reminder interval of {@link #logging}: {@code outbox.relay.outage-reminder-interval}'s default. */
+  public static final Duration DEFAULT_REMINDER_INTERVAL = Duration.ofMinutes(1);
+
+  /**
+   * A state that only logs, to {@code log}: DOWN at the first failure, UP at the first success, a
+   * reminder every {@link #DEFAULT_REMINDER_INTERVAL}. What a service reports to when nobody
+   * watches its dependency (a test, the benchmark), so that reporting is never optional.
+   */
+  public static StateChangeLog logging(String subject, Logger log) {
+    return new StateChangeLog(subject, Lines.of(log), Clock.systemUTC(), DEFAULT_REMINDER_INTERVAL, 1);
   }
 
   /** A call that needed the dependency worked: UP (logged when it was DOWN). */

@@ -1,4 +1,4 @@
-package dev.outboxrelay.relay.lifecycle;
+package dev.outboxrelay.relay.source;
 
 import dev.outboxrelay.outbox.schema.OutboxTables;
 import dev.outboxrelay.outbox.store.JdbcOutboxStore;
@@ -9,26 +9,29 @@ import dev.outboxrelay.relay.claim.Deliverer;
 import dev.outboxrelay.relay.claim.IdleWait;
 import dev.outboxrelay.relay.claim.ReadyListener;
 import dev.outboxrelay.relay.config.RelayConfig;
-import dev.outboxrelay.relay.health.StateChangeLog;
+import dev.outboxrelay.relay.state.StateChangeLog;
 import dev.outboxrelay.relay.lease.LeaseReaper;
 import dev.outboxrelay.relay.lease.LeaseHeartbeat;
 import dev.outboxrelay.relay.metrics.RelayMetrics;
 import dev.outboxrelay.relay.sink.SinkRegistry;
-import dev.outboxrelay.relay.source.SourceSpec;
 import dev.outboxrelay.relay.tracing.DeliveryTracing;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Duration;
+import java.util.Optional;
 import java.util.function.Supplier;
 import javax.sql.DataSource;
+import org.jboss.logging.Logger;
 
 /**
- * The relay's delivery services wired together from one configuration. {@link RelayService} runs
+ * The relay's delivery services wired together from one configuration. The relay ({@code RelayService}) runs
  * what this builds, and so does the benchmark (in-process, with a no-op sink): one wiring, so a
  * measured relay is the production relay. Nothing is started here; the caller starts the claim
- * loop (which starts the heartbeat and stops both) and schedules the reaper.
+ * loop (which starts the heartbeat and stops both) and runs the reaper, the gauges ({@code
+ * GaugeRefresh}) and the listener on {@link dev.outboxrelay.relay.background.ServiceRunner}s.
  */
 public record RelayAssembly(JdbcOutboxStore store, RelayMetrics metrics, LeaseHeartbeat heartbeat,
     LeaseReaper reaper, ClaimLoop claimLoop) {
+  private static final Logger LOG = Logger.getLogger(RelayAssembly.class);
 
   /**
    * A single-source relay on the default table names without tracing (the benchmark's wiring).
@@ -39,7 +42,7 @@ public record RelayAssembly(JdbcOutboxStore store, RelayMetrics metrics, LeaseHe
       RelayConfig.Relay relay, Backoff backoff, IdleWait idle, Supplier<Duration> clockSkew) {
     return assemble(dataSource, OutboxTables.DEFAULT, registry, sinks, relay,
         new SourceSpec(SourceSpec.DEFAULT, "", relay.batchSize(), relay.concurrency()), backoff, idle, clockSkew,
-        DeliveryTracing.OFF, null);
+        DeliveryTracing.OFF, StateChangeLog.logging("source '" + SourceSpec.DEFAULT + "' database", LOG));
   }
 
   /**
@@ -50,7 +53,7 @@ public record RelayAssembly(JdbcOutboxStore store, RelayMetrics metrics, LeaseHe
    * @param clockSkew database clock minus this process's clock, for commit-to-sent latency
    * @param tracing the span every delivery attempt runs in (docs/relay.md "Tracing")
    * @param database the source's state, told of every database error and success (which logs each
-   *     change once); null: each service logs its own errors
+   *     change once)
    */
   public static RelayAssembly assemble(DataSource dataSource, OutboxTables tables, MeterRegistry registry,
       SinkRegistry sinks, RelayConfig.Relay relay, SourceSpec source, Backoff backoff, IdleWait idle,
@@ -72,12 +75,10 @@ public record RelayAssembly(JdbcOutboxStore store, RelayMetrics metrics, LeaseHe
     if (!SourceSpec.DEFAULT.equals(source.name())) {
       claimLoop.namedAfter(source.name());
     }
-    if (database != null) {
-      heartbeat.reportingTo(database);
-      completions.reportingTo(database);
-      deliverer.reportingTo(database);
-      claimLoop.reportingTo(database, relay.errorMaxWait());
-    }
+    heartbeat.reportingTo(database);
+    completions.reportingTo(database);
+    deliverer.reportingTo(database);
+    claimLoop.reportingTo(database, relay.errorMaxWait());
     metrics.claimStatements(claimLoop::claimStatements);
     return new RelayAssembly(store, metrics, heartbeat, reaper, claimLoop);
   }
@@ -87,9 +88,9 @@ public record RelayAssembly(JdbcOutboxStore store, RelayMetrics metrics, LeaseHe
    * sends such notifications (PostgreSQL) and {@code outbox.relay.listen-notify} is on; not
    * started. It holds one connection of {@code dataSource} while it runs.
    */
-  public java.util.Optional<ReadyListener> readyListener(DataSource dataSource, RelayConfig.Relay relay) {
+  public Optional<ReadyListener> readyListener(DataSource dataSource, RelayConfig.Relay relay) {
     if (!relay.listenNotify()) {
-      return java.util.Optional.empty();
+      return Optional.empty();
     }
     return store.readyNotifications().map(n -> new ReadyListener(dataSource::getConnection, n, () -> {
       metrics.claimWakeup();

@@ -1,4 +1,4 @@
-package dev.outboxrelay.relay.health;
+package dev.outboxrelay.relay.state;
 
 import java.time.Duration;
 import java.time.Instant;

@@ -1,4 +1,4 @@
-package dev.outboxrelay.relay.health;
+package dev.outboxrelay.relay.state;
 
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;

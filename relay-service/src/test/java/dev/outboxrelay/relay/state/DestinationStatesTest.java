@@ -1,4 +1,4 @@
-package dev.outboxrelay.relay.health;
+package dev.outboxrelay.relay.state;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;

@@ -13,6 +13,7 @@ import dev.outboxrelay.relay.sink.HttpSink;
 import dev.outboxrelay.relay.sink.KafkaChannel;
 import dev.outboxrelay.relay.sink.RabbitMqConnection;
 import dev.outboxrelay.relay.sink.SinkRegistry;
+import dev.outboxrelay.relay.source.RelayInstance;
 import dev.outboxrelay.relay.source.RelaySource;
 import dev.outboxrelay.relay.source.SourceSpec;
 import dev.outboxrelay.relay.tracing.DeliveryTracing;
@@ -27,8 +28,6 @@ import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
 import jakarta.inject.Inject;
 import java.time.Clock;
-import java.util.UUID;
-import java.net.InetAddress;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -68,7 +67,7 @@ public class RelayService {
       LOG.infof("outbox tables: %s_message and its siblings (outbox.schema, outbox.table)", tables);
     }
     RelayConfig.Relay relay = config.relay();
-    RabbitMqConnection rabbit = RabbitMqConnection.of(config.rabbitmq(), registry, "outbox-relay " + instanceName());
+    RabbitMqConnection rabbit = RabbitMqConnection.of(config.rabbitmq(), registry, "outbox-relay " + RelayInstance.newName());
     rabbitMq = rabbit;
     SinkRegistry sinks = SinkRegistry.fromConfig(config.destinations(),
         key -> ConfigProvider.getConfig().getConfigValue(key).getRawValue(),
@@ -195,23 +194,5 @@ public class RelayService {
   /** The outbox's table names ({@code outbox.schema}, {@code outbox.table}), as validated at start-up. */
   public OutboxTables tables() {
     return tables;
-  }
-
-  /**
-   * This process's name on the attempts it records ({@code outbox_attempt.relay_instance}): {@code
-   * host/pid/random}, one for the process's life, so every attempt it makes, on every source, names
-   * the same relay.
-   */
-  public static final String RELAY_INSTANCE = instanceName();
-
-  /** This process's name in fleet leases and run records: {@code host/pid/random}, new at each call. */
-  public static String instanceName() {
-    String host;
-    try {
-      host = InetAddress.getLocalHost().getHostName();
-    } catch (java.io.IOException e) {
-      host = "unknown-host";
-    }
-    return host + "/" + ProcessHandle.current().pid() + "/" + UUID.randomUUID().toString().substring(0, 8);
   }
 }

@@ -1,5 +1,6 @@
 package dev.outboxrelay.relay.maintenance;
 
+import dev.outboxrelay.relay.source.RelayInstance;
 import dev.outboxrelay.relay.background.Pass;
 import dev.outboxrelay.relay.background.ServiceRunner;
 import dev.outboxrelay.relay.config.RelayConfig;
@@ -35,7 +36,7 @@ public class RetentionSchedule {
   @Inject RelayService relay;
   @Inject MeterRegistry registry;
 
-  private final String owner = RelayService.instanceName();
+  private final String owner = RelayInstance.newName();
   private volatile RetentionSettings settings;
   private final Map<String, RetentionService> services = new ConcurrentHashMap<>();
   private final List<ServiceRunner> runners = new CopyOnWriteArrayList<>();

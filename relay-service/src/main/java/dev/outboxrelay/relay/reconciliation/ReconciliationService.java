@@ -1,5 +1,6 @@
 package dev.outboxrelay.relay.reconciliation;
 
+import dev.outboxrelay.relay.source.RelayInstance;
 import static dev.outboxrelay.outbox.store.ReconciliationStore.RECONCILIATION_LOCK;
 
 import dev.outboxrelay.outbox.store.LockHolder;
@@ -46,7 +47,7 @@ public class ReconciliationService {
   @Inject MeterRegistry registry;
 
   /** This relay instance, as the lock owner and the runs' owner. */
-  private final String owner = RelayService.instanceName();
+  private final String owner = RelayInstance.newName();
   private volatile ReconciliationSettings settings;
   /** Per source: made when its database first answers. */
   private final Map<String, PerSource> perSource = new ConcurrentHashMap<>();

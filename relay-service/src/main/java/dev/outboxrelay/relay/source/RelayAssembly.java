@@ -65,7 +65,7 @@ public record RelayAssembly(JdbcOutboxStore store, RelayMetrics metrics, LeaseHe
         SourceSpec.DEFAULT.equals(source.name()) ? null : source.name(), c -> metrics.staleCompletion("renew"));
     LeaseReaper reaper = new LeaseReaper(store, metrics, relay.maxAttempts(), relay.reapBatchSize());
     Deliverer deliverer = new Deliverer(store, sinks, backoff, metrics, relay.maxAttempts(),
-        relay.leaseDuration(), clockSkew).traced(tracing).madeBy(RelayService.RELAY_INSTANCE);
+        relay.leaseDuration(), clockSkew).traced(tracing).madeBy(RelayInstance.NAME);
     CompletionBatcher completions = new CompletionBatcher(store, relay.completionBatchSize(),
         relay.completionMaxWait(), relay.leaseDuration());
     deliverer.completingInBatches(completions);

@@ -1,5 +1,6 @@
 package dev.outboxrelay.relay.admin;
 
+import dev.outboxrelay.relay.source.RelayInstance;
 import static io.restassured.RestAssured.given;
 import static org.hamcrest.Matchers.containsString;
 import static org.hamcrest.Matchers.equalTo;
@@ -186,7 +187,7 @@ class AdminResourceTest {
         .body("attempts.attempt_no", equalTo(List.of(1, 2)))
         .body("attempts.error_class", equalTo(List.of("HTTP 500", "HTTP 422")))
         .body("attempts[1].response_summary", containsString("amount missing"))
-        .body("attempts.relay_instance", equalTo(List.of(RelayService.RELAY_INSTANCE, RelayService.RELAY_INSTANCE)))
+        .body("attempts.relay_instance", equalTo(List.of(RelayInstance.NAME, RelayInstance.NAME)))
         .extract().asString();
     assertTrue(!body.contains("s3cr3t"), body);
 

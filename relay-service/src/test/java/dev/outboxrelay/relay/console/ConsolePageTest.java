@@ -1,5 +1,6 @@
 package dev.outboxrelay.relay.console;
 
+import dev.outboxrelay.relay.source.RelayInstance;
 import static io.restassured.RestAssured.given;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -9,7 +10,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.outboxrelay.outbox.Outbox;
 import dev.outboxrelay.outbox.OutboxConfig;
 import dev.outboxrelay.outbox.OutboxMessage;
-import dev.outboxrelay.relay.lifecycle.RelayService;
 import dev.outboxrelay.relay.testing.Browser;
 import dev.outboxrelay.relay.testing.BrowserPageTest;
 import dev.outboxrelay.relay.testing.RecordingHttpReceiver.Response;
@@ -197,7 +197,7 @@ class ConsolePageTest extends BrowserPageTest {
       List<String> instances = browser.findAll("#attempts td.relay-instance").stream().map(WebElement::getText).toList();
       assertEquals(as("viewer").get("/admin/messages/" + deadA).then().statusCode(200).extract().jsonPath()
           .getList("attempts.relay_instance", String.class), instances, "each attempt's relay, as the API says");
-      assertEquals(List.of(RelayService.RELAY_INSTANCE), instances, "this relay made the one attempt");
+      assertEquals(List.of(RelayInstance.NAME), instances, "this relay made the one attempt");
       browser.screenshot(shots.resolve("console-job.png"));
       browser.find("#replay").click();
       browser.await("the replay's result", "document.getElementById('action-result').textContent !== ''", WAIT);

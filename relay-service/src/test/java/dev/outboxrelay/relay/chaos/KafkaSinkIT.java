@@ -7,7 +7,7 @@ import dev.outboxrelay.outbox.Outbox;
 import dev.outboxrelay.outbox.OutboxConfig;
 import dev.outboxrelay.outbox.OutboxMessage;
 import dev.outboxrelay.outbox.testing.ServiceProcess;
-import dev.outboxrelay.relay.testing.KafkaBroker;
+import dev.outboxrelay.outbox.testing.KafkaBroker;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.sql.Connection;

@@ -11,7 +11,7 @@ import com.rabbitmq.client.LongString;
 import dev.outboxrelay.outbox.Outbox;
 import dev.outboxrelay.outbox.OutboxConfig;
 import dev.outboxrelay.outbox.OutboxMessage;
-import dev.outboxrelay.relay.testing.KafkaBroker;
+import dev.outboxrelay.outbox.testing.KafkaBroker;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.sql.Connection;

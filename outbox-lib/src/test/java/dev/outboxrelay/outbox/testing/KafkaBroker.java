@@ -1,6 +1,5 @@
-package dev.outboxrelay.relay.testing;
+package dev.outboxrelay.outbox.testing;
 
-import dev.outboxrelay.outbox.testing.ServiceProcess;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.Socket;

@@ -143,14 +143,9 @@ public final class KafkaBroker implements AutoCloseable {
   }
 
   private ProcessBuilder java(String mainClass, String... args) throws IOException {
-    Path cpFile = Path.of("target", "test-classpath.txt");
-    if (!Files.isRegularFile(cpFile)) {
-      throw new IllegalStateException(cpFile.toAbsolutePath() + " is missing: run the build"
-          + " (maven-dependency-plugin build-classpath writes it in generate-test-resources)");
-    }
     List<String> cmd = new java.util.ArrayList<>(List.of(
         Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-Xmx512m",
-        "-cp", Files.readString(cpFile).trim(), mainClass));
+        "-cp", ServiceProcess.testClasspath(), mainClass));
     cmd.addAll(List.of(args));
     return new ProcessBuilder(cmd).redirectErrorStream(true)
         .redirectOutput(ProcessBuilder.Redirect.appendTo(dir.resolve("kafka.log").toFile()));

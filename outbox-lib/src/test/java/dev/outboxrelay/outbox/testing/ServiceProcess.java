@@ -12,9 +12,11 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Predicate;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -86,6 +88,48 @@ public final class ServiceProcess implements AutoCloseable {
     builder.environment().putAll(environment);
     Process p = builder.start();
     return new ServiceProcess(name, p, log, URI.create("http://127.0.0.1:" + httpPort));
+  }
+
+  /**
+   * Starts {@code mainClass} from the module's test classpath (its test classes, classes and the
+   * entries of {@link #testClasspath()} that {@code dependency} accepts: a JVM starts much faster
+   * on the few jars it needs) as its own process, without waiting; the class must answer {@code
+   * /q/health/live} and {@code /q/health/ready} on {@code httpPort} (passed as system property
+   * {@code quarkus.http.port}, as to a packaged service) for {@link #awaitReady}.
+   */
+  public static ServiceProcess launchMain(String name, String mainClass, Predicate<String> dependency,
+      int httpPort, Map<String, String> properties, Path logDir) throws IOException {
+    List<String> cmd = new ArrayList<>();
+    cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+    cmd.add("-Xmx128m");
+    cmd.add("-XX:TieredStopAtLevel=1");
+    cmd.add("-Dquarkus.http.port=" + httpPort);
+    properties.forEach((k, v) -> cmd.add("-D" + k + "=" + v));
+    cmd.add("-cp");
+    cmd.add(String.join(File.pathSeparator, Path.of("target", "test-classes").toAbsolutePath().toString(),
+        Path.of("target", "classes").toAbsolutePath().toString(), String.join(File.pathSeparator,
+            Arrays.stream(testClasspath().split(File.pathSeparator)).filter(dependency).toList())));
+    cmd.add(mainClass);
+    Files.createDirectories(logDir);
+    Path log = logDir.resolve(name + ".log");
+    Files.writeString(log, "=== " + mainClass + " " + properties + "\n",
+        java.nio.file.StandardOpenOption.CREATE, java.nio.file.StandardOpenOption.APPEND);
+    Process p = new ProcessBuilder(cmd).redirectErrorStream(true)
+        .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile())).start();
+    return new ServiceProcess(name, p, log, URI.create("http://127.0.0.1:" + httpPort));
+  }
+
+  /**
+   * The module's test dependencies, as the build writes them to {@code target/test-classpath.txt}
+   * (maven-dependency-plugin build-classpath, in generate-test-resources).
+   */
+  public static String testClasspath() throws IOException {
+    Path cpFile = Path.of("target", "test-classpath.txt");
+    if (!Files.isRegularFile(cpFile)) {
+      throw new IllegalStateException(cpFile.toAbsolutePath() + " is missing: run the build"
+          + " (maven-dependency-plugin build-classpath writes it in generate-test-resources)");
+    }
+    return Files.readString(cpFile).trim();
   }
 
   public String name() {

@@ -16,7 +16,7 @@ import org.eclipse.microprofile.reactive.messaging.Message;
  * InvalidDeliveryException}), a conflicting payload under an applied ID ({@code
  * InboxConflictException}), a handler failure ({@code InboxHandlerException}; {@code
  * isTransient()} for a retry later) or a database error. What the broker does with a nack is the
- * channel's failure strategy (docs/receiving.md "Kafka and RabbitMQ: what a nack does").
+ * channel's failure strategy (docs/receiving.md "Kafka and RabbitMQ: acknowledge after the commit").
  *
  * <pre>{@code
  * @Incoming("orders") @Blocking

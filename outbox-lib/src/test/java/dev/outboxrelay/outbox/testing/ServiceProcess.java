@@ -71,14 +71,26 @@ public final class ServiceProcess implements AutoCloseable {
     if (!Files.isRegularFile(jar)) {
       throw new IllegalStateException(jar + " is missing: run mvn package first");
     }
+    List<String> cmd = javaCommand("256m", httpPort, properties);
+    cmd.add("-jar");
+    cmd.add(jar.toString());
+    return start(name, cmd, environment, httpPort, logDir);
+  }
+
+  /** {@code java} with heap {@code heap}, the HTTP port and {@code properties} as system properties. */
+  private static List<String> javaCommand(String heap, int httpPort, Map<String, String> properties) {
     List<String> cmd = new ArrayList<>();
     cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-    cmd.add("-Xmx256m");
+    cmd.add("-Xmx" + heap);
     cmd.add("-XX:TieredStopAtLevel=1");
     cmd.add("-Dquarkus.http.port=" + httpPort);
     properties.forEach((k, v) -> cmd.add("-D" + k + "=" + v));
-    cmd.add("-jar");
-    cmd.add(jar.toString());
+    return cmd;
+  }
+
+  /** Runs {@code cmd} with its output appended to {@code <logDir>/<name>.log}. */
+  private static ServiceProcess start(String name, List<String> cmd, Map<String, String> environment,
+      int httpPort, Path logDir) throws IOException {
     Files.createDirectories(logDir);
     Path log = logDir.resolve(name + ".log");
     Files.writeString(log, "=== " + String.join(" ", cmd) + "\n",
@@ -99,24 +111,13 @@ public final class ServiceProcess implements AutoCloseable {
    */
   public static ServiceProcess launchMain(String name, String mainClass, Predicate<String> dependency,
       int httpPort, Map<String, String> properties, Path logDir) throws IOException {
-    List<String> cmd = new ArrayList<>();
-    cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-    cmd.add("-Xmx128m");
-    cmd.add("-XX:TieredStopAtLevel=1");
-    cmd.add("-Dquarkus.http.port=" + httpPort);
-    properties.forEach((k, v) -> cmd.add("-D" + k + "=" + v));
+    List<String> cmd = javaCommand("128m", httpPort, properties);
     cmd.add("-cp");
     cmd.add(String.join(File.pathSeparator, Path.of("target", "test-classes").toAbsolutePath().toString(),
         Path.of("target", "classes").toAbsolutePath().toString(), String.join(File.pathSeparator,
             Arrays.stream(testClasspath().split(File.pathSeparator)).filter(dependency).toList())));
     cmd.add(mainClass);
-    Files.createDirectories(logDir);
-    Path log = logDir.resolve(name + ".log");
-    Files.writeString(log, "=== " + mainClass + " " + properties + "\n",
-        java.nio.file.StandardOpenOption.CREATE, java.nio.file.StandardOpenOption.APPEND);
-    Process p = new ProcessBuilder(cmd).redirectErrorStream(true)
-        .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile())).start();
-    return new ServiceProcess(name, p, log, URI.create("http://127.0.0.1:" + httpPort));
+    return start(name, cmd, Map.of(), httpPort, logDir);
   }
 
   /**
@@ -155,8 +156,20 @@ public final class ServiceProcess implements AutoCloseable {
 
   /** True when the process runs and /q/health/ready answers 200 now (false while it starts or fails). */
   public boolean ready() {
+    return answers200("/q/health/ready");
+  }
+
+  /**
+   * True when the process runs and /q/health/live answers 200 now: started, whether ready or not
+   * (a relay whose only destination is down is live but not ready).
+   */
+  public boolean live() {
+    return answers200("/q/health/live");
+  }
+
+  private boolean answers200(String path) {
     try {
-      return process.isAlive() && get("/q/health/ready").statusCode() == 200;
+      return process.isAlive() && get(path).statusCode() == 200;
     } catch (IOException e) {
       return false;
     } catch (InterruptedException e) {

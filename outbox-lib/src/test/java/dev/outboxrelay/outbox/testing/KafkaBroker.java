@@ -10,10 +10,12 @@ import java.util.List;
 import java.util.Optional;
 import java.util.Properties;
 import java.util.UUID;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
 
 /**
  * A real single-node Kafka broker in KRaft mode (broker and controller in one process), run
@@ -107,13 +109,28 @@ public final class KafkaBroker implements AutoCloseable {
     try (Admin a = Admin.create(adminSettings())) {
       a.createTopics(List.of(new NewTopic(topic, Optional.empty(), Optional.empty()))).all().get(30, TimeUnit.SECONDS);
       long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-      while (a.describeTopics(List.of(topic)).allTopicNames().get(10, TimeUnit.SECONDS).get(topic).partitions()
-          .stream().anyMatch(p -> p.leader() == null || p.leader().isEmpty())) {
+      while (!hasLeaders(a, topic)) {
         if (System.nanoTime() > deadline) {
           throw new IllegalStateException("topic " + topic + " has no leader after 30s:\n" + log());
         }
         Thread.sleep(100);
       }
+    }
+  }
+
+  /**
+   * True when every partition of {@code topic} has a leader; false while the broker does not know
+   * the topic yet (right after its creation the metadata can lag: UnknownTopicOrPartition).
+   */
+  private static boolean hasLeaders(Admin a, String topic) throws Exception {
+    try {
+      return a.describeTopics(List.of(topic)).allTopicNames().get(10, TimeUnit.SECONDS).get(topic).partitions()
+          .stream().noneMatch(p -> p.leader() == null || p.leader().isEmpty());
+    } catch (ExecutionException e) {
+      if (e.getCause() instanceof UnknownTopicOrPartitionException) {
+        return false;
+      }
+      throw e;
     }
   }
 

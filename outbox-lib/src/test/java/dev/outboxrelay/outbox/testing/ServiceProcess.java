@@ -14,9 +14,11 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Predicate;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.awaitility.core.ConditionTimeoutException;
@@ -72,14 +74,26 @@ public final class ServiceProcess implements AutoCloseable {
     if (!Files.isRegularFile(jar)) {
       throw new IllegalStateException(jar + " is missing: run mvn package first");
     }
+    List<String> cmd = javaCommand("256m", httpPort, properties);
+    cmd.add("-jar");
+    cmd.add(jar.toString());
+    return start(name, cmd, environment, httpPort, logDir);
+  }
+
+  /** {@code java} with heap {@code heap}, the HTTP port and {@code properties} as system properties. */
+  private static List<String> javaCommand(String heap, int httpPort, Map<String, String> properties) {
     List<String> cmd = new ArrayList<>();
     cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-    cmd.add("-Xmx256m");
+    cmd.add("-Xmx" + heap);
     cmd.add("-XX:TieredStopAtLevel=1");
     cmd.add("-Dquarkus.http.port=" + httpPort);
     properties.forEach((k, v) -> cmd.add("-D" + k + "=" + v));
-    cmd.add("-jar");
-    cmd.add(jar.toString());
+    return cmd;
+  }
+
+  /** Runs {@code cmd} with its output appended to {@code <logDir>/<name>.log}. */
+  private static ServiceProcess start(String name, List<String> cmd, Map<String, String> environment,
+      int httpPort, Path logDir) throws IOException {
     Files.createDirectories(logDir);
     Path log = logDir.resolve(name + ".log");
     Files.writeString(log, "=== " + String.join(" ", cmd) + "\n",
@@ -89,6 +103,37 @@ public final class ServiceProcess implements AutoCloseable {
     builder.environment().putAll(environment);
     Process p = builder.start();
     return new ServiceProcess(name, p, log, URI.create("http://127.0.0.1:" + httpPort));
+  }
+
+  /**
+   * Starts {@code mainClass} from the module's test classpath (its test classes, classes and the
+   * entries of {@link #testClasspath()} that {@code dependency} accepts: a JVM starts much faster
+   * on the few jars it needs) as its own process, without waiting; the class must answer {@code
+   * /q/health/live} and {@code /q/health/ready} on {@code httpPort} (passed as system property
+   * {@code quarkus.http.port}, as to a packaged service) for {@link #awaitReady}.
+   */
+  public static ServiceProcess launchMain(String name, String mainClass, Predicate<String> dependency,
+      int httpPort, Map<String, String> properties, Path logDir) throws IOException {
+    List<String> cmd = javaCommand("128m", httpPort, properties);
+    cmd.add("-cp");
+    cmd.add(String.join(File.pathSeparator, Path.of("target", "test-classes").toAbsolutePath().toString(),
+        Path.of("target", "classes").toAbsolutePath().toString(), String.join(File.pathSeparator,
+            Arrays.stream(testClasspath().split(File.pathSeparator)).filter(dependency).toList())));
+    cmd.add(mainClass);
+    return start(name, cmd, Map.of(), httpPort, logDir);
+  }
+
+  /**
+   * The module's test dependencies, as the build writes them to {@code target/test-classpath.txt}
+   * (maven-dependency-plugin build-classpath, in generate-test-resources).
+   */
+  public static String testClasspath() throws IOException {
+    Path cpFile = Path.of("target", "test-classpath.txt");
+    if (!Files.isRegularFile(cpFile)) {
+      throw new IllegalStateException(cpFile.toAbsolutePath() + " is missing: run the build"
+          + " (maven-dependency-plugin build-classpath writes it in generate-test-resources)");
+    }
+    return Files.readString(cpFile).trim();
   }
 
   public String name() {
@@ -114,8 +159,20 @@ public final class ServiceProcess implements AutoCloseable {
 
   /** True when the process runs and /q/health/ready answers 200 now (false while it starts or fails). */
   public boolean ready() {
+    return answers200("/q/health/ready");
+  }
+
+  /**
+   * True when the process runs and /q/health/live answers 200 now: started, whether ready or not
+   * (a relay whose only destination is down is live but not ready).
+   */
+  public boolean live() {
+    return answers200("/q/health/live");
+  }
+
+  private boolean answers200(String path) {
     try {
-      return process.isAlive() && get("/q/health/ready").statusCode() == 200;
+      return process.isAlive() && get(path).statusCode() == 200;
     } catch (IOException e) {
       return false;
     } catch (InterruptedException e) {

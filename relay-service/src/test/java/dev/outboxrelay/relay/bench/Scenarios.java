@@ -13,7 +13,7 @@ import dev.outboxrelay.relay.sink.HttpSink;
 import dev.outboxrelay.relay.sink.KafkaSink;
 import dev.outboxrelay.relay.sink.MessageSink;
 import dev.outboxrelay.relay.sink.SinkResult;
-import dev.outboxrelay.relay.testing.KafkaBroker;
+import dev.outboxrelay.outbox.testing.KafkaBroker;
 import io.agroal.api.AgroalDataSource;
 import io.agroal.api.AgroalDataSourceMetrics;
 import java.nio.file.Path;

@@ -130,7 +130,7 @@ class ReconciliationCategoriesIT {
     }
   }
 
-  private static String sha512Hex(String text) throws Exception {
+  static String sha512Hex(String text) throws Exception {
     return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-512")
         .digest(text.getBytes(StandardCharsets.UTF_8)));
   }

@@ -12,7 +12,7 @@ import dev.outboxrelay.outbox.Outbox;
 import dev.outboxrelay.outbox.OutboxConfig;
 import dev.outboxrelay.outbox.OutboxMessage;
 import dev.outboxrelay.relay.chaos.ChaosExperiment;
-import dev.outboxrelay.relay.testing.KafkaBroker;
+import dev.outboxrelay.outbox.testing.KafkaBroker;
 import dev.outboxrelay.relay.testing.RecordingHttpReceiver;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;

@@ -1,6 +1,6 @@
 package dev.outboxrelay.relay.tracing;
 
-import dev.outboxrelay.relay.testing.KafkaBroker;
+import dev.outboxrelay.outbox.testing.KafkaBroker;
 import dev.outboxrelay.relay.testing.RecordingHttpReceiver;
 import dev.outboxrelay.relay.testing.RelayTestResources;
 import io.quarkus.test.common.QuarkusTestResourceLifecycleManager;

@@ -1,8 +1,7 @@
-package dev.outboxrelay.relay.testing;
+package dev.outboxrelay.outbox.testing;
 
 import static org.awaitility.Awaitility.await;
 
-import dev.outboxrelay.outbox.testing.ServiceProcess;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.Socket;
@@ -13,11 +12,13 @@ import java.util.List;
 import java.util.Optional;
 import java.util.Properties;
 import java.util.UUID;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.awaitility.core.ConditionTimeoutException;
+import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
 
 /**
  * A real single-node Kafka broker in KRaft mode (broker and controller in one process), run
@@ -116,11 +117,26 @@ public final class KafkaBroker implements AutoCloseable {
       try {
         await("leaders of topic " + topic).atMost(Duration.ofSeconds(30))
             .pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(100))
-            .until(() -> a.describeTopics(List.of(topic)).allTopicNames().get(10, TimeUnit.SECONDS).get(topic)
-                .partitions().stream().noneMatch(p -> p.leader() == null || p.leader().isEmpty()));
+            .until(() -> hasLeaders(a, topic));
       } catch (ConditionTimeoutException e) {
         throw new IllegalStateException("topic " + topic + " has no leader after 30s:\n" + log(), e);
       }
+    }
+  }
+
+  /**
+   * True when every partition of {@code topic} has a leader; false while the broker does not know
+   * the topic yet (right after its creation the metadata can lag: UnknownTopicOrPartition).
+   */
+  private static boolean hasLeaders(Admin a, String topic) throws Exception {
+    try {
+      return a.describeTopics(List.of(topic)).allTopicNames().get(10, TimeUnit.SECONDS).get(topic).partitions()
+          .stream().noneMatch(p -> p.leader() == null || p.leader().isEmpty());
+    } catch (ExecutionException e) {
+      if (e.getCause() instanceof UnknownTopicOrPartitionException) {
+        return false;
+      }
+      throw e;
     }
   }
 
@@ -157,14 +173,9 @@ public final class KafkaBroker implements AutoCloseable {
   }
 
   private ProcessBuilder java(String mainClass, String... args) throws IOException {
-    Path cpFile = Path.of("target", "test-classpath.txt");
-    if (!Files.isRegularFile(cpFile)) {
-      throw new IllegalStateException(cpFile.toAbsolutePath() + " is missing: run the build"
-          + " (maven-dependency-plugin build-classpath writes it in generate-test-resources)");
-    }
     List<String> cmd = new java.util.ArrayList<>(List.of(
         Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-Xmx512m",
-        "-cp", Files.readString(cpFile).trim(), mainClass));
+        "-cp", ServiceProcess.testClasspath(), mainClass));
     cmd.addAll(List.of(args));
     return new ProcessBuilder(cmd).redirectErrorStream(true)
         .redirectOutput(ProcessBuilder.Redirect.appendTo(dir.resolve("kafka.log").toFile()));

@@ -71,12 +71,25 @@ public class SqlServerOutboxDialect extends OutboxDialect {
     // treats as "exists". No HOLDLOCK: its key-range lock would serialise every enqueue of a new
     // highest operation ID until the caller commits.
     return "INSERT INTO outbox_message (operation_id, destination, ordering_key, payload,"
-        + " content_type, headers, deliver_after, payload_by_ref) OUTPUT inserted.id"
+        + " content_type, headers, deliver_after, payload_by_ref, key_wait) OUTPUT inserted.id"
         + " SELECT v.operation_id, v.destination, v.ordering_key, v.payload, v.content_type,"
-        + " v.headers, v.deliver_after, v.payload_by_ref FROM (SELECT ? AS operation_id,"
+        + " v.headers, v.deliver_after, v.payload_by_ref, v.key_wait FROM (SELECT ? AS operation_id,"
         + " ? AS destination, ? AS ordering_key, ? AS payload, ? AS content_type, ? AS headers, "
-        + nowPlusMillisParam() + " AS deliver_after, ? AS payload_by_ref) v"
+        + nowPlusMillisParam() + " AS deliver_after, ? AS payload_by_ref, ? AS key_wait) v"
         + " WHERE NOT EXISTS (SELECT 1 FROM outbox_message e WHERE e.operation_id = v.operation_id)";
+  }
+
+  @Override
+  protected String keyWaitFalse() {
+    return "0";
+  }
+
+  /** No FOR SHARE: a shared lock held by a table hint. */
+  @Override
+  public String lockUnfinishedSql() {
+    // HOLDLOCK keeps the shared lock to the end of the caller's transaction, and makes it a
+    // locking read even with READ_COMMITTED_SNAPSHOT on.
+    return "SELECT id FROM outbox_message WITH (ROWLOCK, HOLDLOCK) WHERE id = ? AND state IN ('R', 'W')";
   }
 
   @Override
@@ -144,7 +157,7 @@ public class SqlServerOutboxDialect extends OutboxDialect {
           + " payload_by_ref BIT);"
           + " WITH candidate AS (SELECT TOP (?) c.* FROM outbox_message c"
           + " WITH (UPDLOCK, READPAST, READCOMMITTEDLOCK)"
-          + " WHERE c.state = 'R' AND c.deliver_after <= SYSUTCDATETIME() AND " + keyHeadCondition("c")
+          + " WHERE " + readyHeadCondition("c", "0") + " AND c.deliver_after <= SYSUTCDATETIME()"
           + " ORDER BY c.id)"
           + " UPDATE candidate SET state = 'W', claim_token = ?,"
           + " lease_until = " + NOW_PLUS_MILLIS + ", claimed_at = SYSUTCDATETIME()"
@@ -245,7 +258,7 @@ public class SqlServerOutboxDialect extends OutboxDialect {
   public String lockExpiredLeasesSql() {
     // No LIMIT / FOR UPDATE SKIP LOCKED: TOP and the same skip-locked hints as the claim; the U
     // locks hold until the reaper's transaction commits.
-    return "SELECT TOP (?) id, claim_token, attempts, claimed_at FROM outbox_message"
+    return "SELECT TOP (?) id, claim_token, attempts, claimed_at, ordering_key FROM outbox_message"
         + " WITH (UPDLOCK, READPAST, READCOMMITTEDLOCK, ROWLOCK)"
         + " WHERE state = 'W' AND lease_until < SYSUTCDATETIME() ORDER BY lease_until";
   }

@@ -28,8 +28,8 @@ import java.util.UUID;
  * transaction (the caller's isolation would apply) and sets READ COMMITTED itself.
  *
  * <p>Deadlocks designed out: the claim scans ready rows in clustered-key (id) order through
- * {@code ix_outbox_message_ready (state, id)} and every token-checked update seeks one row by its
- * clustered key, so claims and completions lock rows in the same order. A deadlock victim (1205)
+ * {@code ix_outbox_message_head (state, key_wait, id)} and every token-checked update seeks one
+ * row by its clustered key, so claims and completions lock rows in the same order. A deadlock victim (1205)
  * that still happens (e.g. page locks under memory pressure) is retried by the store. A
  * retention job on SQL Server must delete finished rows in small batches ({@code DELETE TOP (n)
  * ... WITH (ROWLOCK, READPAST)}) from one relay at a time: one unbounded DELETE escalates to a

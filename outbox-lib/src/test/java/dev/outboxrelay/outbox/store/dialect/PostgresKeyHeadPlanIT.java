@@ -37,13 +37,11 @@ class PostgresKeyHeadPlanIT {
   void aClaimOnAHundredKeysOfFiveHundredJobsReadsItsBatchNotTheWaitingJobs() throws Exception {
     backlog(100, 500);
     assertEquals(64, claim(64), "64 keys in flight");
-    long read = rowsRead(32);
-    System.out.println("EXPLAIN keys=100 per_key=500 in_flight=64 limit=32 rows_read=" + read);
+    long read = claimOf32Reads("keys=100 per_key=500 in_flight=64");
     assertTrue(read <= 2 * 32 + 64, "reads the batch and at most the keys in flight, not the backlog: " + read);
 
     assertEquals(36, claim(64), "every key in flight");
-    long idle = rowsRead(32);
-    System.out.println("EXPLAIN keys=100 per_key=500 in_flight=100 limit=32 rows_read=" + idle);
+    long idle = claimOf32Reads("keys=100 per_key=500 in_flight=100");
     assertTrue(idle <= 100, "nothing to claim, and nearly nothing read: " + idle);
   }
 
@@ -51,9 +49,15 @@ class PostgresKeyHeadPlanIT {
   void aClaimOnEightKeysOfFiveThousandJobsReadsNoWaitingJob() throws Exception {
     backlog(8, 5000);
     assertEquals(8, claim(32), "one job per key");
-    long read = rowsRead(32);
-    System.out.println("EXPLAIN keys=8 per_key=5000 in_flight=8 limit=32 rows_read=" + read);
+    long read = claimOf32Reads("keys=8 per_key=5000 in_flight=8");
     assertTrue(read <= 8, "the 39,992 waiting jobs are not read: " + read);
+  }
+
+  /** The rows a claim of 32 reads now, printed with {@code backlog} for the record. */
+  private static long claimOf32Reads(String backlog) throws Exception {
+    long read = rowsRead(32);
+    System.out.println("EXPLAIN " + backlog + " limit=32 rows_read=" + read);
+    return read;
   }
 
   /** Jobs enqueued round-robin over the keys (as interleaved producers would), as enqueue marks them. */

@@ -157,6 +157,10 @@ public class ClaimLoop {
    * claimStartedNanos}: a claim's, or a completion's key-affine hand-over ({@link CompletionBatcher}).
    */
   void offer(List<ClaimedMessage> claimed, long claimStartedNanos) {
+    if (stopping) {
+      claimed.forEach(deliverer::release); // handed over after shutdown began: never sent
+      return;
+    }
     for (ClaimedMessage m : claimed) {
       LeaseHeartbeat.Claim c = heartbeat.hold(m, claimStartedNanos);
       inFlight.put(m.id(), c);

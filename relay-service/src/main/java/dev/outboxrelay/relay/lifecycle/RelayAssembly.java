@@ -68,7 +68,7 @@ public record RelayAssembly(JdbcOutboxStore store, RelayMetrics metrics, LeaseHe
     deliverer.completingInBatches(completions);
     ClaimLoop claimLoop = new ClaimLoop(store, deliverer, heartbeat, source.batchSize(), source.concurrency(),
         relay.leaseDuration(), idle);
-    completions.flushWhenAllWaiting(claimLoop::sendingOrRecording).handingOverTo(claimLoop, relay.leaseDuration());
+    completions.flushWhenAllWaiting(claimLoop::sendingOrRecording);
     if (!SourceSpec.DEFAULT.equals(source.name())) {
       claimLoop.namedAfter(source.name());
     }

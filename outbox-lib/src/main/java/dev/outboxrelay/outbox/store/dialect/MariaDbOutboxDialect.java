@@ -117,7 +117,7 @@ public class MariaDbOutboxDialect extends OutboxDialect {
   // id, and a locking read that sorts locks every ready row before LIMIT applies, so one claimer
   // would hold the whole backlog and its peers would skip all of it. (state, key_wait, id) walks
   // ready heads in id order and stops after n.
-  private static final String LOCK_READY_SQL =
+  static final String LOCK_READY_SQL =
       "SELECT c.id FROM outbox_message c FORCE INDEX (ix_outbox_message_head)"
           + " WHERE " + readyHeadCondition("c", "FALSE") + " AND c.deliver_after <= UTC_TIMESTAMP(3)"
           + " ORDER BY c.id LIMIT ? FOR UPDATE SKIP LOCKED";

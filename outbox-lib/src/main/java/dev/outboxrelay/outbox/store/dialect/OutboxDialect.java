@@ -202,9 +202,14 @@ public abstract class OutboxDialect {
    * wait although an earlier one is unfinished (a replay, or two enqueues of a key at once).
    */
   protected static String keyHeadCondition(String row) {
-    return "(" + row + ".ordering_key IS NULL OR NOT EXISTS (SELECT 1 FROM outbox_message earlier"
-        + " WHERE earlier.ordering_key = " + row + ".ordering_key AND earlier.id < " + row + ".id"
-        + " AND earlier.state IN ('R', 'W')))";
+    // One probe per state: on (ordering_key, state, id) each is a range bounded by the id, where
+    // state IN ('R', 'W') would read every ready job of the key (MariaDB).
+    return "(" + row + ".ordering_key IS NULL OR (" + earlierIn(row, "R") + " AND " + earlierIn(row, "W") + "))";
+  }
+
+  private static String earlierIn(String row, String state) {
+    return "NOT EXISTS (SELECT 1 FROM outbox_message earlier WHERE earlier.ordering_key = " + row
+        + ".ordering_key AND earlier.state = '" + state + "' AND earlier.id < " + row + ".id)";
   }
 
   /**

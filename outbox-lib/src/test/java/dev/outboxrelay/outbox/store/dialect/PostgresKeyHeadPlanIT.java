@@ -60,27 +60,8 @@ class PostgresKeyHeadPlanIT {
     return read;
   }
 
-  /** Jobs enqueued round-robin over the keys (as interleaved producers would), as enqueue marks them. */
-  private static void backlog(int keys, int perKey) throws SQLException {
-    try (Connection c = ds.getConnection()) {
-      c.setAutoCommit(false);
-      try (PreparedStatement ps = c.prepareStatement("INSERT INTO outbox_message (operation_id, destination,"
-          + " ordering_key, payload, content_type, deliver_after, key_wait) VALUES (?, ?, ?, '{}',"
-          + " 'application/json', now() - INTERVAL '1 second', ?)")) {
-        for (int j = 0; j < perKey; j++) {
-          for (int k = 0; k < keys; k++) {
-            ps.setString(1, "plan-" + k + "-" + j);
-            ps.setString(2, TestDatabases.HTTP_BILLING);
-            ps.setString(3, "key-" + k);
-            ps.setBoolean(4, j > 0);
-            ps.addBatch();
-          }
-          ps.executeBatch();
-        }
-      }
-      c.commit();
-    }
-    TestDatabases.execute(ds, "ANALYZE outbox_message");
+  private static void backlog(int keys, int perKey) {
+    TestDatabases.insertKeyedBacklog(ds, keys, perKey);
   }
 
   private static int claim(int limit) throws SQLException {

@@ -176,6 +176,7 @@ public class JdbcOutboxStore implements OutboxStore {
 
   private Optional<Long> tryInsert(Connection c, NewMessage n, PayloadDigest digest) throws SQLException {
     OutboxMessage m = n.message();
+    boolean keyWait = m.orderingKey() != null && holdLatestUnfinished(c, m.orderingKey());
     try (PreparedStatement ps = c.prepareStatement(dialect.insertIfAbsentSql())) {
       ps.setString(1, m.operationId());
       ps.setString(2, m.destination());
@@ -189,6 +190,7 @@ public class JdbcOutboxStore implements OutboxStore {
       }
       ps.setLong(7, m.deliverAfter().toMillis());
       ps.setBoolean(8, digest != null);
+      ps.setBoolean(9, keyWait);
       try (ResultSet rs = ps.executeQuery()) {
         return rs.next() ? Optional.of(rs.getLong(1)) : Optional.empty();
       }
@@ -198,6 +200,71 @@ public class JdbcOutboxStore implements OutboxStore {
       }
       throw e;
     }
+  }
+
+  /**
+   * Share-locks the latest unfinished job of {@code key} in the caller's transaction and returns
+   * true, or returns false when the key has none: the new job then waits behind it ({@code
+   * key_wait}), and that job's final transition, which must update the locked row, waits for the
+   * caller to commit and so sees the new job when it looks for the key's next head
+   * (docs/design.md "Ordering keys"). The candidate is read without a lock and then locked by id;
+   * one that finished meanwhile (or, under REPEATABLE READ, since the caller's snapshot) is passed
+   * for the next lower one, so the walk ends.
+   */
+  private boolean holdLatestUnfinished(Connection c, String key) throws SQLException {
+    long below = Long.MAX_VALUE;
+    while (true) {
+      long bound = below;
+      Optional<Long> latest = extremeId(c, dialect.latestUnfinishedBelowSql(), ps -> {
+        ps.setString(1, key);
+        ps.setLong(2, bound);
+      }, true);
+      if (latest.isEmpty()) {
+        return false;
+      }
+      try (PreparedStatement ps = c.prepareStatement(dialect.lockUnfinishedSql())) {
+        ps.setLong(1, latest.get());
+        if (!readAll(ps, rs -> rs.getLong(1)).isEmpty()) {
+          return true;
+        }
+      }
+      below = latest.get();
+    }
+  }
+
+  /** The largest ({@code max}) or smallest id a query returns (one column, any rows). */
+  private static Optional<Long> extremeId(Connection c, String sql, Binder binder, boolean max)
+      throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(sql)) {
+      binder.bind(ps);
+      return readAll(ps, rs -> rs.getLong(1)).stream().reduce(max ? Math::max : Math::min);
+    }
+  }
+
+  /**
+   * After jobs of {@code keys} reached a final state in transaction {@code tx}: makes each key's
+   * earliest unfinished job its head ({@code key_wait} cleared), in key order. A head that
+   * finishes in another transaction meanwhile changes no row, and the next one is taken. Returns
+   * the heads' ids.
+   */
+  private List<Long> promoteHeads(Connection tx, java.util.Collection<String> keys) throws SQLException {
+    List<Long> heads = new java.util.ArrayList<>();
+    for (String key : new java.util.TreeSet<>(keys)) {
+      while (true) {
+        Optional<Long> head = extremeId(tx, dialect.earliestUnfinishedSql(), ps -> ps.setString(1, key), false);
+        if (head.isEmpty()) {
+          break;
+        }
+        try (PreparedStatement ps = tx.prepareStatement(dialect.promoteHeadSql())) {
+          ps.setLong(1, head.get());
+          if (ps.executeUpdate() == 1) {
+            heads.add(head.get());
+            break;
+          }
+        }
+      }
+    }
+    return heads;
   }
 
   /**
@@ -382,7 +449,7 @@ public class JdbcOutboxStore implements OutboxStore {
 
   @Override
   public boolean markDelivered(ClaimedMessage m, AttemptRecord attempt) {
-    return transition(m, AttemptOutcome.DELIVERED, attempt, dialect.markDeliveredSql(), ps -> {
+    return transition(m, AttemptOutcome.DELIVERED, attempt, true, dialect.markDeliveredSql(), ps -> {
       ps.setLong(1, m.id());
       dialect.bindUuid(ps, 2, m.claimToken());
     });
@@ -390,8 +457,13 @@ public class JdbcOutboxStore implements OutboxStore {
 
   @Override
   public java.util.Set<Long> markDeliveredAll(List<DeliveredJob> jobs) {
+    return markDeliveredAll(jobs, null).completed();
+  }
+
+  @Override
+  public DeliveryBatch markDeliveredAll(List<DeliveredJob> jobs, ClaimRequest handOver) {
     if (jobs.isEmpty()) {
-      return java.util.Set.of();
+      return new DeliveryBatch(java.util.Set.of(), List.of());
     }
     // Id order: concurrent batches that touch a common row (a stale claim) lock in the same order.
     List<DeliveredJob> sorted = jobs.stream()
@@ -408,13 +480,42 @@ public class JdbcOutboxStore implements OutboxStore {
                   chunk.stream().map(j -> j.message().claimToken()).toList()));
             }
             insertAttempts(tx, sorted, done);
-            return done;
+            List<Long> heads = promoteHeads(tx, sorted.stream().map(DeliveredJob::message)
+                .filter(m -> done.contains(m.id()) && m.orderingKey() != null)
+                .map(ClaimedMessage::orderingKey).toList());
+            List<ClaimedMessage> handedOver = handOver == null || handOver.limit() <= 0 || heads.isEmpty()
+                ? List.of() : claimHeads(tx, heads.subList(0, Math.min(heads.size(), handOver.limit())), handOver);
+            return new DeliveryBatch(done, handedOver);
           });
         }
       });
     } catch (SQLException e) {
       throw new OutboxStoreException("delivery of " + jobs.size() + " jobs (ids " + sorted.get(0).message().id()
           + ".." + sorted.get(sorted.size() - 1).message().id() + ") failed", e);
+    }
+  }
+
+  /**
+   * Claims {@code heads} (just promoted, so this transaction holds their rows) that are ready and
+   * due, under {@code r}'s token and lease; returns them in id order.
+   */
+  private List<ClaimedMessage> claimHeads(Connection tx, List<Long> heads, ClaimRequest r) throws SQLException {
+    try (PreparedStatement ps = tx.prepareStatement(dialect.claimHeldHeadsSql(heads.size()))) {
+      dialect.bindUuid(ps, 1, r.token());
+      ps.setLong(2, r.leaseFor().toMillis());
+      for (int i = 0; i < heads.size(); i++) {
+        ps.setLong(3 + i, heads.get(i));
+      }
+      if (ps.executeUpdate() == 0) {
+        return List.of();
+      }
+    }
+    try (PreparedStatement ps = tx.prepareStatement(dialect.readClaimedSql(heads.size()))) {
+      dialect.bindUuid(ps, 1, r.token());
+      for (int i = 0; i < heads.size(); i++) {
+        ps.setLong(2 + i, heads.get(i));
+      }
+      return readAll(ps, this::claimed);
     }
   }
 
@@ -433,7 +534,7 @@ public class JdbcOutboxStore implements OutboxStore {
 
   @Override
   public boolean markForRetry(ClaimedMessage m, Duration retryAfter, AttemptRecord attempt) {
-    return transition(m, AttemptOutcome.RETRY, attempt, dialect.markForRetrySql(), ps -> {
+    return transition(m, AttemptOutcome.RETRY, attempt, false, dialect.markForRetrySql(), ps -> {
       ps.setString(1, lastError(attempt));
       ps.setLong(2, Math.max(0, retryAfter.toMillis()));
       ps.setLong(3, m.id());
@@ -443,7 +544,7 @@ public class JdbcOutboxStore implements OutboxStore {
 
   @Override
   public boolean markDead(ClaimedMessage m, AttemptRecord attempt) {
-    return transition(m, AttemptOutcome.DEAD, attempt, dialect.markDeadSql(), ps -> {
+    return transition(m, AttemptOutcome.DEAD, attempt, true, dialect.markDeadSql(), ps -> {
       ps.setString(1, lastError(attempt));
       ps.setLong(2, m.id());
       dialect.bindUuid(ps, 3, m.claimToken());
@@ -461,10 +562,11 @@ public class JdbcOutboxStore implements OutboxStore {
   /**
    * Runs a token-checked transition and records the attempt in one transaction. When the
    * transition changes no row the attempt is still recorded, as {@code STALE}: the send happened,
-   * but its result was not applied.
+   * but its result was not applied. A {@code finishing} transition (to {@code S} or {@code D})
+   * also makes the next job of the key its head, in the same transaction.
    */
-  private boolean transition(
-      ClaimedMessage m, AttemptOutcome outcome, AttemptRecord attempt, String sql, Binder binder) {
+  private boolean transition(ClaimedMessage m, AttemptOutcome outcome, AttemptRecord attempt,
+      boolean finishing, String sql, Binder binder) {
     String what = outcome + " of message " + m.id() + " (attempt " + m.attemptNo() + ")";
     try {
       return retryingConflicts(() -> {
@@ -476,6 +578,9 @@ public class JdbcOutboxStore implements OutboxStore {
               changed = ps.executeUpdate();
             }
             insertAttempt(tx, m, changed == 1 ? outcome : AttemptOutcome.STALE, attempt);
+            if (changed == 1 && finishing && m.orderingKey() != null) {
+              promoteHeads(tx, List.of(m.orderingKey()));
+            }
             return changed == 1;
           });
         }
@@ -524,14 +629,14 @@ public class JdbcOutboxStore implements OutboxStore {
   }
 
   private ReapResult reapOnce(int maxAttempts, int limit) throws SQLException {
-    record Expired(long id, UUID token, int attempts, Instant claimedAt) {}
+    record Expired(long id, UUID token, int attempts, Instant claimedAt, String orderingKey) {}
     try (Connection conn = dataSource.getConnection()) {
       return JdbcTransactions.inTransaction(conn, c -> {
         List<Expired> expired;
         try (PreparedStatement ps = c.prepareStatement(dialect.lockExpiredLeasesSql())) {
           ps.setInt(1, limit);
           expired = readAll(ps, rs -> new Expired(rs.getLong(1), dialect.readUuid(rs, 2),
-              rs.getInt(3), dialect.readInstant(rs, 4)));
+              rs.getInt(3), dialect.readInstant(rs, 4), rs.getString(5)));
         }
         int ready = 0;
         int dead = 0;
@@ -557,6 +662,9 @@ public class JdbcOutboxStore implements OutboxStore {
               ps.executeUpdate();
             }
             if (last) {
+              if (e.orderingKey() != null) {
+                promoteHeads(c, List.of(e.orderingKey()));
+              }
               dead++;
             } else {
               ready++;
@@ -702,6 +810,10 @@ public class JdbcOutboxStore implements OutboxStore {
               ps.setString(1, error);
               ps.setLong(2, id);
               ps.executeUpdate();
+            }
+            Optional<StoredMessage> cancelled = queryOne(c, dialect.findMessageSql(), ps -> ps.setLong(1, id));
+            if (cancelled.isPresent() && cancelled.get().orderingKey() != null) {
+              promoteHeads(c, List.of(cancelled.get().orderingKey()));
             }
             return true;
           });

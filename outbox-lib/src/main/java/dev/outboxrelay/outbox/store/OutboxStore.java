@@ -48,6 +48,17 @@ public interface OutboxStore {
    */
   java.util.Set<Long> markDeliveredAll(List<DeliveredJob> jobs);
 
+  /**
+   * {@link #markDeliveredAll(List)}, and in the same transaction the key-affine hand-over: the
+   * jobs whose keys' next ready, due job became the head by these completions are claimed as by
+   * {@link #claimBatch} (at most {@code handOver.limit()}, under its token and lease) and returned
+   * with the completed ids, so the relay that held a key goes on with it at once; {@code handOver}
+   * null: none (no room). Default: no hand-over.
+   */
+  default DeliveryBatch markDeliveredAll(List<DeliveredJob> jobs, ClaimRequest handOver) {
+    return new DeliveryBatch(markDeliveredAll(jobs), List.of());
+  }
+
   /** {@code W → R} with {@code deliver_after = now + retryAfter}; records the attempt. */
   boolean markForRetry(ClaimedMessage message, Duration retryAfter, AttemptRecord attempt);
 

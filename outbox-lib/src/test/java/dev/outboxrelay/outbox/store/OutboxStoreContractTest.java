@@ -47,6 +47,8 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
+
+import java.util.concurrent.atomic.AtomicInteger;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -277,6 +279,201 @@ public abstract class OutboxStoreContractTest {
     assertTrue(store.markDead(c, new AttemptRecord(Duration.ofMillis(5), "HTTP 400", "bad request", "400")));
     assertEquals(List.of(a2), ids(claim(10, LEASE)), "the key moves on past its dead job");
     assertEquals('D', row(a1).state(), "the dead job stays dead for an operator to see");
+  }
+
+  // ---- key heads (key_wait, docs/design.md "Ordering keys") -----------------------------------
+
+  @Test
+  void enqueueMarksEveryJobBehindAnUnfinishedOneOfItsKeyAsWaiting() {
+    long a1 = enqueue(message("wait-a1").orderingKey("a").build());
+    long a2 = enqueue(message("wait-a2").orderingKey("a").build());
+    long b1 = enqueue(message("wait-b1").orderingKey("b").build());
+    long none = enqueue(message("wait-none").build());
+    long a3 = enqueue(message("wait-a3").orderingKey("a").build());
+    assertEquals(List.of(false, true, false, false, true), keyWait(a1, a2, b1, none, a3));
+  }
+
+  @Test
+  void aSentHeadHandsItsKeyToTheNextJobOnly() {
+    long a1 = enqueue(message("sent-a1").orderingKey("a").build());
+    long a2 = enqueue(message("sent-a2").orderingKey("a").build());
+    long a3 = enqueue(message("sent-a3").orderingKey("a").build());
+    ClaimedMessage c = claimExactlyOne(LEASE);
+    assertEquals(a1, c.id());
+    assertEquals(Set.of(a1), store.markDeliveredAll(List.of(new DeliveredJob(c, AttemptRecord.success(
+        Duration.ofMillis(1), "200")))));
+    assertEquals(List.of(false, true), keyWait(a2, a3), "a2 is the head now, a3 still waits");
+    ClaimedMessage next = claimExactlyOne(LEASE);
+    assertEquals(a2, next.id());
+    assertTrue(store.markDelivered(next, AttemptRecord.success(Duration.ofMillis(1), "200")));
+    assertEquals(List.of(false), keyWait(a3));
+    assertEquals(List.of(a3), ids(claim(10, LEASE)));
+  }
+
+  @Test
+  void aRetriedHeadStaysTheHeadAndADeadOneHandsOn() {
+    long a1 = enqueue(message("retry-a1").orderingKey("a").build());
+    long a2 = enqueue(message("retry-a2").orderingKey("a").build());
+    ClaimedMessage c = claimExactlyOne(LEASE);
+    assertTrue(store.markForRetry(c, Duration.ZERO, new AttemptRecord(Duration.ofMillis(1), "HTTP 503", "busy", "503")));
+    assertEquals(List.of(false, true), keyWait(a1, a2), "back to ready, still the head");
+    ClaimedMessage again = claimExactlyOne(LEASE);
+    assertEquals(a1, again.id());
+    assertTrue(store.markDead(again, new AttemptRecord(Duration.ofMillis(1), "HTTP 400", "bad", "400")));
+    assertEquals(List.of(false), keyWait(a2), "a dead job does not block its key");
+    assertEquals(List.of(a2), ids(claim(10, LEASE)));
+  }
+
+  @Test
+  void anExpiredLeaseKeepsItsHeadAndItsLastExpiryHandsOn() {
+    long a1 = enqueue(message("expiry-a1").orderingKey("a").build());
+    long a2 = enqueue(message("expiry-a2").orderingKey("a").build());
+    ClaimedMessage c = claimExactlyOne(SHORT_LEASE);
+    awaitDatabaseClockPast(c.leaseUntil());
+    assertEquals(new ReapResult(1, 0), store.releaseExpiredLeases(2, 100));
+    assertEquals(List.of(false, true), keyWait(a1, a2), "the expired head is ready again and still the head");
+    ClaimedMessage second = claimExactlyOne(SHORT_LEASE);
+    assertEquals(a1, second.id());
+    awaitDatabaseClockPast(second.leaseUntil());
+    assertEquals(new ReapResult(0, 1), store.releaseExpiredLeases(2, 100));
+    assertEquals('D', row(a1).state());
+    assertEquals(List.of(false), keyWait(a2));
+    assertEquals(List.of(a2), ids(claim(10, LEASE)));
+  }
+
+  @Test
+  void cancellingTheReadyHeadHandsOnAndCancellingAWaitingJobDoesNot() {
+    long a1 = enqueue(message("cancel-a1").orderingKey("a").build());
+    long a2 = enqueue(message("cancel-a2").orderingKey("a").build());
+    long a3 = enqueue(message("cancel-a3").orderingKey("a").build());
+    assertTrue(store.cancelReady(a2, "not wanted"));
+    assertEquals(List.of(false, true), keyWait(a1, a3), "a1 is still the head");
+    assertTrue(store.cancelReady(a1, "not wanted either"));
+    assertEquals(List.of(false), keyWait(a3));
+    assertEquals(List.of(a3), ids(claim(10, LEASE)));
+  }
+
+  @Test
+  void aReplayedJobGoesBeforeTheLaterReadyJobsOfItsKeyAndAfterTheSentOnes() {
+    long a1 = enqueue(message("replay-a1").orderingKey("a").build());
+    long a2 = enqueue(message("replay-a2").orderingKey("a").build());
+    long a3 = enqueue(message("replay-a3").orderingKey("a").build());
+    ClaimedMessage c = claimExactlyOne(LEASE);
+    assertTrue(store.markDead(c, new AttemptRecord(Duration.ofMillis(1), "HTTP 400", "bad", "400")));
+    ClaimedMessage c2 = claimExactlyOne(LEASE);
+    assertEquals(a2, c2.id());
+    assertTrue(store.markDelivered(c2, AttemptRecord.success(Duration.ofMillis(1), "200")));
+
+    assertTrue(store.replayDead(a1), "replayed after a2 was sent, while a3 is the ready head");
+    assertEquals(List.of(false, false), keyWait(a1, a3));
+    ClaimedMessage replayed = claimExactlyOne(LEASE);
+    assertEquals(a1, replayed.id(), "the replayed job is earlier than a3: it goes first, a3 waits");
+    assertEquals(List.of(), claim(10, LEASE));
+    assertTrue(store.markDelivered(replayed, AttemptRecord.success(Duration.ofMillis(1), "200")));
+    assertEquals(List.of(a3), ids(claim(10, LEASE)));
+  }
+
+  @Test
+  void aBatchedCompletionHandsEachKeyItsNextJobUnderTheHandOversClaim() {
+    long a1 = enqueue(message("handover-a1").orderingKey("a").build());
+    long b1 = enqueue(message("handover-b1").orderingKey("b").build());
+    long a2 = enqueue(message("handover-a2").orderingKey("a").build());
+    long b2 = enqueue(message("handover-b2").orderingKey("b").build());
+    long a3 = enqueue(message("handover-a3").orderingKey("a").build());
+    List<ClaimedMessage> heads = claim(10, LEASE);
+    assertEquals(List.of(a1, b1), ids(heads));
+
+    ClaimRequest handOver = ClaimRequest.of(1, LEASE);
+    DeliveryBatch batch = store.markDeliveredAll(heads.stream().map(m -> new DeliveredJob(m,
+        AttemptRecord.success(Duration.ofMillis(1), "200"))).toList(), handOver);
+    assertEquals(Set.of(a1, b1), batch.completed());
+    assertEquals(List.of(a2), ids(batch.handedOver()), "at most the hand-over's limit, key a first");
+    ClaimedMessage next = batch.handedOver().get(0);
+    assertEquals(handOver.token(), next.claimToken());
+    assertEquals('W', row(a2).state());
+    assertEquals(next.claimToken(), row(a2).claimToken());
+    assertEquals(List.of(b2), ids(claim(10, LEASE)), "b2 became the head without being handed over");
+
+    DeliveryBatch last = store.markDeliveredAll(List.of(new DeliveredJob(next,
+        AttemptRecord.success(Duration.ofMillis(1), "200"))), null);
+    assertEquals(List.of(), last.handedOver(), "no hand-over asked (no room): nothing claimed");
+    assertEquals(List.of(a3), ids(claim(10, LEASE)), "the next claim finds it");
+  }
+
+  /**
+   * FIFO per key under load: one producer per key enqueues (each job its own transaction) while
+   * three claimers claim and complete in batches; a key's jobs are claimed one at a time and in id
+   * order, and none is left waiting. Two more producers share one key: none of its jobs is left
+   * waiting either (their relative order is the order the enqueues took their ids).
+   */
+  @Test
+  void concurrentEnqueuersAndClaimersKeepEveryKeyInOrderAndLeaveNoJobWaiting() throws Exception {
+    int keys = 4;
+    int perKey = 40;
+    Map<String, List<Long>> claimedOrder = new ConcurrentHashMap<>();
+    Queue<String> violations = new ConcurrentLinkedQueue<>();
+    ExecutorService pool = Executors.newFixedThreadPool(keys + 2 + 3);
+    try {
+      List<Future<?>> producers = new ArrayList<>();
+      for (int k = 0; k < keys; k++) {
+        String key = "k" + k;
+        producers.add(pool.submit(() -> {
+          for (int i = 0; i < perKey; i++) {
+            enqueue(message("conc-" + key + "-" + i).orderingKey(key).build());
+          }
+          return null;
+        }));
+      }
+      for (int p = 0; p < 2; p++) {
+        int producer = p;
+        producers.add(pool.submit(() -> {
+          for (int i = 0; i < perKey; i++) {
+            enqueue(message("conc-shared-" + producer + "-" + i).orderingKey("shared").build());
+          }
+          return null;
+        }));
+      }
+      int total = (keys + 2) * perKey;
+      AtomicInteger sent = new AtomicInteger();
+      List<Future<?>> claimers = new ArrayList<>();
+      for (int r = 0; r < 3; r++) {
+        claimers.add(pool.submit(() -> {
+          JdbcOutboxStore relay = JdbcOutboxStore.create(dataSource(), tables());
+          long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+          while (sent.get() < total && System.nanoTime() < deadline) {
+            List<ClaimedMessage> batch = relay.claimBatch(ClaimRequest.of(8, LEASE));
+            for (ClaimedMessage m : batch) {
+              List<Long> order = claimedOrder.computeIfAbsent(m.orderingKey(),
+                  x -> Collections.synchronizedList(new ArrayList<>()));
+              Long previous = order.isEmpty() ? null : order.get(order.size() - 1);
+              if (previous != null && !"shared".equals(m.orderingKey()) && row(previous).state() != 'S') {
+                violations.add(m.id() + " claimed while " + previous + " of key " + m.orderingKey()
+                    + " was unfinished");
+              }
+              order.add(m.id());
+            }
+            sent.addAndGet(relay.markDeliveredAll(batch.stream().map(m -> new DeliveredJob(m,
+                AttemptRecord.success(Duration.ofMillis(1), "200"))).toList()).size());
+          }
+          return null;
+        }));
+      }
+      for (Future<?> f : producers) {
+        f.get(60, TimeUnit.SECONDS);
+      }
+      for (Future<?> f : claimers) {
+        f.get(90, TimeUnit.SECONDS);
+      }
+      assertEquals(List.of(), List.copyOf(violations));
+      assertEquals(counts(0, 0, total, 0, 0), store.countByState(), "every job sent, none left waiting");
+      for (int k = 0; k < keys; k++) {
+        List<Long> order = claimedOrder.get("k" + k);
+        assertEquals(order.stream().sorted().toList(), order, "key k" + k + " in id order");
+        assertEquals(perKey, order.size());
+      }
+    } finally {
+      pool.shutdownNow();
+    }
   }
 
   // ---- claim ---------------------------------------------------------------------------------
@@ -1077,6 +1274,24 @@ public abstract class OutboxStoreContractTest {
   }
 
   // ---- helpers -------------------------------------------------------------------------------
+
+  /** Each job's {@code key_wait}, in the order given. */
+  protected List<Boolean> keyWait(long... ids) {
+    List<Boolean> waits = new ArrayList<>();
+    try (Connection c = ds.getConnection();
+        PreparedStatement ps = c.prepareStatement("SELECT key_wait FROM outbox_message WHERE id = ?")) {
+      for (long id : ids) {
+        ps.setLong(1, id);
+        try (ResultSet rs = ps.executeQuery()) {
+          assertTrue(rs.next(), "no message " + id);
+          waits.add(rs.getBoolean(1));
+        }
+      }
+    } catch (SQLException e) {
+      throw new IllegalStateException(e);
+    }
+    return waits;
+  }
 
   protected static OutboxMessage.Builder message(String operationId) {
     return OutboxMessage.builder().operationId(operationId).destination(HTTP_BILLING).payload("{}");

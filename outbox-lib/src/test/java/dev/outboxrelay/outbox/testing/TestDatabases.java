@@ -366,6 +366,35 @@ public final class TestDatabases {
         prefix + "-%");
   }
 
+  /**
+   * A backlog on busy keys: {@code perKey} ready jobs on each of {@code keys} keys ({@code key-<k>}),
+   * enqueued round-robin over the keys (as interleaved producers would), each after its key's first
+   * marked as waiting ({@code key_wait}) as an enqueue marks it; then the statistics are refreshed.
+   */
+  public static void insertKeyedBacklog(DataSource ds, int keys, int perKey) {
+    String sql = "INSERT INTO outbox_message (operation_id, destination, ordering_key, payload, content_type,"
+        + " deliver_after, key_wait) VALUES (?, ?, ?, '{}', 'application/json', " + secondsAgo(ds, 1) + ", ?)";
+    try (Connection c = ds.getConnection()) {
+      c.setAutoCommit(false);
+      try (PreparedStatement ps = c.prepareStatement(sql)) {
+        for (int j = 0; j < perKey; j++) {
+          for (int k = 0; k < keys; k++) {
+            ps.setString(1, "backlog-" + k + "-" + j);
+            ps.setString(2, HTTP_BILLING);
+            ps.setString(3, "key-" + k);
+            ps.setBoolean(4, j > 0);
+            ps.addBatch();
+          }
+          ps.executeBatch();
+        }
+      }
+      c.commit();
+    } catch (SQLException e) {
+      throw new IllegalStateException("insert of a keyed backlog failed", e);
+    }
+    execute(ds, "mariadb".equals(product(ds)) ? "ANALYZE TABLE outbox_message" : "ANALYZE outbox_message");
+  }
+
   /** Moves a job's {@code deliver_after} to {@code seconds} before the database's now. */
   public static void makeDue(DataSource ds, long id, int secondsAgo) {
     update(ds, "UPDATE outbox_message SET deliver_after = " + secondsAgo(ds, secondsAgo)

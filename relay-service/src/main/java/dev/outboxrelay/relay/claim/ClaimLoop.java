@@ -118,6 +118,9 @@ public class ClaimLoop {
 
   /** How many jobs a claim may ask for now: free sending and queue places, within the hold limit. */
   int room() {
+    if (stopping) {
+      return 0;
+    }
     int unsent = queue.size() + sending.get();
     int maxHeld = 2 * (concurrency + batchSize);
     return Math.max(0, Math.min(batchSize, Math.min(concurrency + batchSize - unsent, maxHeld - inFlight.size())));
@@ -146,12 +149,24 @@ public class ClaimLoop {
       throw new IllegalStateException("claim returned " + claimed.size() + " jobs for a limit of "
           + wanted + " (ids " + claimed.get(0).id() + ".." + claimed.get(claimed.size() - 1).id() + ")");
     }
+    offer(claimed, started);
+    return claimed.size();
+  }
+
+  /**
+   * Holds and queues jobs claimed for this loop by a statement that started at {@code
+   * claimStartedNanos}: a claim's, or a completion's key-affine hand-over ({@link CompletionBatcher}).
+   */
+  void offer(List<ClaimedMessage> claimed, long claimStartedNanos) {
+    if (stopping) {
+      claimed.forEach(deliverer::release); // handed over after shutdown began: never sent
+      return;
+    }
     for (ClaimedMessage m : claimed) {
-      LeaseHeartbeat.Claim c = heartbeat.hold(m, started);
+      LeaseHeartbeat.Claim c = heartbeat.hold(m, claimStartedNanos);
       inFlight.put(m.id(), c);
       queue.add(c);
     }
-    return claimed.size();
   }
 
   /** A worker: takes queued claims one by one until the loop stops. */

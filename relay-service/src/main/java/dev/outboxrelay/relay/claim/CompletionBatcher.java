@@ -3,8 +3,10 @@ package dev.outboxrelay.relay.claim;
 import dev.outboxrelay.outbox.OutboxStoreException;
 import dev.outboxrelay.outbox.store.AttemptOutcome;
 import dev.outboxrelay.outbox.store.AttemptRecord;
+import dev.outboxrelay.outbox.store.ClaimRequest;
 import dev.outboxrelay.outbox.store.ClaimedMessage;
 import dev.outboxrelay.outbox.store.DeliveredJob;
+import dev.outboxrelay.outbox.store.DeliveryBatch;
 import dev.outboxrelay.outbox.store.OutboxStore;
 import dev.outboxrelay.relay.state.StateChangeLog;
 import java.time.Duration;
@@ -34,6 +36,11 @@ import java.util.function.IntSupplier;
  * reported {@link Completion#UNKNOWN}: it is either delivered or still leased and re-offered once
  * its lease expires (the sink deduplicates by operation ID). {@link Completion#STALE} means exactly
  * that the token check changed no row.
+ *
+ * <p>Key-affine hand-over ({@link #handingOverTo}): a batch that completes a job with an ordering
+ * key claims, in the same transaction, the key's next ready job for this relay, up to the claim
+ * loop's free room, and hands it to the loop's queue with the heartbeat holding it; a busy key
+ * then waits for its sink, not for the next claim (docs/design.md "Ordering keys").
  */
 public final class CompletionBatcher implements AutoCloseable {
   private static final org.jboss.logging.Logger LOG = org.jboss.logging.Logger.getLogger(CompletionBatcher.class);
@@ -74,6 +81,9 @@ public final class CompletionBatcher implements AutoCloseable {
   /** Jobs in flight (sending or waiting here); none known: never flush before maxWait. */
   private volatile IntSupplier inFlight = () -> Integer.MAX_VALUE;
   private volatile StateChangeLog database = StateChangeLog.logging("the completion flusher's database", LOG);
+  /** Where handed-over claims go, and their lease; null: no hand-over. */
+  private volatile ClaimLoop handOverTo;
+  private volatile Duration handOverLease;
 
   /**
    * @param resultTimeout how long a job's completion is retried after a failed flush (the lease:
@@ -109,6 +119,32 @@ public final class CompletionBatcher implements AutoCloseable {
   public CompletionBatcher flushWhenAllWaiting(IntSupplier inFlight) {
     this.inFlight = inFlight;
     return this;
+  }
+
+  /**
+   * Hands each key's next ready job, claimed with the completion that freed it (leased for {@code
+   * lease}), to {@code loop} while it has room ({@link ClaimLoop#offer}).
+   */
+  public CompletionBatcher handingOverTo(ClaimLoop loop, Duration lease) {
+    this.handOverLease = lease;
+    this.handOverTo = loop;
+    return this;
+  }
+
+  /**
+   * Completes {@code jobs}, claiming the keys' next jobs for the claim loop when it has room; the
+   * ids completed.
+   */
+  private Set<Long> complete(List<DeliveredJob> jobs) {
+    ClaimLoop loop = handOverTo;
+    int room = loop == null || jobs.stream().allMatch(j -> j.message().orderingKey() == null) ? 0 : loop.room();
+    if (room == 0) {
+      return store.markDeliveredAll(jobs);
+    }
+    long started = System.nanoTime();
+    DeliveryBatch done = store.markDeliveredAll(jobs, ClaimRequest.of(room, handOverLease));
+    loop.offer(done.handedOver(), started);
+    return done.completed();
   }
 
   /** The batch is complete: full, or nothing else in flight could join it. Holding the lock. */
@@ -244,7 +280,7 @@ public final class CompletionBatcher implements AutoCloseable {
         }
         batch = rest;
       }
-      completed = store.markDeliveredAll(batch.stream().map(Pending::job).toList());
+      completed = complete(batch.stream().map(Pending::job).toList());
     } catch (RuntimeException e) {
       db.failure("recording deliveries failed: " + StateChangeLog.describe(e));
       long now = System.nanoTime();

@@ -175,15 +175,16 @@ final class BenchDatabase implements AutoCloseable {
 
   /**
    * Inserts {@code n} ready jobs due a second ago, in id order, operation ids {@code <tag>-<i>};
-   * with {@code keys > 0} job {@code i} has ordering key {@code k<i % keys>}. Then refreshes the
+   * with {@code keys > 0} job {@code i} has ordering key {@code k<i % keys>}, and every job after
+   * its key's first waits behind it ({@code key_wait}, as an enqueue marks it). Then refreshes the
    * statistics, as autovacuum would on a live table.
    */
   void fillReady(String tag, int n, int keys) {
     String key = keys > 0 ? concat("'k'", text("MOD(g, " + keys + ")")) : "NULL";
     fill("INSERT INTO outbox_message (operation_id, destination, ordering_key, payload, content_type,"
-        + " deliver_after) SELECT " + concat("'" + tag + "-'", text("g")) + ", '" + DESTINATION + "', " + key
-        + ", " + concat("'{\"n\":'", text("g"), "'}'") + ", 'application/json', " + secondAgo()
-        + " FROM " + series(n) + " ORDER BY g");
+        + " deliver_after, key_wait) SELECT " + concat("'" + tag + "-'", text("g")) + ", '" + DESTINATION
+        + "', " + key + ", " + concat("'{\"n\":'", text("g"), "'}'") + ", 'application/json', " + secondAgo()
+        + ", " + (keys > 0 ? "g > " + keys : "1 = 0") + " FROM " + series(n) + " ORDER BY g");
   }
 
   /** Inserts {@code n} finished jobs ({@code S}): the history a long-running outbox accumulates. */

@@ -30,13 +30,19 @@ public class H2OutboxDialect extends OutboxDialect {
     // No ON CONFLICT outside PostgreSQL mode; a unique violation only fails the statement in H2,
     // not the caller's transaction, so the store treats 23505 as "exists".
     return "SELECT id FROM FINAL TABLE (INSERT INTO outbox_message (operation_id, destination,"
-        + " ordering_key, payload, content_type, headers, deliver_after, payload_by_ref) VALUES"
-        + " (?, ?, ?, ?, ?, ?, " + nowPlusMillisParam() + ", ?))";
+        + " ordering_key, payload, content_type, headers, deliver_after, payload_by_ref, key_wait) VALUES"
+        + " (?, ?, ?, ?, ?, ?, " + nowPlusMillisParam() + ", ?, ?))";
+  }
+
+  /** H2 has no shared row locks: enqueues behind the same job take turns. */
+  @Override
+  public String lockUnfinishedSql() {
+    return "SELECT id FROM outbox_message WHERE id = ? AND state IN ('R', 'W') FOR UPDATE";
   }
 
   private static final String LOCK_READY_SQL =
-      "SELECT c.id FROM outbox_message c WHERE c.state = 'R' AND c.deliver_after <= CURRENT_TIMESTAMP"
-          + " AND " + keyHeadCondition("c") + " ORDER BY c.id LIMIT ? FOR UPDATE SKIP LOCKED";
+      "SELECT c.id FROM outbox_message c WHERE " + readyHeadCondition("c", "FALSE")
+          + " AND c.deliver_after <= CURRENT_TIMESTAMP ORDER BY c.id LIMIT ? FOR UPDATE SKIP LOCKED";
 
   // H2 allows no FOR UPDATE inside a sub-query: lock first, then update the locked ids and read
   // the changed rows back through a delta table, all in one short transaction.

@@ -44,8 +44,13 @@ public class MariaDbOutboxDialect extends OutboxDialect {
     // not the caller's transaction, so the store treats it as "exists" (as on H2). No INSERT
     // IGNORE: it would also turn overlong values and other errors into silent warnings.
     return "INSERT INTO outbox_message (operation_id, destination, ordering_key, payload,"
-        + " content_type, headers, deliver_after, payload_by_ref) VALUES (?, ?, ?, ?, ?, ?, "
-        + nowPlusMillisParam() + ", ?) RETURNING id";
+        + " content_type, headers, deliver_after, payload_by_ref, key_wait) VALUES (?, ?, ?, ?, ?, ?, "
+        + nowPlusMillisParam() + ", ?, ?) RETURNING id";
+  }
+
+  @Override
+  public String lockUnfinishedSql() {
+    return "SELECT id FROM outbox_message WHERE id = ? AND state IN ('R', 'W') LOCK IN SHARE MODE";
   }
 
   @Override
@@ -110,12 +115,12 @@ public class MariaDbOutboxDialect extends OutboxDialect {
 
   // FORCE INDEX: left to itself the optimizer ranges over (state, deliver_after) and filesorts by
   // id, and a locking read that sorts locks every ready row before LIMIT applies, so one claimer
-  // would hold the whole backlog and its peers would skip all of it. (state, id) walks ready rows
-  // in id order and stops after n.
-  private static final String LOCK_READY_SQL =
-      "SELECT c.id FROM outbox_message c FORCE INDEX (ix_outbox_message_ready)"
-          + " WHERE c.state = 'R' AND c.deliver_after <= UTC_TIMESTAMP(3)"
-          + " AND " + keyHeadCondition("c") + " ORDER BY c.id LIMIT ? FOR UPDATE SKIP LOCKED";
+  // would hold the whole backlog and its peers would skip all of it. (state, key_wait, id) walks
+  // ready heads in id order and stops after n.
+  static final String LOCK_READY_SQL =
+      "SELECT c.id FROM outbox_message c FORCE INDEX (ix_outbox_message_head)"
+          + " WHERE " + readyHeadCondition("c", "FALSE") + " AND c.deliver_after <= UTC_TIMESTAMP(3)"
+          + " ORDER BY c.id LIMIT ? FOR UPDATE SKIP LOCKED";
 
   /** Followed by the locked ids' placeholders, e.g. {@code (?, ?, ?)}. */
   private static final String UPDATE_LOCKED_SQL =
@@ -123,9 +128,6 @@ public class MariaDbOutboxDialect extends OutboxDialect {
           + " lease_until = TIMESTAMPADD(MICROSECOND, CAST(? AS SIGNED) * 1000, UTC_TIMESTAMP(3)),"
           + " claimed_at = UTC_TIMESTAMP(3) WHERE state = 'R' AND id IN ";
 
-  /** Followed by the locked ids' placeholders. */
-  private static final String READ_CLAIMED_SQL =
-      "SELECT " + CLAIM_COLUMNS + " FROM outbox_message WHERE claim_token = ? AND id IN ";
 
   /**
    * MariaDB has no UPDATE ... RETURNING: lock the ids with {@code FOR UPDATE SKIP LOCKED}, update
@@ -157,7 +159,7 @@ public class MariaDbOutboxDialect extends OutboxDialect {
           }
           ps.executeUpdate();
         }
-        try (PreparedStatement ps = tx.prepareStatement(READ_CLAIMED_SQL + in + " ORDER BY id")) {
+        try (PreparedStatement ps = tx.prepareStatement(readClaimedSql(ids.size()))) {
           bindUuid(ps, 1, token);
           for (int i = 0; i < ids.size(); i++) {
             ps.setLong(2 + i, ids.get(i));

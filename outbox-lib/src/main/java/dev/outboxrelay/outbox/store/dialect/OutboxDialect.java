@@ -31,7 +31,7 @@ public abstract class OutboxDialect {
   public static final String MESSAGE_COLUMNS =
       "id, operation_id, destination, ordering_key, payload, content_type, headers, state,"
           + " claim_token, lease_until, deliver_after, attempts, last_error, created_at, claimed_at,"
-          + " sent_at, confirmed_at, payload_by_ref";
+          + " sent_at, confirmed_at, payload_by_ref, key_wait";
 
   /** Short name; also the migration folder {@code db/outbox/<name>}. */
   public abstract String name();
@@ -61,9 +61,52 @@ public abstract class OutboxDialect {
    * Inserts one job unless its operation ID exists; a query returning the new id, or no row
    * (or a unique violation, see {@link #isUniqueViolation}) when it exists. Parameters:
    * operation_id, destination, ordering_key, payload, content_type, headers, delay millis,
-   * payload_by_ref.
+   * payload_by_ref, key_wait.
    */
   public abstract String insertIfAbsentSql();
+
+  // ---- key heads (docs/design.md "Ordering keys") --------------------------------------------
+
+  /** SQL literal of a false {@code key_wait}. */
+  protected String keyWaitFalse() {
+    return "FALSE";
+  }
+
+  /**
+   * The latest unfinished ({@code R} or {@code W}) job of a key below an id, read without locks.
+   * Parameters: ordering_key, id bound (exclusive). Columns: id; no row when there is none. Default:
+   * one maximum per state, so an index on (ordering_key, state, id) answers each with one seek (the
+   * store takes the larger).
+   */
+  public String latestUnfinishedBelowSql() {
+    return "SELECT MAX(id) FROM outbox_message WHERE ordering_key = ? AND state IN ('R', 'W') AND id < ?"
+        + " GROUP BY state";
+  }
+
+  /**
+   * The earliest unfinished job of a key: its head. Parameters: ordering_key. Columns: id; no row
+   * when there is none (the store takes the smallest).
+   */
+  public String earliestUnfinishedSql() {
+    return "SELECT MIN(id) FROM outbox_message WHERE ordering_key = ? AND state IN ('R', 'W') GROUP BY state";
+  }
+
+  /**
+   * Share-locks one job until the caller's transaction ends, if it is still unfinished: an
+   * enqueue holds its key's latest unfinished job, so that job's final transition waits for the
+   * enqueue to commit and then sees the new job. Parameters: id. Columns: id (no row: finished).
+   */
+  public String lockUnfinishedSql() {
+    return "SELECT id FROM outbox_message WHERE id = ? AND state IN ('R', 'W') FOR SHARE";
+  }
+
+  /**
+   * Makes one job its key's head (no longer waiting) while it is unfinished; 0 rows means it
+   * finished meanwhile and the next one is the head. Parameters: id.
+   */
+  public String promoteHeadSql() {
+    return "UPDATE outbox_message SET key_wait = " + keyWaitFalse() + " WHERE id = ? AND state IN ('R', 'W')";
+  }
 
   /**
    * Stores the out-of-band body of a by-reference job just inserted, in the same transaction.
@@ -141,17 +184,50 @@ public abstract class OutboxDialect {
       Connection c, UUID token, long leaseMillis, int limit, RowMapper<T> mapper) throws SQLException;
 
   /**
+   * The claim's head condition on the candidate row aliased {@code row}: a ready job that does not
+   * wait behind an earlier job of its key ({@code key_wait}, the index's condition), checked once
+   * more against the key ({@link #keyHeadCondition}). {@code no} is the dialect's false literal.
+   */
+  protected static String readyHeadCondition(String row, String no) {
+    return row + ".state = 'R' AND " + row + ".key_wait = " + no + " AND " + keyHeadCondition(row);
+  }
+
+  /**
    * The claim's FIFO-per-key condition on the candidate row aliased {@code row}: a job with an
    * ordering key is claimable only while no earlier job (lower id) of its key is ready or
    * leased. So one job per key is in flight, in id order, across relays and across retries (a
    * job in backoff is {@code R} and holds its key back); jobs without a key and other keys are
    * not held back. A dead job ({@code D}) does not block its key: later jobs go on, and the dead
-   * one waits, visible, for an operator (see docs/library.md "Ordering keys").
+   * one waits, visible, for an operator (see docs/library.md "Ordering keys"). With {@code
+   * key_wait} this is one index probe per candidate: it only guards the rare job that does not
+   * wait although an earlier one is unfinished (a replay, or two enqueues of a key at once).
    */
   protected static String keyHeadCondition(String row) {
-    return "(" + row + ".ordering_key IS NULL OR NOT EXISTS (SELECT 1 FROM outbox_message earlier"
-        + " WHERE earlier.ordering_key = " + row + ".ordering_key AND earlier.id < " + row + ".id"
-        + " AND earlier.state IN ('R', 'W')))";
+    // One probe per state: on (ordering_key, state, id) each is a range bounded by the id, where
+    // state IN ('R', 'W') would read every ready job of the key (MariaDB).
+    return "(" + row + ".ordering_key IS NULL OR (" + earlierIn(row, "R") + " AND " + earlierIn(row, "W") + "))";
+  }
+
+  private static String earlierIn(String row, String state) {
+    return "NOT EXISTS (SELECT 1 FROM outbox_message earlier WHERE earlier.ordering_key = " + row
+        + ".ordering_key AND earlier.state = '" + state + "' AND earlier.id < " + row + ".id)";
+  }
+
+  /**
+   * The key-affine hand-over: claims {@code n} heads the caller's transaction has just promoted
+   * (and so holds), those still ready and due, as the claim does. Parameters: token, lease millis,
+   * the n ids.
+   */
+  public String claimHeldHeadsSql(int n) {
+    return "UPDATE outbox_message SET state = 'W', claim_token = ?, lease_until = " + nowPlusMillisParam()
+        + ", claimed_at = " + now() + " WHERE state = 'R' AND key_wait = " + keyWaitFalse()
+        + " AND deliver_after <= " + now() + " AND id IN " + placeholders(n);
+  }
+
+  /** The rows of {@code n} ids claimed under a token. Parameters: token, the n ids. Columns: {@link #CLAIM_COLUMNS}. */
+  public String readClaimedSql(int n) {
+    return "SELECT " + CLAIM_COLUMNS + " FROM outbox_message WHERE claim_token = ? AND id IN " + placeholders(n)
+        + " ORDER BY id";
   }
 
   // ---- token-checked transitions (parameters end with id, claim_token) -----------------------
@@ -344,10 +420,10 @@ public abstract class OutboxDialect {
 
   /**
    * Locks expired leases for the reaper, skipping rows other reapers hold. Runs inside a
-   * transaction. Parameters: limit. Columns: id, claim_token, attempts, claimed_at.
+   * transaction. Parameters: limit. Columns: id, claim_token, attempts, claimed_at, ordering_key.
    */
   public String lockExpiredLeasesSql() {
-    return "SELECT id, claim_token, attempts, claimed_at FROM outbox_message"
+    return "SELECT id, claim_token, attempts, claimed_at, ordering_key FROM outbox_message"
         + " WHERE state = 'W' AND lease_until < " + now()
         + " ORDER BY lease_until LIMIT ? FOR UPDATE SKIP LOCKED";
   }
@@ -563,8 +639,10 @@ public abstract class OutboxDialect {
 
   /** The replay's assignments: a full attempt budget, due now, no claim. */
   private String replayAssignments() {
+    // Not waiting: the claim's head check holds it back while an earlier job of its key is
+    // unfinished, and no final transition of an earlier job may come to clear a wait.
     return "SET state = 'R', attempts = 0, deliver_after = " + now()
-        + ", claim_token = NULL, lease_until = NULL";
+        + ", claim_token = NULL, lease_until = NULL, key_wait = " + keyWaitFalse();
   }
 
   /**

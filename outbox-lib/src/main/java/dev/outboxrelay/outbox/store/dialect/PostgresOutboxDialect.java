@@ -25,6 +25,12 @@ public class PostgresOutboxDialect extends OutboxDialect {
     return "now()";
   }
 
+  /** deadlock_detected: PostgreSQL rolled the victim's whole transaction back. */
+  @Override
+  public boolean isRetryableConflict(SQLException e) {
+    return "40P01".equals(e.getSQLState());
+  }
+
   @Override
   protected String nowPlusMillisParam() {
     // bigint * interval has no operator; double precision * interval does.
@@ -35,8 +41,21 @@ public class PostgresOutboxDialect extends OutboxDialect {
   public String insertIfAbsentSql() {
     // ON CONFLICT instead of catching 23505: a failed statement would abort the caller's transaction.
     return "INSERT INTO outbox_message (operation_id, destination, ordering_key, payload,"
-        + " content_type, headers, deliver_after, payload_by_ref) VALUES (?, ?, ?, ?, ?, ?, "
-        + nowPlusMillisParam() + ", ?) ON CONFLICT (operation_id) DO NOTHING RETURNING id";
+        + " content_type, headers, deliver_after, payload_by_ref, key_wait) VALUES (?, ?, ?, ?, ?, ?, "
+        + nowPlusMillisParam() + ", ?, ?) ON CONFLICT (operation_id) DO NOTHING RETURNING id";
+  }
+
+  /** One backward step on the partial index of unfinished keyed jobs. */
+  @Override
+  public String latestUnfinishedBelowSql() {
+    return "SELECT id FROM outbox_message WHERE ordering_key = ? AND state IN ('R', 'W') AND id < ?"
+        + " ORDER BY id DESC LIMIT 1";
+  }
+
+  /** One forward step on the partial index of unfinished keyed jobs. */
+  @Override
+  public String earliestUnfinishedSql() {
+    return "SELECT id FROM outbox_message WHERE ordering_key = ? AND state IN ('R', 'W') ORDER BY id LIMIT 1";
   }
 
   /**
@@ -55,7 +74,7 @@ public class PostgresOutboxDialect extends OutboxDialect {
           + " lease_until = (now() + CAST(? AS DOUBLE PRECISION) * INTERVAL '1 millisecond'),"
           + " claimed_at = now()"
           + " WHERE m.id = ANY(ARRAY(SELECT c.id FROM outbox_message c"
-          + "   WHERE c.state = 'R' AND c.deliver_after <= now() AND " + keyHeadCondition("c")
+          + "   WHERE " + readyHeadCondition("c", "FALSE") + " AND c.deliver_after <= now()"
           + "   ORDER BY c.id LIMIT ? FOR UPDATE OF c SKIP LOCKED)) AND m.state = 'R'"
           + " RETURNING " + prefixed("m.", CLAIM_COLUMNS);
 

@@ -28,8 +28,8 @@ import java.util.UUID;
  * transaction (the caller's isolation would apply) and sets READ COMMITTED itself.
  *
  * <p>Deadlocks designed out: the claim scans ready rows in clustered-key (id) order through
- * {@code ix_outbox_message_ready (state, id)} and every token-checked update seeks one row by its
- * clustered key, so claims and completions lock rows in the same order. A deadlock victim (1205)
+ * {@code ix_outbox_message_head (state, key_wait, id)} and every token-checked update seeks one
+ * row by its clustered key, so claims and completions lock rows in the same order. A deadlock victim (1205)
  * that still happens (e.g. page locks under memory pressure) is retried by the store. A
  * retention job on SQL Server must delete finished rows in small batches ({@code DELETE TOP (n)
  * ... WITH (ROWLOCK, READPAST)}) from one relay at a time: one unbounded DELETE escalates to a
@@ -71,12 +71,25 @@ public class SqlServerOutboxDialect extends OutboxDialect {
     // treats as "exists". No HOLDLOCK: its key-range lock would serialise every enqueue of a new
     // highest operation ID until the caller commits.
     return "INSERT INTO outbox_message (operation_id, destination, ordering_key, payload,"
-        + " content_type, headers, deliver_after, payload_by_ref) OUTPUT inserted.id"
+        + " content_type, headers, deliver_after, payload_by_ref, key_wait) OUTPUT inserted.id"
         + " SELECT v.operation_id, v.destination, v.ordering_key, v.payload, v.content_type,"
-        + " v.headers, v.deliver_after, v.payload_by_ref FROM (SELECT ? AS operation_id,"
+        + " v.headers, v.deliver_after, v.payload_by_ref, v.key_wait FROM (SELECT ? AS operation_id,"
         + " ? AS destination, ? AS ordering_key, ? AS payload, ? AS content_type, ? AS headers, "
-        + nowPlusMillisParam() + " AS deliver_after, ? AS payload_by_ref) v"
+        + nowPlusMillisParam() + " AS deliver_after, ? AS payload_by_ref, ? AS key_wait) v"
         + " WHERE NOT EXISTS (SELECT 1 FROM outbox_message e WHERE e.operation_id = v.operation_id)";
+  }
+
+  @Override
+  protected String keyWaitFalse() {
+    return "0";
+  }
+
+  /** No FOR SHARE: a shared lock held by a table hint. */
+  @Override
+  public String lockUnfinishedSql() {
+    // HOLDLOCK keeps the shared lock to the end of the caller's transaction, and makes it a
+    // locking read even with READ_COMMITTED_SNAPSHOT on.
+    return "SELECT id FROM outbox_message WITH (ROWLOCK, HOLDLOCK) WHERE id = ? AND state IN ('R', 'W')";
   }
 
   @Override
@@ -144,7 +157,7 @@ public class SqlServerOutboxDialect extends OutboxDialect {
           + " payload_by_ref BIT);"
           + " WITH candidate AS (SELECT TOP (?) c.* FROM outbox_message c"
           + " WITH (UPDLOCK, READPAST, READCOMMITTEDLOCK)"
-          + " WHERE c.state = 'R' AND c.deliver_after <= SYSUTCDATETIME() AND " + keyHeadCondition("c")
+          + " WHERE " + readyHeadCondition("c", "0") + " AND c.deliver_after <= SYSUTCDATETIME()"
           + " ORDER BY c.id)"
           + " UPDATE candidate SET state = 'W', claim_token = ?,"
           + " lease_until = " + NOW_PLUS_MILLIS + ", claimed_at = SYSUTCDATETIME()"
@@ -251,7 +264,7 @@ public class SqlServerOutboxDialect extends OutboxDialect {
   public String lockExpiredLeasesSql() {
     // No LIMIT / FOR UPDATE SKIP LOCKED: TOP and the same skip-locked hints as the claim; the U
     // locks hold until the reaper's transaction commits.
-    return "SELECT TOP (?) id, claim_token, attempts, claimed_at FROM outbox_message"
+    return "SELECT TOP (?) id, claim_token, attempts, claimed_at, ordering_key FROM outbox_message"
         + " WITH (UPDLOCK, READPAST, READCOMMITTEDLOCK, ROWLOCK)"
         + " WHERE state = 'W' AND lease_until < SYSUTCDATETIME() ORDER BY lease_until";
   }

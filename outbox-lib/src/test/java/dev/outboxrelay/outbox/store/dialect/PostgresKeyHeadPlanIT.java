@@ -1,0 +1,102 @@
+package dev.outboxrelay.outbox.store.dialect;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.outboxrelay.outbox.testing.TestDatabases;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.SQLException;
+import java.util.UUID;
+import javax.sql.DataSource;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * What a claim reads on a backlog concentrated on busy keys (schema {@value #SCHEMA} of its own),
+ * measured with {@code EXPLAIN (ANALYZE, BUFFERS)}: the rows every scan of {@code outbox_message}
+ * returned or filtered out, over all its loops. Before {@code key_wait} the claim walked every
+ * later job of a key whose head was in flight, one {@code NOT EXISTS} each; now it reads the ready
+ * heads it claims (once in the locking sub-select, once in the update's seek) and nothing of the
+ * waiting jobs. The rows stay in the schema after the run, for a look with {@code psql}.
+ */
+class PostgresKeyHeadPlanIT {
+  static final String SCHEMA = "postgres_key_head_plan_it";
+  private static final ObjectMapper JSON = new ObjectMapper();
+  static DataSource ds;
+
+  @BeforeEach
+  void empty() {
+    ds = TestDatabases.postgres(SCHEMA);
+    TestDatabases.reset(ds);
+  }
+
+  @Test
+  void aClaimOnAHundredKeysOfFiveHundredJobsReadsItsBatchNotTheWaitingJobs() throws Exception {
+    backlog(100, 500);
+    assertEquals(64, claim(64), "64 keys in flight");
+    long read = claimOf32Reads("keys=100 per_key=500 in_flight=64");
+    assertTrue(read <= 2 * 32 + 64, "reads the batch and at most the keys in flight, not the backlog: " + read);
+
+    assertEquals(36, claim(64), "every key in flight");
+    long idle = claimOf32Reads("keys=100 per_key=500 in_flight=100");
+    assertTrue(idle <= 100, "nothing to claim, and nearly nothing read: " + idle);
+  }
+
+  @Test
+  void aClaimOnEightKeysOfFiveThousandJobsReadsNoWaitingJob() throws Exception {
+    backlog(8, 5000);
+    assertEquals(8, claim(32), "one job per key");
+    long read = claimOf32Reads("keys=8 per_key=5000 in_flight=8");
+    assertTrue(read <= 8, "the 39,992 waiting jobs are not read: " + read);
+  }
+
+  /** The rows a claim of 32 reads now, printed with {@code backlog} for the record. */
+  private static long claimOf32Reads(String backlog) throws Exception {
+    long read = rowsRead(32);
+    System.out.println("EXPLAIN " + backlog + " limit=32 rows_read=" + read);
+    return read;
+  }
+
+  private static void backlog(int keys, int perKey) {
+    TestDatabases.insertKeyedBacklog(ds, keys, perKey);
+  }
+
+  private static int claim(int limit) throws SQLException {
+    try (Connection c = ds.getConnection()) {
+      return new PostgresOutboxDialect().claim(c, UUID.randomUUID(), 60_000, limit, rs -> rs.getLong(1)).size();
+    }
+  }
+
+  /** Runs the claim under EXPLAIN ANALYZE, rolled back; the rows its scans of outbox_message read. */
+  private static long rowsRead(int limit) throws Exception {
+    try (Connection c = ds.getConnection()) {
+      c.setAutoCommit(false);
+      try (PreparedStatement ps = c.prepareStatement(
+          "EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) " + PostgresOutboxDialect.CLAIM_SQL)) {
+        ps.setObject(1, UUID.randomUUID());
+        ps.setLong(2, 60_000);
+        ps.setInt(3, limit);
+        String plan = String.join("", OutboxDialect.readAll(ps, rs -> rs.getString(1)));
+        return rowsRead(JSON.readTree(plan).get(0).get("Plan"));
+      } finally {
+        c.rollback();
+      }
+    }
+  }
+
+  private static long rowsRead(JsonNode node) {
+    long read = 0;
+    if ("outbox_message".equals(node.path("Relation Name").asText())) {
+      long loops = node.path("Actual Loops").asLong(1);
+      read += loops * (node.path("Actual Rows").asLong() + node.path("Rows Removed by Filter").asLong()
+          + node.path("Rows Removed by Index Recheck").asLong());
+    }
+    for (JsonNode child : node.path("Plans")) {
+      read += rowsRead(child);
+    }
+    return read;
+  }
+}

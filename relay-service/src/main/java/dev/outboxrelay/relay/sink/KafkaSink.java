@@ -7,7 +7,6 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.producer.Callback;
 import org.apache.kafka.clients.producer.ProducerRecord;
@@ -61,11 +60,7 @@ public final class KafkaSink implements MessageSink {
     this.topic = topic;
     this.ackWait = ackWait(requestTimeout, verdictWithin);
     this.producer = producer;
-    this.sendThread = Executors.newSingleThreadExecutor(r -> {
-      Thread t = new Thread(r, "outbox-kafka-send-" + topic);
-      t.setDaemon(true);
-      return t;
-    });
+    this.sendThread = SendThread.named("outbox-kafka-send-" + topic);
   }
 
   /** The longer of the destination's request timeout and the producer's bound plus {@link #VERDICT_MARGIN}. */

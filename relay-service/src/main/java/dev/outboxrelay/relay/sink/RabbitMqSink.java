@@ -21,7 +21,6 @@ import java.util.concurrent.ConcurrentNavigableMap;
 import java.util.concurrent.ConcurrentSkipListMap;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import org.jboss.logging.Logger;
 
@@ -89,11 +88,7 @@ public final class RabbitMqSink implements MessageSink {
     this.confirmTimeout = confirmTimeout;
     this.connection = connection;
     this.unroutable = connection.unroutableCounter(destination);
-    this.publishThread = Executors.newSingleThreadExecutor(r -> {
-      Thread t = new Thread(r, "outbox-rabbitmq-publish-" + destination);
-      t.setDaemon(true);
-      return t;
-    });
+    this.publishThread = SendThread.named("outbox-rabbitmq-publish-" + destination);
   }
 
   public String exchange() {

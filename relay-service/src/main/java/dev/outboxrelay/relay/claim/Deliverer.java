@@ -135,6 +135,10 @@ public class Deliverer {
      */
     public void start() {
       ClaimedMessage m = claim.message();
+      if (settled.get()) {
+        // Abandoned (shutdown) before it started: released already, so never sent.
+        return;
+      }
       if (claim.lost()) {
         // The heartbeat found it owned by someone else and reported it: nothing to send or record.
         settleWithout(false);

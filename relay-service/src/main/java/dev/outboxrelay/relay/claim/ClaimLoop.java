@@ -53,7 +53,7 @@ public class ClaimLoop {
    * Worker threads at most: they start sends and record answers (a database transaction for a
    * retry or a dead job), never wait for a sink.
    */
-  static final int MAX_WORKER_THREADS = 8;
+  static final int MAX_WORKER_THREADS = 16;
 
   private final OutboxStore store;
   private final Deliverer deliverer;

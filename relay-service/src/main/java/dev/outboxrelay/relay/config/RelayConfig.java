@@ -106,7 +106,7 @@ public interface RelayConfig {
     /**
      * Deliveries in flight at once (per source, across destinations); the relay never claims more
      * than it has room to send. A send in flight holds no thread (a sink answers a {@code
-     * CompletionStage}); at most this many worker threads (and at most 8) start sends and record
+     * CompletionStage}); at most this many worker threads (and at most 16) start sends and record
      * their outcomes, each on a connection, so the datasource's {@code jdbc.max-size} must be at
      * least this + 4 (default pool 48), checked at start-up; on PostgreSQL the notification
      * listener needs one more, else the relay logs a warning and polls.

@@ -6,42 +6,55 @@ import dev.outboxrelay.outbox.store.OutboxStore;
 import dev.outboxrelay.relay.lease.LeaseHeartbeat;
 import dev.outboxrelay.relay.state.StateChangeLog;
 import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Deque;
+import java.util.HashMap;
+import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.BlockingQueue;
+import java.util.OptionalInt;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.ToIntFunction;
 import org.jboss.logging.Logger;
 
 /**
- * Claims jobs and keeps the workers fed: a claim runs while the jobs of the last one are being
- * sent, so a worker that finishes finds its next job waiting instead of waiting for a claim.
+ * Claims jobs and keeps the sends fed: a claim runs while the jobs of the last one are being sent,
+ * so a place that frees finds its next job waiting instead of waiting for a claim.
  *
- * <p>Back-pressure: claimed jobs wait in a queue of at most one batch ahead of the workers
- * ({@code concurrency} sending + {@code batchSize} queued), and the claims held (queued, sending,
- * or waiting for their completion batch) never exceed {@code 2 x (concurrency + batchSize)}, so
- * memory is bounded whatever the backlog. Every claim held is renewed by the source's {@link
- * LeaseHeartbeat}, and a job is sent only while its claim surely has a third of its lease left
- * ({@link Deliverer}). A claim asks for what there is room for, up to a batch: it runs at once
- * when a worker would otherwise be idle (the queue is empty and a worker is free), else once half
- * a batch of room has freed, so under load a claim statement moves many jobs. A worker that frees
- * wakes the loop; a finished job with an ordering key also ends an idle wait, because its key's
- * next job has just become claimable.
+ * <p>Sends hold no thread: a worker starts a send ({@link Deliverer.Attempt#start}) and goes on;
+ * the sink's answer is recorded on a worker when it comes. Places: at most {@code concurrency}
+ * sends in flight, and at most {@code destinationConcurrency(d)} of them to one destination {@code
+ * d}, so a slow destination takes only its share and the other destinations' jobs are started past
+ * its waiting ones. Back-pressure: claimed jobs that could start wait at most one batch beyond the
+ * free places, and the claims held (queued, sending, or waiting for their completion batch) never
+ * exceed {@code 2 x (concurrency + batchSize)}, so memory is bounded whatever the backlog. Every
+ * claim held is renewed by the source's {@link LeaseHeartbeat}, and a job is sent only while its
+ * claim surely has a third of its lease left ({@link Deliverer}). A claim asks for what there is
+ * room for, up to a batch: it runs at once when a place would otherwise be idle (no queued job
+ * can start and a place is free), else once half a batch of room has freed, so under load a claim
+ * statement moves many jobs. A send whose answer was handled wakes the loop; a finished job with
+ * an ordering key also ends an idle wait, because its key's next job has just become claimable.
  *
  * <p>Idle: an empty claim waits a bounded, growing interval ({@link IdleWait}), cut short by
  * {@link #wake()}. Errors: logged once per state change, with a growing pause; the loop never
  * dies. Shutdown ({@link #stop}): stop claiming, give the queued jobs back, let in-flight sends
- * finish within the grace period, then interrupt them; given-back and interrupted jobs are
+ * finish within the grace period, then stop waiting for them; given-back and abandoned jobs are
  * released to ready without counting an attempt.
  */
 public class ClaimLoop {
   private static final Logger LOG = Logger.getLogger(ClaimLoop.class);
   private static final Duration ERROR_PAUSE_MAX = Duration.ofSeconds(5);
+  /**
+   * Worker threads at most: they start sends and record answers (a database transaction for a
+   * retry or a dead job), never wait for a sink.
+   */
+  static final int MAX_WORKER_THREADS = 16;
 
   private final OutboxStore store;
   private final Deliverer deliverer;
@@ -50,12 +63,16 @@ public class ClaimLoop {
   private final int concurrency;
   private final Duration lease;
   private final IdleWait idle;
-  /** Claimed jobs no worker has taken yet, in claim (id) order. */
-  private final BlockingQueue<LeaseHeartbeat.Claim> queue = new LinkedBlockingQueue<>();
-  private final AtomicInteger sending = new AtomicInteger();
-  /** Notified each time room for a claim frees. */
-  private final Object roomFreed = new Object();
-  private final ExecutorService workers;
+  /** Guards the queue and the places below; notified each time room for a claim frees. */
+  private final Object lock = new Object();
+  /** Claimed jobs not started yet, in claim (id) order. */
+  private final Deque<LeaseHeartbeat.Claim> queue = new ArrayDeque<>();
+  private final Map<String, Integer> queuedByDestination = new HashMap<>();
+  /** Sends started whose answer is not handled yet, by job id. */
+  private final Map<Long, Deliverer.Attempt> sending = new HashMap<>();
+  private final Map<String, Integer> sendingByDestination = new HashMap<>();
+  private volatile ToIntFunction<String> destinationConcurrency;
+  private final ThreadPoolExecutor workers;
   /** Every claim held: queued, sending, or waiting for its completion. */
   private final Map<Long, LeaseHeartbeat.Claim> inFlight = new ConcurrentHashMap<>();
   private final AtomicInteger claimStatements = new AtomicInteger();
@@ -84,15 +101,42 @@ public class ClaimLoop {
     this.concurrency = concurrency;
     this.lease = lease;
     this.idle = idle;
+    this.destinationConcurrency = d -> concurrency;
     AtomicInteger n = new AtomicInteger();
-    this.workers = Executors.newFixedThreadPool(concurrency, r -> {
-      Thread t = new Thread(r, "outbox-worker-" + (source == null ? "" : source + "-") + n.incrementAndGet());
-      t.setDaemon(true);
-      return t;
-    });
-    for (int i = 0; i < concurrency; i++) {
-      workers.execute(this::work);
+    int threads = Math.min(concurrency, MAX_WORKER_THREADS);
+    // Answers arriving after stop() abandoned their jobs find the pool shut down: dropped, they
+    // were released already (and must not throw into a sink's own thread).
+    this.workers = new ThreadPoolExecutor(threads, threads, 0, TimeUnit.MILLISECONDS, new LinkedBlockingQueue<>(),
+        r -> {
+          Thread t = new Thread(r, "outbox-worker-" + (source == null ? "" : source + "-") + n.incrementAndGet());
+          t.setDaemon(true);
+          return t;
+        }, new ThreadPoolExecutor.DiscardPolicy());
+  }
+
+  /**
+   * Bounds the sends in flight to each destination: {@code limit} of a destination's name (at
+   * least 1; values above concurrency mean concurrency). Default: no bound beyond concurrency.
+   * Call before {@link #start()}.
+   */
+  public ClaimLoop limitingDestinations(ToIntFunction<String> limit) {
+    this.destinationConcurrency = limit;
+    return this;
+  }
+
+  /**
+   * {@code outbox.relay.destination-concurrency} as configured, else concurrency for a relay with
+   * one destination and half of it (at least 1) for more.
+   */
+  public static int destinationConcurrency(OptionalInt configured, int concurrency, int destinations) {
+    if (configured.isPresent()) {
+      if (configured.getAsInt() < 1) {
+        throw new IllegalArgumentException("outbox.relay.destination-concurrency must be at least 1, was "
+            + configured.getAsInt());
+      }
+      return configured.getAsInt();
     }
+    return destinations <= 1 ? concurrency : Math.max(1, concurrency / 2);
   }
 
   /**
@@ -116,25 +160,50 @@ public class ClaimLoop {
     return this;
   }
 
-  /** How many jobs a claim may ask for now: free sending and queue places, within the hold limit. */
-  int room() {
-    if (stopping) {
-      return 0;
-    }
-    int unsent = queue.size() + sending.get();
-    int maxHeld = 2 * (concurrency + batchSize);
-    return Math.max(0, Math.min(batchSize, Math.min(concurrency + batchSize - unsent, maxHeld - inFlight.size())));
+  /** Free places of {@code destination} (may be negative after its limit was lowered). Holding the lock. */
+  private int freePlaces(String destination) {
+    return destinationConcurrency.applyAsInt(destination) - sendingByDestination.getOrDefault(destination, 0);
   }
 
-  /** A claim is worth a statement now: a worker would be idle without it, or half a batch fits. */
-  private boolean claimDue() {
-    int room = room();
-    return room > 0 && ((queue.isEmpty() && sending.get() < concurrency) || room >= Math.max(1, batchSize / 2));
+  /** Queued jobs that could start now, each destination's within its free places. Holding the lock. */
+  private int startable() {
+    int n = 0;
+    for (Map.Entry<String, Integer> e : queuedByDestination.entrySet()) {
+      n += Math.min(e.getValue(), Math.max(0, freePlaces(e.getKey())));
+    }
+    return n;
   }
 
   /**
-   * One pass: claims as many jobs as there is {@link #room()} for (up to a batch) and queues them
-   * for the workers. Returns the number claimed (0 when nothing was ready or there was no room).
+   * How many jobs a claim may ask for now: free places plus one batch ahead, less what is queued
+   * (while places are free, a queued job waiting for its saturated destination leaves room: the
+   * places are for the other destinations), within the hold limit.
+   */
+  int room() {
+    synchronized (lock) {
+      return room(startable());
+    }
+  }
+
+  private int room(int startable) {
+    if (stopping) {
+      return 0;
+    }
+    int maxHeld = 2 * (concurrency + batchSize);
+    int unsent = sending.size() + (sending.size() >= concurrency ? queue.size() : startable);
+    return Math.max(0, Math.min(batchSize, Math.min(concurrency + batchSize - unsent, maxHeld - inFlight.size())));
+  }
+
+  /** A claim is worth a statement now: a place would be idle without it, or half a batch fits. */
+  private boolean claimDue() {
+    int startable = startable();
+    int room = room(startable);
+    return room > 0 && ((startable == 0 && sending.size() < concurrency) || room >= Math.max(1, batchSize / 2));
+  }
+
+  /**
+   * One pass: claims as many jobs as there is {@link #room()} for (up to a batch) and starts what
+   * may start. Returns the number claimed (0 when nothing was ready or there was no room).
    */
   public int claimOnce() {
     int wanted = room();
@@ -162,56 +231,81 @@ public class ClaimLoop {
       claimed.forEach(deliverer::release); // handed over after shutdown began: never sent
       return;
     }
-    for (ClaimedMessage m : claimed) {
-      LeaseHeartbeat.Claim c = heartbeat.hold(m, claimStartedNanos);
-      inFlight.put(m.id(), c);
-      queue.add(c);
+    hold(claimed, claimStartedNanos);
+  }
+
+  /** Holds claimed jobs (the heartbeat renews them from now), queues them and starts what may start. */
+  private void hold(List<ClaimedMessage> claimed, long claimStartedNanos) {
+    synchronized (lock) {
+      for (ClaimedMessage m : claimed) {
+        LeaseHeartbeat.Claim c = heartbeat.hold(m, claimStartedNanos);
+        inFlight.put(m.id(), c);
+        queue.add(c);
+        queuedByDestination.merge(m.destination(), 1, Integer::sum);
+      }
+    }
+    startWhatMay();
+  }
+
+  /**
+   * Starts queued jobs, in claim order, while places are free: a job whose destination has no free
+   * place stays queued and the jobs behind it go first.
+   */
+  private void startWhatMay() {
+    List<Deliverer.Attempt> starting = new ArrayList<>();
+    synchronized (lock) {
+      if (stopping) {
+        return;
+      }
+      for (Iterator<LeaseHeartbeat.Claim> it = queue.iterator(); it.hasNext() && sending.size() < concurrency; ) {
+        LeaseHeartbeat.Claim c = it.next();
+        String d = c.message().destination();
+        if (freePlaces(d) <= 0) {
+          continue;
+        }
+        it.remove();
+        queuedByDestination.computeIfPresent(d, (k, v) -> v == 1 ? null : v - 1);
+        sendingByDestination.merge(d, 1, Integer::sum);
+        Deliverer.Attempt a = deliverer.attempt(c, workers, () -> answered(c), () -> finished(c));
+        sending.put(c.message().id(), a);
+        starting.add(a);
+      }
+    }
+    for (Deliverer.Attempt a : starting) {
+      workers.execute(() -> {
+        try {
+          a.start();
+        } catch (RuntimeException e) {
+          LOG.errorf(e, "message_id=%d: delivery failed unexpectedly; the lease expires and the reaper"
+              + " re-offers it", a.claim().message().id());
+          answered(a.claim());
+          finished(a.claim());
+        }
+      });
     }
   }
 
-  /** A worker: takes queued claims one by one until the loop stops. */
-  private void work() {
-    while (!stopping) {
-      LeaseHeartbeat.Claim c;
-      try {
-        c = queue.poll(100, TimeUnit.MILLISECONDS);
-      } catch (InterruptedException e) {
-        return;
+  /** The send's answer is handled (or the job was given back): its place is free. */
+  private void answered(LeaseHeartbeat.Claim c) {
+    synchronized (lock) {
+      if (sending.remove(c.message().id()) != null) {
+        sendingByDestination.computeIfPresent(c.message().destination(), (k, v) -> v == 1 ? null : v - 1);
       }
-      if (c == null) {
-        continue;
-      }
-      sending.incrementAndGet();
-      try {
-        deliverer.deliver(c, () -> finished(c));
-      } catch (RuntimeException e) {
-        LOG.errorf(e, "message_id=%d: delivery failed unexpectedly; the lease expires and the reaper"
-            + " re-offers it", c.message().id());
-        finished(c);
-      } finally {
-        sending.decrementAndGet();
-        roomFreed();
-      }
-      if (Thread.currentThread().isInterrupted()) {
-        return;
-      }
+      lock.notifyAll();
     }
+    startWhatMay();
   }
 
   /** The claim's outcome is recorded (or it was given back): it is no longer held. */
   private void finished(LeaseHeartbeat.Claim c) {
     heartbeat.forget(c);
     inFlight.remove(c.message().id(), c);
-    roomFreed();
+    synchronized (lock) {
+      lock.notifyAll();
+    }
     if (c.message().orderingKey() != null) {
       // Its key's next job has just become claimable.
       idle.wake();
-    }
-  }
-
-  private void roomFreed() {
-    synchronized (roomFreed) {
-      roomFreed.notifyAll();
     }
   }
 
@@ -230,14 +324,12 @@ public class ClaimLoop {
     Duration errorPause = Duration.ofMillis(100);
     while (running) {
       try {
-        if (!claimDue()) {
-          // No room, or a claim would move too few jobs: wait for room instead of polling the database.
-          synchronized (roomFreed) {
-            if (!claimDue()) {
-              roomFreed.wait(100);
-            }
+        synchronized (lock) {
+          if (!claimDue()) {
+            // No room, or a claim would move too few jobs: wait for room instead of polling the database.
+            lock.wait(100);
+            continue;
           }
-          continue;
         }
         StateChangeLog db = database;
         java.time.Instant callStarted = db.now();
@@ -272,10 +364,10 @@ public class ClaimLoop {
   }
 
   /**
-   * Stops claiming, gives the queued jobs back (never sent), waits up to {@code grace} for
-   * in-flight deliveries, then interrupts the rest (their jobs are released), records the
-   * completions still pending and stops the heartbeat. Returns the number of sends interrupted and
-   * released unfinished (0 normally).
+   * Stops claiming, gives the queued jobs back (never sent), waits up to {@code grace} for the
+   * sends in flight to be answered, then stops waiting for the rest (their jobs are released, a
+   * later answer is ignored), records the completions still pending and stops the heartbeat.
+   * Returns the number of sends abandoned and released unanswered (0 normally).
    */
   public int stop(Duration grace) {
     Thread t;
@@ -292,24 +384,45 @@ public class ClaimLoop {
         Thread.currentThread().interrupt();
       }
     }
-    int givenBack = 0;
-    for (LeaseHeartbeat.Claim c; (c = queue.poll()) != null; givenBack++) {
+    List<LeaseHeartbeat.Claim> queued;
+    synchronized (lock) {
+      queued = new ArrayList<>(queue);
+      queue.clear();
+      queuedByDestination.clear();
+    }
+    for (LeaseHeartbeat.Claim c : queued) {
       deliverer.release(c.message());
       finished(c);
     }
-    if (givenBack > 0) {
-      LOG.infof("gave back %d claimed job(s) that no worker had started", givenBack);
+    if (!queued.isEmpty()) {
+      LOG.infof("gave back %d claimed job(s) that were not started", queued.size());
+    }
+    long deadline = System.nanoTime() + grace.toNanos();
+    List<Deliverer.Attempt> unanswered;
+    synchronized (lock) {
+      try {
+        for (long left; !sending.isEmpty() && (left = deadline - System.nanoTime()) > 0; ) {
+          TimeUnit.NANOSECONDS.timedWait(lock, left);
+        }
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+      unanswered = new ArrayList<>(sending.values());
     }
     int released = 0;
+    if (!unanswered.isEmpty()) {
+      LOG.warnf("%d delivery(ies) still unanswered after the %s grace period; releasing them",
+          unanswered.size(), grace);
+      for (Deliverer.Attempt a : unanswered) {
+        if (a.abandon()) {
+          released++;
+        }
+      }
+    }
     workers.shutdown();
     try {
-      if (!workers.awaitTermination(grace.toMillis(), TimeUnit.MILLISECONDS)) {
-        LOG.warnf("%d delivery(ies) still running after the %s grace period; interrupting and"
-            + " releasing them", sending.get(), grace);
-        released += sending.get();
-        workers.shutdownNow();
-        workers.awaitTermination(5, TimeUnit.SECONDS);
-      }
+      // Answers being recorded now get their transaction.
+      workers.awaitTermination(5, TimeUnit.SECONDS);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     }
@@ -340,9 +453,11 @@ public class ClaimLoop {
     return inFlight.size();
   }
 
-  /** Claims taken by a worker and not yet recorded: sending, or waiting for their completion. */
+  /** Claims started and not yet recorded: sending, or waiting for their completion. */
   public int sendingOrRecording() {
-    return inFlight.size() - queue.size();
+    synchronized (lock) {
+      return inFlight.size() - queue.size();
+    }
   }
 
   public int claimStatements() {

@@ -14,6 +14,12 @@ import dev.outboxrelay.relay.tracing.DeliveryTracing;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.Executor;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
 import org.jboss.logging.Logger;
@@ -21,8 +27,9 @@ import org.jboss.logging.Logger;
 /**
  * Delivers one claimed job and records the outcome: load a by-reference body ({@link
  * PayloadResolver}), send (the source's {@link LeaseHeartbeat} renewing the claim), then one
- * token-checked transition. A success is handed to the {@link CompletionBatcher} and the worker
- * goes on at once; the claim is finished when the batch answers. A transition that changes no row
+ * token-checked transition. The send holds no thread: the sink answers a stage, and its answer is
+ * recorded on a worker. A success is handed to the {@link CompletionBatcher} and the worker goes
+ * on at once; the claim is finished when the batch answers. A transition that changes no row
  * is counted as a stale completion and changes nothing. A recording that fails on a database
  * error is retried until the lease would have expired; after that its outcome is unknown: the
  * reaper re-offers the job if it was not recorded, and the sink deduplicates.
@@ -110,61 +117,158 @@ public class Deliverer {
   }
 
   /**
-   * Sends {@code claim}'s job and records the outcome; {@code finished} runs once the outcome is
-   * recorded (or the job was given back), possibly later and from the completion flusher's thread:
-   * a success is recorded with the next completion batch and this method returns without waiting
-   * for it. On interruption (shutdown) the job is released, not counted.
+   * One delivery of a claim: started on a worker ({@link #start}), answered by its sink's stage,
+   * recorded on a worker; or abandoned at shutdown ({@link #abandon}). Whichever comes first
+   * settles it: an answer after the abandonment is ignored, and an abandonment after the answer
+   * does nothing.
    */
-  public void deliver(LeaseHeartbeat.Claim claim, Runnable finished) {
-    ClaimedMessage m = claim.message();
-    if (claim.lost()) {
-      // The heartbeat found it owned by someone else and reported it: nothing to send or record.
-      finished.run();
-      return;
+  public final class Attempt {
+    private final LeaseHeartbeat.Claim claim;
+    private final Executor workers;
+    private final Runnable answered;
+    private final Runnable finished;
+    private final AtomicBoolean settled = new AtomicBoolean();
+    private volatile DeliveryTracing.Delivery traced;
+
+    private Attempt(LeaseHeartbeat.Claim claim, Executor workers, Runnable answered, Runnable finished) {
+      this.claim = claim;
+      this.workers = workers;
+      this.answered = answered;
+      this.finished = finished;
     }
-    Duration owned = claim.ownedFor();
-    if (owned.compareTo(lease.dividedBy(3)) < 0) {
-      LOG.warnf("message_id=%d operation_id=%s token=%s: not sent, the claim may expire within %s"
-          + " (no heartbeat answered for a while); giving it back", m.id(), m.operationId(),
-          m.claimToken(), owned.isNegative() ? Duration.ZERO : owned);
-      release(m);
-      finished.run();
-      return;
+
+    public LeaseHeartbeat.Claim claim() {
+      return claim;
     }
-    long started = System.nanoTime();
-    Instant startedAt = Instant.now().plus(clockSkew.get());
-    DeliveryTracing.Delivery traced = tracing.start(m);
-    SinkResult result;
-    try {
-      result = send(traced.message());
-    } catch (InterruptedException e) {
-      release(m);
-      traced.released();
-      finished.run();
-      Thread.currentThread().interrupt();
-      return;
+
+    /**
+     * Checks the claim, then hands the job to its sink; returns once the send started (the answer
+     * is handled on {@code workers} when it comes).
+     */
+    public void start() {
+      ClaimedMessage m = claim.message();
+      if (settled.get()) {
+        // Abandoned (shutdown) before it started: released already, so never sent.
+        return;
+      }
+      if (claim.lost()) {
+        // The heartbeat found it owned by someone else and reported it: nothing to send or record.
+        settleWithout(false);
+        return;
+      }
+      Duration owned = claim.ownedFor();
+      if (owned.compareTo(lease.dividedBy(3)) < 0) {
+        LOG.warnf("message_id=%d operation_id=%s token=%s: not sent, the claim may expire within %s"
+            + " (no heartbeat answered for a while); giving it back", m.id(), m.operationId(),
+            m.claimToken(), owned.isNegative() ? Duration.ZERO : owned);
+        settleWithout(true);
+        return;
+      }
+      long started = System.nanoTime();
+      Instant startedAt = Instant.now().plus(clockSkew.get());
+      DeliveryTracing.Delivery t = tracing.start(m);
+      traced = t;
+      CompletionStage<SinkResult> answer;
+      try {
+        answer = send(t.message());
+      } catch (RuntimeException e) {
+        answer = MessageSink.answered(thrown(e));
+      }
+      answer.whenCompleteAsync((result, error) -> {
+        if (settled.compareAndSet(false, true)) {
+          SinkResult r = result != null ? result
+              : thrown(error != null ? error : new IllegalStateException("the sink answered no result"));
+          answered(r, Duration.ofNanos(System.nanoTime() - started), startedAt);
+        }
+      }, workers);
     }
-    Duration took = Duration.ofNanos(System.nanoTime() - started);
-    // From here a renewal that changes no row may just have lost the race to our own transition.
-    claim.recording();
-    if (result instanceof SinkResult.Delivered d && completions != null) {
-      AttemptRecord a = AttemptRecord.success(took, d.summary()).startedAt(startedAt).madeBy(relayInstance);
-      completions.submit(m, a, c -> {
+
+    /**
+     * Gives the job back unsent, or stops waiting for its send (shutdown): released to ready
+     * without counting an attempt. False when its answer came first (it is being recorded).
+     */
+    public boolean abandon() {
+      if (!settled.compareAndSet(false, true)) {
+        return false;
+      }
+      DeliveryTracing.Delivery t = traced;
+      release(claim.message());
+      if (t != null) {
+        t.released();
+      }
+      answered.run();
+      finished.run();
+      return true;
+    }
+
+    private void settleWithout(boolean giveBack) {
+      if (settled.compareAndSet(false, true)) {
+        if (giveBack) {
+          release(claim.message());
+        }
+        answered.run();
+        finished.run();
+      }
+    }
+
+    private void answered(SinkResult result, Duration took, Instant startedAt) {
+      ClaimedMessage m = claim.message();
+      DeliveryTracing.Delivery t = traced;
+      // From here a renewal that changes no row may just have lost the race to our own transition.
+      claim.recording();
+      try {
+        if (result instanceof SinkResult.Delivered d && completions != null) {
+          AttemptRecord a = AttemptRecord.success(took, d.summary()).startedAt(startedAt).madeBy(relayInstance);
+          completions.submit(m, a, c -> {
+            try {
+              t.end(delivered(m, c, took), result);
+            } finally {
+              finished.run();
+            }
+          });
+          return;
+        }
+        AttemptOutcome outcome = null;
         try {
-          traced.end(delivered(m, c, took), result);
+          outcome = record(m, result, took, startedAt);
         } finally {
+          t.end(outcome, result);
           finished.run();
         }
-      });
-      return;
+      } finally {
+        answered.run();
+      }
     }
-    AttemptOutcome outcome = null;
-    try {
-      outcome = record(m, result, took, startedAt);
-    } finally {
-      traced.end(outcome, result);
-      finished.run();
-    }
+  }
+
+  /**
+   * A delivery of {@code claim}'s job, not started yet: {@link Attempt#start} on a worker.
+   *
+   * @param workers where the sink's answer is recorded (never the sink's own thread: a Kafka or
+   *     RabbitMQ client thread must not wait for the database)
+   * @param answered runs once the send no longer takes a place: its answer was recorded or handed
+   *     to the completion batch, or the job was given back
+   * @param finished runs once the outcome is recorded (or the job was given back), possibly later
+   *     and from the completion flusher's thread
+   */
+  public Attempt attempt(LeaseHeartbeat.Claim claim, Executor workers, Runnable answered, Runnable finished) {
+    return new Attempt(claim, workers, answered, finished);
+  }
+
+  /**
+   * Sends {@code claim}'s job and records the outcome on the calling thread (for tests and tools);
+   * {@code finished} as in {@link #attempt}.
+   */
+  public void deliver(LeaseHeartbeat.Claim claim, Runnable finished) {
+    CompletableFuture<Void> answered = new CompletableFuture<>();
+    attempt(claim, Runnable::run, () -> answered.complete(null), finished).start();
+    answered.join();
+  }
+
+  private static SinkResult thrown(Throwable e) {
+    Throwable cause = e instanceof CompletionException && e.getCause() != null ? e.getCause() : e;
+    return new SinkResult.RetryLater(Optional.empty(), cause.getClass().getName(),
+        String.valueOf(cause.getMessage()), null);
   }
 
   /** Counts a batched completion's answer; returns the outcome as counted (null: unknown). */
@@ -191,25 +295,20 @@ public class Deliverer {
         m.id(), m.operationId(), m.claimToken(), m.attemptNo(), RelayMetrics.outcomeTag(outcome));
   }
 
-  private SinkResult send(ClaimedMessage m) throws InterruptedException {
+  private CompletionStage<SinkResult> send(ClaimedMessage m) {
     MessageSink sink = sinks.forDestination(m.destination()).orElse(null);
     if (sink == null) {
-      return new SinkResult.PermanentFailure("UnknownDestination",
+      return MessageSink.answered(new SinkResult.PermanentFailure("UnknownDestination",
           "no sink is configured for destination '" + m.destination() + "' (set outbox.destinations."
-              + m.destination() + ".type); configured: " + sinks.destinations(), null);
+              + m.destination() + ".type); configured: " + sinks.destinations(), null));
     }
     // A by-reference body is loaded only now, under the running heartbeat, and only for a job
     // that has a sink; the claim (m, with its token) still drives the recording.
     PayloadResolver.Resolution resolved = payloads.resolve(m);
     if (resolved.failure() != null) {
-      return resolved.failure();
+      return MessageSink.answered(resolved.failure());
     }
-    try {
-      return sink.deliver(resolved.message());
-    } catch (RuntimeException e) {
-      return new SinkResult.RetryLater(java.util.Optional.empty(), e.getClass().getName(),
-          String.valueOf(e.getMessage()), null);
-    }
+    return sink.deliver(resolved.message());
   }
 
   /** Returns the outcome as counted: delivered, retry, dead, stale or null (unknown). */

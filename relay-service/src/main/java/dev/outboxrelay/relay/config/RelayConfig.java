@@ -6,6 +6,7 @@ import java.net.URI;
 import java.time.Duration;
 import java.util.Map;
 import java.util.Optional;
+import java.util.OptionalInt;
 
 /**
  * Everything the relay reads, under {@code outbox.*}. Every key has a default except the
@@ -103,13 +104,24 @@ public interface RelayConfig {
     int batchSize();
 
     /**
-     * Deliveries in flight at once; the relay never claims more than it has free workers for. The
-     * datasource's {@code jdbc.max-size} must be at least this + 4 (default pool 48), checked at
-     * start-up; on PostgreSQL the notification listener needs one more, else the relay logs a
-     * warning and polls.
+     * Deliveries in flight at once (per source, across destinations); the relay never claims more
+     * than it has room to send. A send in flight holds no thread (a sink answers a {@code
+     * CompletionStage}); at most this many worker threads (and at most 16) start sends and record
+     * their outcomes, each on a connection, so the datasource's {@code jdbc.max-size} must be at
+     * least this + 4 (default pool 48), checked at start-up; on PostgreSQL the notification
+     * listener needs one more, else the relay logs a warning and polls.
      */
     @WithDefault("32")
     int concurrency();
+
+    /**
+     * Deliveries in flight at once to one destination (per source), within {@link #concurrency()},
+     * so that a slow destination cannot take every place and hold up the others: its further jobs
+     * wait, claimed, while the other destinations' jobs go past them. Unset: {@link
+     * #concurrency()} when the relay has one destination, else half of it (at least 1). A
+     * destination's own {@code outbox.destinations.<name>.concurrency} wins.
+     */
+    OptionalInt destinationConcurrency();
 
     /**
      * Successful sends recorded as delivered by one statement (one transaction) at most: workers
@@ -273,6 +285,12 @@ public interface RelayConfig {
 
     /** RabbitMQ routing key for {@code rabbitmq}; default: the destination's name. */
     Optional<String> routingKey();
+
+    /**
+     * Deliveries in flight at once to this destination (per source, at least 1); default {@code
+     * outbox.relay.destination-concurrency}.
+     */
+    OptionalInt concurrency();
 
     /** Endpoint the job is POSTed to; required for {@code http}. */
     Optional<URI> url();

@@ -16,7 +16,7 @@ public record BrokerChannels(KafkaSink.Producer kafka, Duration kafkaVerdictWith
 
   /** For tests and tools without brokers: every broker delivery fails as a retry. */
   public static BrokerChannels none() {
-    return new BrokerChannels(record -> {
+    return new BrokerChannels((record, callback) -> {
       throw new IllegalStateException("no Kafka producer in this registry");
     }, Duration.ZERO, RabbitMqConnection.none());
   }

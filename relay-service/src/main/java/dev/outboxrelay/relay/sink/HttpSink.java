@@ -22,6 +22,8 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.CompletionStage;
 
 /**
  * POSTs the payload to a URL. Status mapping: 2xx delivered; 408, 409, 425, 429 and 5xx retry
@@ -89,21 +91,34 @@ public final class HttpSink implements MessageSink {
     return url;
   }
 
+  /**
+   * Sends with the client's {@code sendAsync}: no thread waits for the answer, and the client keeps
+   * its connections alive between requests (one per request in flight, reused).
+   */
   @Override
-  public SinkResult deliver(ClaimedMessage m) throws InterruptedException {
+  public CompletionStage<SinkResult> deliver(ClaimedMessage m) {
     HttpRequest request;
     try {
       request = request(m);
     } catch (IllegalArgumentException e) {
-      return new SinkResult.PermanentFailure("InvalidRequest", e.getMessage(), null);
+      return MessageSink.answered(new SinkResult.PermanentFailure("InvalidRequest", e.getMessage(), null));
     }
-    HttpResponse<String> response;
-    try {
-      response = client.send(request, HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8));
-    } catch (IOException e) {
-      return failed(e);
+    return client.sendAsync(request, HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8))
+        .handle((response, error) -> error == null ? classify(response) : failed(unwrapped(error)));
+  }
+
+  /** The exception the send failed with, without the stage's {@code CompletionException} wrapper. */
+  private static Throwable unwrapped(Throwable e) {
+    return e instanceof CompletionException && e.getCause() != null ? e.getCause() : e;
+  }
+
+  /** As {@link #failed(IOException)}; any other exception is a retry with its message. */
+  SinkResult.RetryLater failed(Throwable e) {
+    if (e instanceof IOException io) {
+      return failed(io);
     }
-    return classify(response);
+    return new SinkResult.RetryLater(Optional.empty(), e.getClass().getSimpleName(),
+        "POST " + url + " failed: " + message(e), null);
   }
 
   /**

@@ -6,11 +6,10 @@ import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.Future;
+import org.apache.kafka.clients.producer.Callback;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
-import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.eclipse.microprofile.config.Config;
 import org.eclipse.microprofile.config.ConfigProvider;
@@ -46,8 +45,8 @@ public class KafkaChannel implements KafkaSink.Producer {
   private boolean closed;
 
   @Override
-  public Future<RecordMetadata> send(ProducerRecord<String, String> record) {
-    return producer().send(record);
+  public void send(ProducerRecord<String, String> record, Callback callback) {
+    producer().send(record, callback);
   }
 
   private synchronized KafkaProducer<String, String> producer() {

@@ -19,9 +19,9 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentNavigableMap;
 import java.util.concurrent.ConcurrentSkipListMap;
-import java.util.concurrent.ExecutionException;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ExecutorService;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import org.jboss.logging.Logger;
 
 /**
@@ -31,8 +31,9 @@ import org.jboss.logging.Logger;
  * outbox-message-id}, {@code outbox-attempt} plus the job's own.
  *
  * <p>Each destination has a channel of its own on the relay's {@link RabbitMqConnection}, in
- * confirm mode, and publishes with {@code mandatory}. A publication waits for the broker's answer
- * to that very message, correlated by the channel's publish sequence number:
+ * confirm mode, and publishes with {@code mandatory}. A publication is answered by the broker's
+ * answer to that very message (the confirm listener, correlated by the channel's publish sequence
+ * number; no thread waits for it):
  * <ul>
  *   <li>ack, not returned: {@link SinkResult.Delivered};
  *   <li>returned ({@code basic.return}, which the broker sends before the ack): no queue took it,
@@ -50,9 +51,9 @@ import org.jboss.logging.Logger;
  * unroutable message is confirmed and dropped, and after a channel error its confirms did not
  * come back until a restart.
  *
- * <p>Publications of one destination are serialized on its channel (a channel is not to be shared
- * by concurrent publishers), so one key's jobs, delivered in id order, reach a queue in that
- * order; waiting for confirms is not serialized.
+ * <p>Publications of one destination are serialized on its channel, by its one publish thread (a
+ * channel is not to be shared by concurrent publishers), so one key's jobs, delivered in id order,
+ * reach a queue in that order; confirms are awaited by nobody: they complete the answers.
  */
 public final class RabbitMqSink implements MessageSink {
   private static final Logger LOG = Logger.getLogger(RabbitMqSink.class);
@@ -74,6 +75,8 @@ public final class RabbitMqSink implements MessageSink {
   private final RabbitMqConnection connection;
   private final Counter unroutable;
   private final Object publishLock = new Object();
+  /** Publishes this destination's messages one after the other, in the order they were handed in. */
+  private final ExecutorService publishThread;
   /** The destination's current channel; replaced when it closed. Guarded by {@link #publishLock}. */
   private ConfirmChannel current;
 
@@ -85,6 +88,7 @@ public final class RabbitMqSink implements MessageSink {
     this.confirmTimeout = confirmTimeout;
     this.connection = connection;
     this.unroutable = connection.unroutableCounter(destination);
+    this.publishThread = SendThread.named("outbox-rabbitmq-publish-" + destination);
   }
 
   public String exchange() {
@@ -99,8 +103,13 @@ public final class RabbitMqSink implements MessageSink {
     return "rabbitmq exchange '" + exchange + "' routing key '" + routingKey + "'";
   }
 
+  /**
+   * Publishes on this destination's publish thread (publishing and opening a channel are blocking
+   * calls of the client) and answers when the broker's confirm, nack or channel close arrives, on
+   * the client's connection thread: no thread waits per message.
+   */
   @Override
-  public SinkResult deliver(ClaimedMessage m) throws InterruptedException {
+  public CompletionStage<SinkResult> deliver(ClaimedMessage m) {
     Map<String, Object> headers = new LinkedHashMap<>(SinkHeaders.of(m));
     headers.remove("content-type"); // an AMQP property of its own
     AMQP.BasicProperties props = new AMQP.BasicProperties.Builder()
@@ -111,25 +120,31 @@ public final class RabbitMqSink implements MessageSink {
         .headers(headers)
         .build();
     byte[] body = m.payload().getBytes(StandardCharsets.UTF_8);
-    Pending pending;
-    try {
-      pending = publish(props, body, m.id() + "/" + m.attemptNo());
-    } catch (IOException | RuntimeException e) {
-      return new SinkResult.RetryLater(Optional.empty(), CHANNEL_CLOSED,
-          target() + ": " + (e.getMessage() == null ? e.toString() : e.getMessage()), null);
-    }
-    try {
-      return pending.answer.get(confirmTimeout.toMillis(), TimeUnit.MILLISECONDS);
-    } catch (TimeoutException e) {
-      pending.owner.forget(pending);
-      return new SinkResult.RetryLater(Optional.empty(), CONFIRM_TIMEOUT,
+    CompletableFuture<SinkResult> answer = new CompletableFuture<>();
+    publishThread.execute(() -> {
+      Pending pending;
+      try {
+        pending = publish(props, body, m.id() + "/" + m.attemptNo(), answer);
+      } catch (IOException | RuntimeException e) {
+        answer.complete(new SinkResult.RetryLater(Optional.empty(), CHANNEL_CLOSED,
+            target() + ": " + (e.getMessage() == null ? e.toString() : e.getMessage()), null));
+        return;
+      }
+      // The timer is cancelled when the broker answers first.
+      SinkResult timedOut = new SinkResult.RetryLater(Optional.empty(), CONFIRM_TIMEOUT,
           target() + ": no publisher confirm within " + confirmTimeout, null);
-    } catch (ExecutionException e) {
-      return new SinkResult.RetryLater(Optional.empty(), CHANNEL_CLOSED, target() + ": " + e.getCause(), null);
-    }
+      answer.completeOnTimeout(timedOut, confirmTimeout.toMillis(), TimeUnit.MILLISECONDS)
+          .thenAccept(r -> {
+            if (r == timedOut) {
+              pending.owner.forget(pending);
+            }
+          });
+    });
+    return answer;
   }
 
-  private Pending publish(AMQP.BasicProperties props, byte[] body, String key) throws IOException {
+  private Pending publish(AMQP.BasicProperties props, byte[] body, String key,
+      CompletableFuture<SinkResult> answer) throws IOException {
     synchronized (publishLock) {
       ConfirmChannel ch = current;
       if (ch == null || !ch.channel.isOpen()) {
@@ -137,7 +152,7 @@ public final class RabbitMqSink implements MessageSink {
         ch = open();
         current = ch;
       }
-      return ch.publish(props, body, key);
+      return ch.publish(props, body, key, answer);
     }
   }
 
@@ -196,14 +211,15 @@ public final class RabbitMqSink implements MessageSink {
     final long seqNo;
     final String key;
     final ConfirmChannel owner;
-    final CompletableFuture<SinkResult> answer = new CompletableFuture<>();
+    final CompletableFuture<SinkResult> answer;
     /** Set by a return, which the broker sends before the ack. */
     volatile String returned;
 
-    Pending(long seqNo, String key, ConfirmChannel owner) {
+    Pending(long seqNo, String key, ConfirmChannel owner, CompletableFuture<SinkResult> answer) {
       this.seqNo = seqNo;
       this.key = key;
       this.owner = owner;
+      this.answer = answer;
     }
   }
 
@@ -218,8 +234,9 @@ public final class RabbitMqSink implements MessageSink {
       this.channel = channel;
     }
 
-    Pending publish(AMQP.BasicProperties props, byte[] body, String key) throws IOException {
-      Pending p = new Pending(channel.getNextPublishSeqNo(), key, this);
+    Pending publish(AMQP.BasicProperties props, byte[] body, String key, CompletableFuture<SinkResult> answer)
+        throws IOException {
+      Pending p = new Pending(channel.getNextPublishSeqNo(), key, this, answer);
       bySeqNo.put(p.seqNo, p);
       byKey.put(key, p);
       try {

@@ -3,15 +3,24 @@ package dev.outboxrelay.relay.sink;
 import dev.outboxrelay.relay.config.RelayConfig;
 import java.util.Map;
 import java.util.Optional;
+import java.util.OptionalInt;
 import java.util.TreeMap;
 import java.util.function.UnaryOperator;
 
 /** Builds one sink per configured destination; fails start-up naming the bad key. */
 public final class SinkRegistry {
   private final Map<String, MessageSink> sinks;
+  /** {@code outbox.destinations.<name>.concurrency} where set. */
+  private final Map<String, Integer> concurrency;
 
   public SinkRegistry(Map<String, MessageSink> sinks) {
+    this(sinks, Map.of());
+  }
+
+  /** @param concurrency deliveries in flight at once per destination, where a destination sets it */
+  public SinkRegistry(Map<String, MessageSink> sinks, Map<String, Integer> concurrency) {
     this.sinks = Map.copyOf(sinks);
+    this.concurrency = Map.copyOf(concurrency);
   }
 
   /** For tests and tools without brokers: a broker destination fails every delivery as a retry. */
@@ -28,8 +37,17 @@ public final class SinkRegistry {
   public static SinkRegistry fromConfig(Map<String, RelayConfig.Destination> destinations,
       UnaryOperator<String> rawValue, BrokerChannels channels) {
     Map<String, MessageSink> sinks = new TreeMap<>();
-    destinations.forEach((name, d) -> sinks.put(name, create(name, d, rawValue, channels)));
-    return new SinkRegistry(sinks);
+    Map<String, Integer> concurrency = new TreeMap<>();
+    destinations.forEach((name, d) -> {
+      sinks.put(name, create(name, d, rawValue, channels));
+      d.concurrency().ifPresent(n -> {
+        if (n < 1) {
+          throw new IllegalArgumentException("outbox.destinations." + name + ".concurrency must be at least 1, was " + n);
+        }
+        concurrency.put(name, n);
+      });
+    });
+    return new SinkRegistry(sinks, concurrency);
   }
 
   private static MessageSink create(String name, RelayConfig.Destination d, UnaryOperator<String> rawValue,
@@ -95,26 +113,33 @@ public final class SinkRegistry {
     sinks.forEach((name, sink) -> {
       dev.outboxrelay.relay.state.StateChangeLog state = states.of(name);
       observed.put(name, state == null ? sink : m -> {
-        SinkResult r;
         try {
-          r = sink.deliver(m);
+          return sink.deliver(m).whenComplete((r, e) -> {
+            if (e != null) {
+              state.failure(e.toString());
+            } else if (r instanceof SinkResult.RetryLater retry) {
+              state.failure(retry.error());
+            } else {
+              state.success();
+            }
+          });
         } catch (RuntimeException e) {
           state.failure(e.toString());
           throw e;
         }
-        if (r instanceof SinkResult.RetryLater retry) {
-          state.failure(retry.error());
-        } else {
-          state.success();
-        }
-        return r;
       });
     });
-    return new SinkRegistry(observed);
+    return new SinkRegistry(observed, concurrency);
   }
 
   public Optional<MessageSink> forDestination(String destination) {
     return Optional.ofNullable(sinks.get(destination));
+  }
+
+  /** The destination's own {@code outbox.destinations.<name>.concurrency}, when set. */
+  public OptionalInt concurrency(String destination) {
+    Integer n = concurrency.get(destination);
+    return n == null ? OptionalInt.empty() : OptionalInt.of(n);
   }
 
   public java.util.Set<String> destinations() {

@@ -71,6 +71,9 @@ public record RelayAssembly(JdbcOutboxStore store, RelayMetrics metrics, LeaseHe
     deliverer.completingInBatches(completions);
     ClaimLoop claimLoop = new ClaimLoop(store, deliverer, heartbeat, source.batchSize(), source.concurrency(),
         relay.leaseDuration(), idle);
+    int destinationConcurrency = ClaimLoop.destinationConcurrency(relay.destinationConcurrency(),
+        source.concurrency(), sinks.destinations().size());
+    claimLoop.limitingDestinations(d -> sinks.concurrency(d).orElse(destinationConcurrency));
     completions.flushWhenAllWaiting(claimLoop::sendingOrRecording);
     if (!SourceSpec.DEFAULT.equals(source.name())) {
       claimLoop.namedAfter(source.name());

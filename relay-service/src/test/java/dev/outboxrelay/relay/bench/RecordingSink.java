@@ -4,6 +4,7 @@ import dev.outboxrelay.outbox.store.ClaimedMessage;
 import dev.outboxrelay.relay.sink.MessageSink;
 import dev.outboxrelay.relay.sink.SinkResult;
 import java.util.Map;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicLong;
@@ -24,7 +25,12 @@ final class RecordingSink implements MessageSink {
   private final AtomicLong orderViolations = new AtomicLong();
 
   @Override
-  public SinkResult deliver(ClaimedMessage m) {
+  public CompletionStage<SinkResult> deliver(ClaimedMessage m) {
+    return MessageSink.answered(record(m));
+  }
+
+  /** Records the receipt of {@code m} and answers delivered. */
+  SinkResult record(ClaimedMessage m) {
     long now = System.nanoTime();
     receipts.add(m.id());
     if (firstReceiptNanos.putIfAbsent(m.id(), now) != null) {

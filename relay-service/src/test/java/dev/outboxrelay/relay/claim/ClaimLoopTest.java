@@ -2,6 +2,7 @@ package dev.outboxrelay.relay.claim;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.outboxrelay.outbox.Outbox;
@@ -13,6 +14,7 @@ import dev.outboxrelay.outbox.store.dialect.H2OutboxDialect;
 import dev.outboxrelay.relay.lease.LeaseHeartbeat;
 import dev.outboxrelay.relay.metrics.RelayMetrics;
 import dev.outboxrelay.relay.sink.HttpSink;
+import dev.outboxrelay.relay.sink.MessageSink;
 import dev.outboxrelay.relay.sink.SinkRegistry;
 import dev.outboxrelay.relay.testing.RecordingHttpReceiver;
 import dev.outboxrelay.relay.testing.RecordingHttpReceiver.Response;
@@ -22,7 +24,9 @@ import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.Map;
+import java.util.OptionalInt;
 import java.util.UUID;
+import java.util.function.IntFunction;
 import java.util.logging.Logger;
 import javax.sql.DataSource;
 import org.awaitility.Awaitility;
@@ -61,8 +65,12 @@ class ClaimLoopTest {
   }
 
   ClaimLoop newLoop(JdbcOutboxStore s, int batch, int concurrency) {
-    SinkRegistry sinks = new SinkRegistry(Map.of("billing",
+    return newLoop(s, batch, concurrency, Map.of("billing",
         new HttpSink(receiver.url("/b"), Duration.ofSeconds(1), Duration.ofSeconds(30))));
+  }
+
+  ClaimLoop newLoop(JdbcOutboxStore s, int batch, int concurrency, Map<String, MessageSink> destinations) {
+    SinkRegistry sinks = new SinkRegistry(destinations);
     RelayMetrics metrics = new RelayMetrics(new SimpleMeterRegistry());
     LeaseHeartbeat heartbeat = new LeaseHeartbeat(s, LEASE, null, c -> metrics.staleCompletion("renew"));
     Deliverer d = new Deliverer(s, sinks,
@@ -74,9 +82,13 @@ class ClaimLoopTest {
   }
 
   void enqueue(int n) throws SQLException {
+    enqueue(n, i -> "billing");
+  }
+
+  void enqueue(int n, IntFunction<String> destination) throws SQLException {
     try (Connection c = ds.getConnection()) {
       for (int i = 0; i < n; i++) {
-        outbox.enqueue(c, OutboxMessage.builder().operationId("op-" + i).destination("billing")
+        outbox.enqueue(c, OutboxMessage.builder().operationId("op-" + i).destination(destination.apply(i))
             .payload("{\"n\":" + i + "}").build());
       }
     }
@@ -93,6 +105,49 @@ class ClaimLoopTest {
     assertEquals(0, l.claimOnce(), "no room: nothing is claimed");
     assertEquals(6L, store.countByState().get('W'));
     assertEquals(6L, store.countByState().get('R'));
+  }
+
+  /**
+   * Guards against one pool of places for every destination: a destination answering after 2 s
+   * took every place and the other destination's jobs waited behind it. Now it takes its own bound
+   * (4 of 8) and the fast destination's jobs, interleaved with the slow ones, go past its waiting
+   * jobs: all of them are received before the slow destination answered its first request.
+   */
+  @Test
+  void aSlowDestinationTakesOnlyItsPlacesAndTheOthersKeepFlowing() throws Exception {
+    outbox = new Outbox(OutboxConfig.builder().destinations("billing", "slow").build());
+    int slowJobs = 8;
+    int fastJobs = 60;
+    // Interleaved: slow, fast, slow, fast, ... until the slow jobs are all enqueued, then fast ones.
+    enqueue(slowJobs + fastJobs, i -> i % 2 == 0 && i / 2 < slowJobs ? "slow" : "billing");
+    try (RecordingHttpReceiver slow = new RecordingHttpReceiver()) {
+      slow.defaultResponse(Response.slow(2_000));
+      ClaimLoop l = newLoop(store, 8, 8, Map.of(
+          "billing", new HttpSink(receiver.url("/b"), Duration.ofSeconds(1), Duration.ofSeconds(30)),
+          "slow", new HttpSink(slow.url("/s"), Duration.ofSeconds(1), Duration.ofSeconds(30))));
+      l.limitingDestinations(d -> 4);
+      l.start();
+      Awaitility.await().atMost(Duration.ofSeconds(30)).until(() -> receiver.requests().size() == fastJobs);
+      long firstSlowAnswerAt = slow.requests().get(0).receivedNanos() + Duration.ofSeconds(2).toNanos();
+      long lastFastReceivedAt = receiver.requests().get(fastJobs - 1).receivedNanos();
+      assertEquals(4, slow.requests().size(), "the slow destination never has more than its 4 places");
+      assertTrue(lastFastReceivedAt < firstSlowAnswerAt, "the fast destination's jobs were all received "
+          + Duration.ofNanos(lastFastReceivedAt - firstSlowAnswerAt) + " after the slow one's first answer");
+      Awaitility.await().atMost(Duration.ofSeconds(30))
+          .until(() -> store.countByState().getOrDefault('S', 0L) == slowJobs + fastJobs);
+      assertEquals(slowJobs, slow.requests().size(), "each slow job sent once");
+    }
+  }
+
+  @Test
+  void destinationConcurrencyIsEveryPlaceForOneDestinationHalfForMoreOrAsConfigured() {
+    assertEquals(32, ClaimLoop.destinationConcurrency(OptionalInt.empty(), 32, 1));
+    assertEquals(16, ClaimLoop.destinationConcurrency(OptionalInt.empty(), 32, 3));
+    assertEquals(1, ClaimLoop.destinationConcurrency(OptionalInt.empty(), 1, 2));
+    assertEquals(5, ClaimLoop.destinationConcurrency(OptionalInt.of(5), 32, 3));
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+        () -> ClaimLoop.destinationConcurrency(OptionalInt.of(0), 32, 3));
+    assertTrue(e.getMessage().startsWith("outbox.relay.destination-concurrency"), e.getMessage());
   }
 
   @Test

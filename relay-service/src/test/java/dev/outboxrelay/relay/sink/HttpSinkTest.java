@@ -63,14 +63,14 @@ class HttpSinkTest {
   @ValueSource(ints = {200, 201, 202, 204})
   void twoHundredsAreDelivered(int status) throws Exception {
     receiver.script("op-ok", Response.status(status));
-    SinkResult r = sink.deliver(message("op-ok"));
+    SinkResult r = sink.deliver(message("op-ok")).toCompletableFuture().join();
     assertInstanceOf(SinkResult.Delivered.class, r);
     assertTrue(r.summary().startsWith("HTTP " + status), r.summary());
   }
 
   @Test
   void sendsIdempotencyKeyMessageIdAttemptContentTypeAndJobHeaders() throws Exception {
-    sink.deliver(message("order-7/billing"));
+    sink.deliver(message("order-7/billing")).toCompletableFuture().join();
     RecordingHttpReceiver.Request req = receiver.requests().get(0);
     assertEquals("/hook", req.path());
     assertEquals("order-7/billing", req.header("Idempotency-Key"));
@@ -86,7 +86,7 @@ class HttpSinkTest {
   @ValueSource(ints = {408, 409, 425, 429, 500, 502, 503, 504})
   void transientStatusesRetry(int status) throws Exception {
     receiver.script("op-t", Response.status(status));
-    SinkResult r = sink.deliver(message("op-t"));
+    SinkResult r = sink.deliver(message("op-t")).toCompletableFuture().join();
     SinkResult.RetryLater retry = assertInstanceOf(SinkResult.RetryLater.class, r);
     assertEquals("HTTP " + status, retry.errorClass());
     assertEquals(Optional.empty(), retry.retryAfter());
@@ -97,7 +97,7 @@ class HttpSinkTest {
   void otherStatusesArePermanent(int status) throws Exception {
     receiver.script("op-p", new Response(status, status / 100 == 3 ? Map.of("Location", "/x") : Map.of(),
         "{\"error\":\"nope\"}", 0));
-    SinkResult r = sink.deliver(message("op-p"));
+    SinkResult r = sink.deliver(message("op-p")).toCompletableFuture().join();
     SinkResult.PermanentFailure p = assertInstanceOf(SinkResult.PermanentFailure.class, r);
     assertEquals("HTTP " + status, p.errorClass());
     assertTrue(p.summary().contains("nope"), "the response body is kept for diagnosis: " + p.summary());
@@ -106,7 +106,7 @@ class HttpSinkTest {
   @Test
   void retryAfterSecondsIsHonoured() throws Exception {
     receiver.script("op-ra", new Response(503, Map.of("Retry-After", "7"), "", 0));
-    SinkResult.RetryLater r = assertInstanceOf(SinkResult.RetryLater.class, sink.deliver(message("op-ra")));
+    SinkResult.RetryLater r = assertInstanceOf(SinkResult.RetryLater.class, sink.deliver(message("op-ra")).toCompletableFuture().join());
     assertEquals(Optional.of(Duration.ofSeconds(7)), r.retryAfter());
   }
 
@@ -124,7 +124,7 @@ class HttpSinkTest {
   @Test
   void timeoutRetries() throws Exception {
     receiver.script("op-slow", Response.slow(2_000));
-    SinkResult.RetryLater r = assertInstanceOf(SinkResult.RetryLater.class, sink.deliver(message("op-slow")));
+    SinkResult.RetryLater r = assertInstanceOf(SinkResult.RetryLater.class, sink.deliver(message("op-slow")).toCompletableFuture().join());
     assertEquals("Timeout", r.errorClass());
   }
 
@@ -136,7 +136,7 @@ class HttpSinkTest {
     }
     HttpSink nowhere = new HttpSink(URI.create("http://127.0.0.1:" + port + "/"), Duration.ofMillis(500),
         Duration.ofMillis(500));
-    SinkResult.RetryLater r = assertInstanceOf(SinkResult.RetryLater.class, nowhere.deliver(message("op-x")));
+    SinkResult.RetryLater r = assertInstanceOf(SinkResult.RetryLater.class, nowhere.deliver(message("op-x")).toCompletableFuture().join());
     assertEquals("ConnectException", r.errorClass());
     assertEquals("connection refused by 127.0.0.1:" + port + " (nothing listens there, or a firewall refuses)"
         + " for POST http://127.0.0.1:" + port + "/", r.error(), "names the cause, host and port, never 'null'");
@@ -165,7 +165,7 @@ class HttpSinkTest {
         HttpSink sink = new HttpSink(URI.create("http://127.0.0.1:" + port + "/hook"), Duration.ofMillis(300),
             Duration.ofSeconds(10));
         long started = System.nanoTime();
-        SinkResult.RetryLater r = assertInstanceOf(SinkResult.RetryLater.class, sink.deliver(message("op-ct")));
+        SinkResult.RetryLater r = assertInstanceOf(SinkResult.RetryLater.class, sink.deliver(message("op-ct")).toCompletableFuture().join());
         long tookMs = Duration.ofNanos(System.nanoTime() - started).toMillis();
         assertEquals("ConnectTimeout", r.errorClass(), r.error());
         assertEquals("could not connect to 127.0.0.1:" + port + " within PT0.3S (connect-timeout) for POST"
@@ -182,7 +182,7 @@ class HttpSinkTest {
   @Test
   void aResponseTimeoutNamesRequestTimeout() throws Exception {
     receiver.script("op-slow-2", Response.slow(2_000));
-    SinkResult.RetryLater r = assertInstanceOf(SinkResult.RetryLater.class, sink.deliver(message("op-slow-2")));
+    SinkResult.RetryLater r = assertInstanceOf(SinkResult.RetryLater.class, sink.deliver(message("op-slow-2")).toCompletableFuture().join());
     assertEquals("Timeout", r.errorClass());
     assertEquals("no response from " + receiver.url("/hook") + " within PT0.5S (request-timeout)", r.error());
   }
@@ -191,7 +191,7 @@ class HttpSinkTest {
   void anUnknownHostIsNamed() throws Exception {
     HttpSink sink = new HttpSink(URI.create("http://no-such-host.invalid/hook"), Duration.ofSeconds(2),
         Duration.ofSeconds(2));
-    SinkResult.RetryLater r = assertInstanceOf(SinkResult.RetryLater.class, sink.deliver(message("op-dns")));
+    SinkResult.RetryLater r = assertInstanceOf(SinkResult.RetryLater.class, sink.deliver(message("op-dns")).toCompletableFuture().join());
     assertEquals("UnknownHost", r.errorClass(), r.error());
     assertEquals("host 'no-such-host.invalid' could not be resolved (DNS) for POST http://no-such-host.invalid/hook",
         r.error());
@@ -201,7 +201,7 @@ class HttpSinkTest {
   void invalidHeaderValueIsPermanent() throws Exception {
     ClaimedMessage bad = new ClaimedMessage(1, "op-h", "billing", null, "{}", "application/json",
         Map.of("X-Bad", "a\rb"), 0, UUID.randomUUID(), Instant.now(), Instant.now());
-    assertInstanceOf(SinkResult.PermanentFailure.class, sink.deliver(bad));
+    assertInstanceOf(SinkResult.PermanentFailure.class, sink.deliver(bad).toCompletableFuture().join());
   }
 
   static final String SECRET = "hook-secret-é";
@@ -216,7 +216,7 @@ class HttpSinkTest {
     HttpSink signed = new HttpSink(receiver.url("/hook"), Duration.ofSeconds(1), Duration.ofSeconds(5),
         Optional.of(SECRET));
     // Non-ASCII: the signature must cover the UTF-8 bytes on the wire, not chars.
-    signed.deliver(messageWithBody("op-sig", "{\"name\":\"Zoë ✓\"}", Map.of()));
+    signed.deliver(messageWithBody("op-sig", "{\"name\":\"Zoë ✓\"}", Map.of())).toCompletableFuture().join();
     RecordingHttpReceiver.Request req = receiver.requests().get(0);
     String header = req.header(WebhookSignature.HEADER);
     WebhookSignature.Verification v = WebhookSignature.verify(SECRET.getBytes(StandardCharsets.UTF_8), header,
@@ -232,7 +232,7 @@ class HttpSinkTest {
     Clock fixed = Clock.fixed(Instant.parse("2026-01-01T00:00:00Z"), ZoneOffset.UTC);
     HttpSink signed = new HttpSink(receiver.url("/hook"), Duration.ofSeconds(5),
         HttpClient.newHttpClient(), fixed, Optional.of(SECRET));
-    signed.deliver(messageWithBody("op-t", "{\"a\":1}", Map.of()));
+    signed.deliver(messageWithBody("op-t", "{\"a\":1}", Map.of())).toCompletableFuture().join();
     assertEquals(WebhookSignature.sign(SECRET.getBytes(StandardCharsets.UTF_8),
             fixed.instant().getEpochSecond(), "{\"a\":1}".getBytes(StandardCharsets.UTF_8)),
         receiver.requests().get(0).header(WebhookSignature.HEADER));
@@ -240,7 +240,7 @@ class HttpSinkTest {
 
   @Test
   void withoutASecretThereIsNoSignatureAndAJobHeaderCannotForgeOne() throws Exception {
-    sink.deliver(messageWithBody("op-nosig", "{}", Map.of("X-Outbox-Signature", "t=1,v1=forged")));
+    sink.deliver(messageWithBody("op-nosig", "{}", Map.of("X-Outbox-Signature", "t=1,v1=forged"))).toCompletableFuture().join();
     assertNull(receiver.requests().get(0).header(WebhookSignature.HEADER));
     assertTrue(!sink.signs());
   }
@@ -249,7 +249,7 @@ class HttpSinkTest {
   void aJobHeaderCannotReplaceTheRealSignature() throws Exception {
     HttpSink signed = new HttpSink(receiver.url("/hook"), Duration.ofSeconds(1), Duration.ofSeconds(5),
         Optional.of(SECRET));
-    signed.deliver(messageWithBody("op-forge", "{}", Map.of("x-outbox-signature", "t=1,v1=forged")));
+    signed.deliver(messageWithBody("op-forge", "{}", Map.of("x-outbox-signature", "t=1,v1=forged"))).toCompletableFuture().join();
     RecordingHttpReceiver.Request req = receiver.requests().get(0);
     assertEquals(1, req.headers().entrySet().stream()
         .filter(e -> e.getKey().equalsIgnoreCase(WebhookSignature.HEADER))
@@ -294,7 +294,7 @@ class HttpSinkTest {
           contentType, headers, 0, UUID.randomUUID(), Instant.now(), Instant.now().plusSeconds(30));
 
       RawRequest raw = RawRequest.receive(receiverUrl -> new HttpSink(receiverUrl, Duration.ofSeconds(2),
-          Duration.ofSeconds(5)).deliver(m));
+          Duration.ofSeconds(5)).deliver(m).toCompletableFuture().join());
 
       assertInstanceOf(SinkResult.Delivered.class, raw.result(), raw.head());
       assertEquals(EVERY_PRINTABLE, raw.headerLine("Idempotency-Key"), raw.head());
@@ -314,7 +314,7 @@ class HttpSinkTest {
       List<String> received = new java.util.ArrayList<>();
       for (String id : ids) {
         RawRequest raw = RawRequest.receive(url -> new HttpSink(url, Duration.ofSeconds(2), Duration.ofSeconds(5))
-            .deliver(message(id)));
+            .deliver(message(id)).toCompletableFuture().join());
         received.add(raw.headerLine("Idempotency-Key"));
       }
       assertEquals(ids, received);
@@ -331,7 +331,7 @@ class HttpSinkTest {
     @ParameterizedTest
     @ValueSource(strings = {"latin1-\u00e4", "latin1-\u00f6", "bestellung-\u00e4-\uD83D\uDE00", "a\u2028b", "a\uD800b"})
     void anIdAHeaderCannotCarryIsAPermanentInvalidRequestAndNothingIsSent(String id) throws Exception {
-      SinkResult.PermanentFailure p = assertInstanceOf(SinkResult.PermanentFailure.class, sink.deliver(message(id)));
+      SinkResult.PermanentFailure p = assertInstanceOf(SinkResult.PermanentFailure.class, sink.deliver(message(id)).toCompletableFuture().join());
       assertEquals("InvalidRequest", p.errorClass());
       assertTrue(p.error().startsWith("operation ID has U+"), p.error());
       assertEquals(List.of(), receiver.requests());
@@ -340,12 +340,12 @@ class HttpSinkTest {
     @Test
     void aLatin1HeaderValueOrContentTypeIsAPermanentInvalidRequest() throws Exception {
       SinkResult.PermanentFailure header = assertInstanceOf(SinkResult.PermanentFailure.class,
-          sink.deliver(messageWithBody("op-h1", "{}", Map.of("X-Name", "Zo\u00eb"))));
+          sink.deliver(messageWithBody("op-h1", "{}", Map.of("X-Name", "Zo\u00eb"))).toCompletableFuture().join());
       assertEquals("header X-Name has U+00EB at position 3, which an HTTP field value cannot carry byte-for-byte"
           + " (printable ASCII and tab only)", header.error());
       ClaimedMessage type = new ClaimedMessage(45, "op-h2", "billing", null, "x", "text/plain; x=\u00e4",
           Map.of(), 0, UUID.randomUUID(), Instant.now(), Instant.now().plusSeconds(30));
-      assertTrue(assertInstanceOf(SinkResult.PermanentFailure.class, sink.deliver(type)).error()
+      assertTrue(assertInstanceOf(SinkResult.PermanentFailure.class, sink.deliver(type).toCompletableFuture().join()).error()
           .startsWith("content type has U+00E4 at position 15"));
       assertEquals(List.of(), receiver.requests());
     }

@@ -10,6 +10,7 @@ import java.net.URI;
 import java.time.Duration;
 import java.util.Map;
 import java.util.Optional;
+import java.util.OptionalInt;
 import org.junit.jupiter.api.Test;
 
 /** Start-up validation of destinations, the HMAC secret in particular. */
@@ -44,6 +45,11 @@ class SinkRegistryTest {
     @Override
     public Optional<String> topic() {
       return Optional.empty();
+    }
+
+    @Override
+    public OptionalInt concurrency() {
+      return OptionalInt.empty();
     }
 
     @Override

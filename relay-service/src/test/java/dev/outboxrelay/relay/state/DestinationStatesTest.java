@@ -50,7 +50,7 @@ class DestinationStatesTest {
     if (next instanceof RuntimeException e) {
       throw e;
     }
-    return (SinkResult) next;
+    return MessageSink.answered((SinkResult) next);
   };
 
   private static ClaimedMessage message(String operationId) {

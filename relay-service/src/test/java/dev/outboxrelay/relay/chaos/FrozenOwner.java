@@ -2,8 +2,10 @@ package dev.outboxrelay.relay.chaos;
 
 import static dev.outboxrelay.relay.chaos.ChaosExperiment.metric;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.outboxrelay.outbox.testing.ServiceProcess;
+import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -38,6 +40,20 @@ final class FrozenOwner {
     this.tokens = tokens;
   }
 
+  /**
+   * A's settings: it claims all {@code jobs} at once, and its request timeout is far above the
+   * whole choreography, so the JDK client never times out a send the sink holds (that would turn a
+   * late answer into a retry): A's late results are the sink's answers.
+   */
+  static Map<String, String> settings(int jobs) {
+    Map<String, String> p = new HashMap<>();
+    p.put("outbox.relay.concurrency", Integer.toString(jobs));
+    p.put("outbox.relay.batch-size", Integer.toString(jobs));
+    p.put("quarkus.datasource.postgresql.jdbc.max-size", Integer.toString(jobs + 8));
+    p.put("outbox.destinations." + ChaosExperiment.DESTINATION + ".request-timeout", "300s");
+    return p;
+  }
+
   /** Reads A's claim tokens now, while A is the only relay: the leased jobs must be exactly {@code jobs}. */
   static FrozenOwner holding(ChaosExperiment x, ServiceProcess relay, List<Long> jobs) {
     assertEquals(jobs.size(), x.count("state = 'W'"), "A holds a lease on every held job");
@@ -51,11 +67,26 @@ final class FrozenOwner {
   }
 
   /**
+   * While A is frozen: enqueues {@code background} more jobs and starts relay B, which must reap
+   * A's expired leases and deliver every job; then {@link #assertTakenOver}. Returns B.
+   */
+  ServiceProcess takenOverBy(int background) throws Exception {
+    x.enqueue(background);
+    ServiceProcess b = x.startRelay();
+    x.awaitCondition("B to deliver every job, A's expired claims included", Duration.ofSeconds(120),
+        () -> x.count("state = 'S'") == jobs.size() + background);
+    assertTrue(metric(b, "outbox_expired_leases_total") >= jobs.size(),
+        "B's reaper returned A's " + jobs.size() + " expired leases");
+    assertTakenOver();
+    return b;
+  }
+
+  /**
    * After B delivered everything: A's abandoned attempt of each job is recorded once, as {@code
    * LEASE_EXPIRED} under A's token, and B (another token) delivered it as attempt 2. Then takes
    * the snapshot that {@link #assertChangedNothing} compares with.
    */
-  void assertTakenOver() {
+  private void assertTakenOver() {
     for (long id : jobs) {
       assertEquals(1, x.attempts("message_id = ? AND attempt_no = 1 AND outcome = 'LEASE_EXPIRED'"
           + " AND claim_token = CAST(? AS uuid)", id, tokens.get(id)),

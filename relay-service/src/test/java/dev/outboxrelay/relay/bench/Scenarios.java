@@ -709,14 +709,24 @@ final class Scenarios {
     void write(Connection c, long i) throws SQLException;
   }
 
-  /** The three variants, measured alternately so drift hits each alike. */
-  private record Variant(String name, SecondWrite write, List<long[]> latencies, double[] seconds) {
-    Variant(String name, SecondWrite write) {
-      this(name, write, new ArrayList<>(), new double[1]);
+  /** One of the variants, measured in rounds alternating with the others so drift hits each alike. */
+  private static final class Variant {
+    private final SecondWrite write;
+    private final List<long[]> latencies = new ArrayList<>();
+    private double seconds;
+
+    Variant(SecondWrite write) {
+      this.write = write;
+    }
+
+    void measure(AgroalDataSource pool, Scenarios on, Duration run) throws Exception {
+      long t0 = System.nanoTime();
+      latencies.add(on.businessTransactions(pool, write, run));
+      seconds += (System.nanoTime() - t0) / 1e9;
     }
 
     TxRun result() {
-      return new TxRun(count(latencies) / seconds[0], LatencySummary.of(concat(latencies)));
+      return new TxRun(count(latencies) / seconds, LatencySummary.of(concat(latencies)));
     }
   }
 
@@ -746,16 +756,13 @@ final class Scenarios {
           ps.executeUpdate();
         }
       };
-      List<Variant> variants = List.of(new Variant("bare", null), new Variant("floor", floor),
-          new Variant("outbox", job));
+      List<Variant> variants = List.of(new Variant(null), new Variant(floor), new Variant(job));
       List<Variant> backwards = new ArrayList<>(variants);
       Collections.reverse(backwards);
       for (int round = 0; round < 2; round++) {
         // The second round in reverse order: a drift in either direction hits every variant alike.
         for (Variant v : round == 0 ? variants : backwards) {
-          long t0 = System.nanoTime();
-          v.latencies().add(businessTransactions(pool, v.write(), third));
-          v.seconds()[0] += (System.nanoTime() - t0) / 1e9;
+          v.measure(pool, this, third);
         }
       }
       TxRun a = variants.get(0).result();

@@ -208,19 +208,12 @@ final class BenchDatabase implements AutoCloseable {
   }
 
   /**
-   * The average size of one row of {@code table} as stored (PostgreSQL {@code pg_column_size} of
-   * the row; MariaDB the table's average row length; H2: -1, unknown).
+   * PostgreSQL: the average size of one row of {@code table} as stored ({@code pg_column_size} of
+   * the row); elsewhere -1, unknown (MariaDB's average row length counts whole pages on a small
+   * table).
    */
   long averageRowBytes(String table) {
-    if (postgres()) {
-      return count("SELECT COALESCE(ROUND(AVG(pg_column_size(t.*))), 0) FROM " + table + " t");
-    }
-    if (mariadb()) {
-      execute("ANALYZE TABLE " + table);
-      return count("SELECT avg_row_length FROM information_schema.TABLES WHERE table_schema = DATABASE()"
-          + " AND table_name = '" + table + "'");
-    }
-    return -1;
+    return postgres() ? count("SELECT COALESCE(ROUND(AVG(pg_column_size(t.*))), 0) FROM " + table + " t") : -1;
   }
 
   /**

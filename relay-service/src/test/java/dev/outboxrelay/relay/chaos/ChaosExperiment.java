@@ -20,6 +20,7 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -55,6 +56,8 @@ public final class ChaosExperiment implements AutoCloseable {
   private int relayCount;
   private int enqueued;
   private volatile long lastCommitNanos;
+  /** Figures of this experiment for its CHAOS line, after the common ones. */
+  private final Map<String, Object> figures = new LinkedHashMap<>();
 
   private ChaosExperiment(String name, ChaosDatabase database) throws IOException {
     this.name = name;
@@ -297,12 +300,23 @@ public final class ChaosExperiment implements AutoCloseable {
     return m;
   }
 
-  /** The verdict of a finished experiment. */
+  /**
+   * Adds {@code name=value} to this experiment's CHAOS line (after {@code seconds}), e.g. {@code
+   * stale=17}.
+   */
+  public void figure(String name, Object value) {
+    figures.put(name, value);
+  }
+
+  /** The verdict of a finished experiment; {@code figures}: the experiment's own, in order. */
   public record Verdict(String name, int jobs, int lost, int duplicates, long redeliveries, double seconds,
-      List<String> problems) {
+      List<String> problems, Map<String, Object> figures) {
     public String line() {
-      return String.format(java.util.Locale.ROOT, "CHAOS %s jobs=%d lost=%d duplicates=%d redeliveries=%d seconds=%.1f",
-          name, jobs, lost, duplicates, redeliveries, seconds);
+      StringBuilder b = new StringBuilder(String.format(java.util.Locale.ROOT,
+          "CHAOS %s jobs=%d lost=%d duplicates=%d redeliveries=%d seconds=%.1f",
+          name, jobs, lost, duplicates, redeliveries, seconds));
+      figures.forEach((k, v) -> b.append(' ').append(k).append('=').append(v));
+      return b.toString();
     }
   }
 
@@ -347,7 +361,7 @@ public final class ChaosExperiment implements AutoCloseable {
       throw new IllegalStateException(e);
     }
     Verdict v = new Verdict(name, jobs, lost, sink.duplicateEffects(), sink.redeliveries(), seconds,
-        problems);
+        problems, Collections.unmodifiableMap(new LinkedHashMap<>(figures)));
     report(v.line());
     if (!problems.isEmpty() || v.duplicates() != 0) {
       fail(v.line() + "\n" + String.join("\n", problems) + "\n" + relayTails());

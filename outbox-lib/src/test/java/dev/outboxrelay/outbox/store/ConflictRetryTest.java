@@ -102,8 +102,12 @@ class ConflictRetryTest {
     assertTrue(new MariaDbOutboxDialect().isRetryableConflict(new SQLException("deadlock", "HY000", 1213)));
     assertFalse(new MariaDbOutboxDialect().isRetryableConflict(new SQLException("lock wait", "HY000", 1205)),
         "a lock wait timeout rolls back only the statement: not safe to re-run a transaction for");
-    assertFalse(new PostgresOutboxDialect().isRetryableConflict(new SQLException("deadlock", "40P01")),
-        "PostgreSQL keeps its behaviour: SKIP LOCKED claims do not deadlock there");
+    assertTrue(new PostgresOutboxDialect().isRetryableConflict(new SQLException("deadlock", "40P01")),
+        "a keyed enqueue's share lock on its predecessor can meet a completion batch clearing key waits:"
+            + " PostgreSQL rolls the victim's whole transaction back, so it is re-run");
+    assertFalse(new PostgresOutboxDialect().isRetryableConflict(new SQLException("dup", "23505")));
+    assertFalse(new PostgresOutboxDialect().isRetryableConflict(new SQLException("lock timeout", "55P03")),
+        "a lock timeout is not a deadlock victim");
     assertTrue(new SqlServerOutboxDialect().isUniqueViolation(new SQLException("dup", "23000", 2627)));
     assertTrue(new SqlServerOutboxDialect().isUniqueViolation(new SQLException("dup", "23000", 2601)));
     assertTrue(new MariaDbOutboxDialect().isUniqueViolation(new SQLException("dup", "23000", 1062)));

@@ -9,6 +9,7 @@ import dev.outboxrelay.outbox.testing.TestDatabases;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
+import java.sql.Statement;
 import java.util.UUID;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.BeforeEach;
@@ -60,8 +61,12 @@ class PostgresKeyHeadPlanIT {
     return read;
   }
 
-  private static void backlog(int keys, int perKey) {
+  /** The backlog, analysed: the plan is the one a relay meets once autovacuum has seen the table. */
+  private static void backlog(int keys, int perKey) throws SQLException {
     TestDatabases.insertKeyedBacklog(ds, keys, perKey);
+    try (Connection c = ds.getConnection(); Statement s = c.createStatement()) {
+      s.execute("ANALYZE outbox_message");
+    }
   }
 
   private static int claim(int limit) throws SQLException {

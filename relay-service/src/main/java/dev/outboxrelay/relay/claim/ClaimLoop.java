@@ -33,7 +33,10 @@ import org.jboss.logging.Logger;
  * d}, so a slow destination takes only its share and the other destinations' jobs are started past
  * its waiting ones. Back-pressure: claimed jobs that could start wait at most one batch beyond the
  * free places, and the claims held (queued, sending, or waiting for their completion batch) never
- * exceed {@code 2 x (concurrency + batchSize)}, so memory is bounded whatever the backlog. Every
+ * exceed {@code 2 x (concurrency + batchSize)}, so memory is bounded whatever the backlog. Both
+ * bounds hold with two claimers, this loop and a completion's key-affine hand-over ({@link
+ * CompletionBatcher#handingOverTo}): each reserves its room ({@link #reserve}) before its
+ * statement runs, and the jobs it claimed take the reservation's place ({@link #offer}). Every
  * claim held is renewed by the source's {@link LeaseHeartbeat}, and a job is sent only while its
  * claim surely has a third of its lease left ({@link Deliverer}). A claim asks for what there is
  * room for, up to a batch: it runs at once when a place would otherwise be idle (no queued job
@@ -75,6 +78,14 @@ public class ClaimLoop {
   private final ThreadPoolExecutor workers;
   /** Every claim held: queued, sending, or waiting for its completion. */
   private final Map<Long, LeaseHeartbeat.Claim> inFlight = new ConcurrentHashMap<>();
+  /**
+   * Room promised to claim statements still running (this loop's claim, a completion's hand-over),
+   * counted as held until their jobs are: two claimers never both spend the same room. Guarded by
+   * the lock.
+   */
+  private int reserved;
+  /** The most claims ever held plus reserved at once (never above {@link #maxHeld()}). */
+  private int heldPeak;
   private final AtomicInteger claimStatements = new AtomicInteger();
   private final AtomicReference<String> lastError = new AtomicReference<>();
   private volatile boolean running;
@@ -189,9 +200,37 @@ public class ClaimLoop {
     if (stopping) {
       return 0;
     }
-    int maxHeld = 2 * (concurrency + batchSize);
-    int unsent = sending.size() + (sending.size() >= concurrency ? queue.size() : startable);
-    return Math.max(0, Math.min(batchSize, Math.min(concurrency + batchSize - unsent, maxHeld - inFlight.size())));
+    // Reserved jobs count as queued jobs that could start, and as held.
+    int unsent = sending.size() + reserved + (sending.size() >= concurrency ? queue.size() : startable);
+    return Math.max(0, Math.min(batchSize,
+        Math.min(concurrency + batchSize - unsent, maxHeld() - inFlight.size() - reserved)));
+  }
+
+  /** The claims held at most: {@code 2 x (concurrency + batchSize)}. */
+  int maxHeld() {
+    return 2 * (concurrency + batchSize);
+  }
+
+  /**
+   * Reserves room for a claim statement about to run: at most {@code wanted} and at most the
+   * {@link #room()}; the caller hands the jobs it claimed to {@link #offer} with the number
+   * reserved, or gives the reservation back with {@link #unreserve} when the statement failed.
+   */
+  int reserve(int wanted) {
+    synchronized (lock) {
+      int n = Math.max(0, Math.min(wanted, room(startable())));
+      reserved += n;
+      heldPeak = Math.max(heldPeak, inFlight.size() + reserved);
+      return n;
+    }
+  }
+
+  /** Gives back room reserved for a claim statement that claimed nothing (it failed). */
+  void unreserve(int n) {
+    synchronized (lock) {
+      reserved -= n;
+      lock.notifyAll();
+    }
   }
 
   /** A claim is worth a statement now: a place would be idle without it, or half a batch fits. */
@@ -206,45 +245,71 @@ public class ClaimLoop {
    * may start. Returns the number claimed (0 when nothing was ready or there was no room).
    */
   public int claimOnce() {
-    int wanted = room();
-    if (wanted == 0 || stopping) {
+    int wanted = reserve(batchSize);
+    if (wanted == 0) {
       return 0;
     }
     claimStatements.incrementAndGet();
     long started = System.nanoTime();
-    List<ClaimedMessage> claimed = store.claimBatch(ClaimRequest.of(wanted, lease));
+    List<ClaimedMessage> claimed;
+    try {
+      claimed = store.claimBatch(ClaimRequest.of(wanted, lease));
+    } catch (RuntimeException e) {
+      unreserve(wanted);
+      throw e;
+    }
     if (claimed.size() > wanted) {
+      unreserve(wanted);
       // Impossible by the claim contract; the extra leases expire and the reaper re-offers them.
       throw new IllegalStateException("claim returned " + claimed.size() + " jobs for a limit of "
           + wanted + " (ids " + claimed.get(0).id() + ".." + claimed.get(claimed.size() - 1).id() + ")");
     }
-    offer(claimed, started);
+    offer(claimed, started, wanted);
     return claimed.size();
   }
 
   /**
-   * Holds and queues jobs claimed for this loop by a statement that started at {@code
-   * claimStartedNanos}: a claim's, or a completion's key-affine hand-over ({@link CompletionBatcher}).
+   * Holds and queues jobs claimed for this loop, within room {@link #reserve reserved} for them
+   * ({@code reservedFor}, at least their number), by a statement that started at {@code
+   * claimStartedNanos}: a claim's, or a completion's key-affine hand-over ({@link
+   * CompletionBatcher}). The reservation ends here.
    */
-  void offer(List<ClaimedMessage> claimed, long claimStartedNanos) {
-    if (stopping) {
-      claimed.forEach(deliverer::release); // handed over after shutdown began: never sent
-      return;
+  void offer(List<ClaimedMessage> claimed, long claimStartedNanos, int reservedFor) {
+    if (claimed.size() > reservedFor) {
+      unreserve(reservedFor);
+      claimed.forEach(deliverer::release);
+      throw new IllegalStateException(claimed.size() + " jobs offered for " + reservedFor + " reserved places");
     }
-    hold(claimed, claimStartedNanos);
+    if (!hold(claimed, claimStartedNanos, reservedFor)) {
+      claimed.forEach(deliverer::release); // claimed after shutdown began: never sent
+    }
   }
 
-  /** Holds claimed jobs (the heartbeat renews them from now), queues them and starts what may start. */
-  private void hold(List<ClaimedMessage> claimed, long claimStartedNanos) {
+  /**
+   * Holds claimed jobs in place of their reservation (the heartbeat renews them from now), queues
+   * them and starts what may start; false (nothing held) once shutdown began. Under the lock, so
+   * that {@link #stop} either gives the jobs back with the queue or they are never queued.
+   */
+  private boolean hold(List<ClaimedMessage> claimed, long claimStartedNanos, int reservedFor) {
     synchronized (lock) {
+      reserved -= reservedFor;
+      if (stopping) {
+        lock.notifyAll();
+        return false;
+      }
       for (ClaimedMessage m : claimed) {
         LeaseHeartbeat.Claim c = heartbeat.hold(m, claimStartedNanos);
         inFlight.put(m.id(), c);
         queue.add(c);
         queuedByDestination.merge(m.destination(), 1, Integer::sum);
       }
+      heldPeak = Math.max(heldPeak, inFlight.size() + reserved);
+      if (claimed.size() < reservedFor) {
+        lock.notifyAll(); // room that was reserved and not used is free again
+      }
     }
     startWhatMay();
+    return true;
   }
 
   /**
@@ -451,6 +516,20 @@ public class ClaimLoop {
   /** Claims held: queued, sending, or waiting for their completion. */
   public int inFlight() {
     return inFlight.size();
+  }
+
+  /** Room reserved for claim statements still running. */
+  int reserved() {
+    synchronized (lock) {
+      return reserved;
+    }
+  }
+
+  /** The most claims held at once, room reserved for running claim statements included. */
+  int heldPeak() {
+    synchronized (lock) {
+      return heldPeak;
+    }
   }
 
   /** Claims started and not yet recorded: sending, or waiting for their completion. */

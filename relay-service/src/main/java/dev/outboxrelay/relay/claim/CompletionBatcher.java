@@ -38,9 +38,10 @@ import java.util.function.IntSupplier;
  * that the token check changed no row.
  *
  * <p>Key-affine hand-over ({@link #handingOverTo}): a batch that completes a job with an ordering
- * key claims, in the same transaction, the key's next ready job for this relay, up to the claim
- * loop's free room, and hands it to the loop's queue with the heartbeat holding it; a busy key
- * then waits for its sink, not for the next claim (docs/design.md "Ordering keys").
+ * key claims, in the same transaction, the key's next ready job for this relay, within room the
+ * claim loop reserved for it before the transaction ({@link ClaimLoop#reserve}), and hands it to
+ * the loop's queue with the heartbeat holding it; a busy key then waits for its sink, not for the
+ * next claim (docs/design.md "Ordering keys").
  */
 public final class CompletionBatcher implements AutoCloseable {
   private static final org.jboss.logging.Logger LOG = org.jboss.logging.Logger.getLogger(CompletionBatcher.class);
@@ -123,7 +124,8 @@ public final class CompletionBatcher implements AutoCloseable {
 
   /**
    * Hands each key's next ready job, claimed with the completion that freed it (leased for {@code
-   * lease}), to {@code loop} while it has room ({@link ClaimLoop#offer}).
+   * lease}), to {@code loop} within the room it reserves ({@link ClaimLoop#reserve}, {@link
+   * ClaimLoop#offer}); call before the first job is handed in.
    */
   public CompletionBatcher handingOverTo(ClaimLoop loop, Duration lease) {
     this.handOverLease = lease;
@@ -132,18 +134,26 @@ public final class CompletionBatcher implements AutoCloseable {
   }
 
   /**
-   * Completes {@code jobs}, claiming the keys' next jobs for the claim loop when it has room; the
-   * ids completed.
+   * Completes {@code jobs}, claiming the keys' next jobs for the claim loop within room it
+   * reserved for them (one per keyed job at most, none when it has no room); the ids completed.
    */
   private Set<Long> complete(List<DeliveredJob> jobs) {
     ClaimLoop loop = handOverTo;
-    int room = loop == null || jobs.stream().allMatch(j -> j.message().orderingKey() == null) ? 0 : loop.room();
-    if (room == 0) {
+    int keyed = loop == null ? 0 : (int) jobs.stream().filter(j -> j.message().orderingKey() != null).count();
+    int reserved = keyed == 0 ? 0 : loop.reserve(keyed);
+    if (reserved == 0) {
       return store.markDeliveredAll(jobs);
     }
+    // No later than the claim statement's start: the loop's own idea of the lease stays on the safe side.
     long started = System.nanoTime();
-    DeliveryBatch done = store.markDeliveredAll(jobs, ClaimRequest.of(room, handOverLease));
-    loop.offer(done.handedOver(), started);
+    DeliveryBatch done;
+    try {
+      done = store.markDeliveredAll(jobs, ClaimRequest.of(reserved, handOverLease));
+    } catch (RuntimeException e) {
+      loop.unreserve(reserved);
+      throw e;
+    }
+    loop.offer(done.handedOver(), started, reserved);
     return done.completed();
   }
 

@@ -9,7 +9,10 @@ import dev.outboxrelay.outbox.Outbox;
 import dev.outboxrelay.outbox.OutboxConfig;
 import dev.outboxrelay.outbox.OutboxMessage;
 import dev.outboxrelay.outbox.schema.OutboxSchema;
+import dev.outboxrelay.outbox.store.AttemptOutcome;
 import dev.outboxrelay.outbox.store.JdbcOutboxStore;
+import dev.outboxrelay.outbox.store.OutboxStore;
+import dev.outboxrelay.outbox.store.StoredAttempt;
 import dev.outboxrelay.outbox.store.dialect.H2OutboxDialect;
 import dev.outboxrelay.relay.lease.LeaseHeartbeat;
 import dev.outboxrelay.relay.metrics.RelayMetrics;
@@ -20,12 +23,17 @@ import dev.outboxrelay.relay.testing.RecordingHttpReceiver;
 import dev.outboxrelay.relay.testing.RecordingHttpReceiver.Response;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.io.PrintWriter;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Proxy;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import java.util.OptionalInt;
 import java.util.UUID;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.function.IntFunction;
 import java.util.logging.Logger;
 import javax.sql.DataSource;
@@ -44,6 +52,7 @@ class ClaimLoopTest {
   Outbox outbox;
   DataSource ds;
   ClaimLoop loop;
+  LeaseHeartbeat heartbeat;
 
   @BeforeEach
   void setUp() throws Exception {
@@ -70,15 +79,40 @@ class ClaimLoopTest {
   }
 
   ClaimLoop newLoop(JdbcOutboxStore s, int batch, int concurrency, Map<String, MessageSink> destinations) {
+    return newLoop(s, batch, concurrency, destinations, LEASE, false);
+  }
+
+  /**
+   * A loop as the relay wires it when {@code handingOver}: successes completed in batches, whose
+   * transaction hands each key's next job to the loop ({@link CompletionBatcher#handingOverTo}).
+   */
+  ClaimLoop newLoop(OutboxStore s, int batch, int concurrency, Map<String, MessageSink> destinations,
+      Duration lease, boolean handingOver) {
     SinkRegistry sinks = new SinkRegistry(destinations);
     RelayMetrics metrics = new RelayMetrics(new SimpleMeterRegistry());
-    LeaseHeartbeat heartbeat = new LeaseHeartbeat(s, LEASE, null, c -> metrics.staleCompletion("renew"));
+    heartbeat = new LeaseHeartbeat(s, lease, null, c -> metrics.staleCompletion("renew"));
     Deliverer d = new Deliverer(s, sinks,
         new Backoff(Duration.ofMillis(10), 2, Duration.ofMillis(100), 0, Math::random),
-        metrics, 5, LEASE, () -> Duration.ZERO);
-    loop = new ClaimLoop(s, d, heartbeat, batch, concurrency, LEASE,
+        metrics, 5, lease, () -> Duration.ZERO);
+    loop = new ClaimLoop(s, d, heartbeat, batch, concurrency, lease,
         new IdleWait(Duration.ofMillis(10), Duration.ofMillis(200)));
+    if (handingOver) {
+      CompletionBatcher completions = new CompletionBatcher(s, batch, Duration.ofMillis(2), lease);
+      d.completingInBatches(completions);
+      completions.flushWhenAllWaiting(loop::sendingOrRecording).handingOverTo(loop, lease);
+    }
     return loop;
+  }
+
+  HttpSink http(String path) {
+    return new HttpSink(receiver.url(path), Duration.ofSeconds(1), Duration.ofSeconds(30));
+  }
+
+  void enqueue(String operationId, String destination, String orderingKey) throws SQLException {
+    try (Connection c = ds.getConnection()) {
+      outbox.enqueue(c, OutboxMessage.builder().operationId(operationId).destination(destination)
+          .orderingKey(orderingKey).payload("{}").build());
+    }
   }
 
   void enqueue(int n) throws SQLException {
@@ -193,26 +227,120 @@ class ClaimLoopTest {
   }
 
   @Test
-  void idleLoopBacksOffInsteadOfSpinning() throws Exception {
+  void idleLoopBacksOffInsteadOfSpinning() {
     ClaimLoop l = newLoop(store, 8, 4);
+    long started = System.nanoTime();
     l.start();
-    Thread.sleep(1_000);
-    int claims = l.claimStatements();
-    // 10, 20, 40, 80, 160, then 200 ms waits: about 8 claims in a second, never hundreds.
-    assertTrue(claims >= 3 && claims <= 15, "claims in 1s of idling: " + claims);
+    Awaitility.await().atMost(Duration.ofSeconds(20)).until(() -> l.claimStatements() >= 6);
+    Duration took = Duration.ofNanos(System.nanoTime() - started);
+    // Empty claims wait 10, 20, 40, 80, 160 ms in between: six of them are never a hot loop.
+    assertTrue(took.toMillis() >= 310, "six idle claims took " + took);
   }
 
   @Test
-  void loopSurvivesADatabaseThatThrowsAndBacksOff() throws Exception {
+  void loopSurvivesADatabaseThatThrowsAndBacksOff() {
     DataSource broken = new BrokenDataSource();
     ClaimLoop l = newLoop(new JdbcOutboxStore(broken, new H2OutboxDialect()), 8, 4);
+    long started = System.nanoTime();
     l.start();
-    Thread.sleep(1_000);
+    Awaitility.await().atMost(Duration.ofSeconds(20)).until(() -> l.claimStatements() >= 4);
+    Duration took = Duration.ofNanos(System.nanoTime() - started);
     assertTrue(l.running(), "the loop keeps running");
     assertNotNull(l.lastError());
-    int claims = l.claimStatements();
-    // Pauses of 100, 200, 400 ms...: a handful of tries, not a hot loop.
-    assertTrue(claims >= 2 && claims <= 6, "claim attempts in 1s against a failing database: " + claims);
+    // Pauses of 100, 200, 400 ms between the tries: a handful of tries, not a hot loop.
+    assertTrue(took.toMillis() >= 700, "four claim attempts against a failing database took " + took);
+  }
+
+  /**
+   * A job handed over by its predecessor's completion is held like a claimed one: it waits in the
+   * queue behind its saturated destination for three leases, the heartbeat renews it meanwhile
+   * (a reaper runs all along and finds nothing expired), and it is sent once, under the claim the
+   * hand-over made, after the destination's place freed.
+   */
+  @Test
+  void aHandedOverJobIsRenewedByTheHeartbeatWhileItWaitsForItsTurn() throws Exception {
+    Duration lease = Duration.ofMillis(900);
+    outbox = new Outbox(OutboxConfig.builder().destinations("billing", "slow").build());
+    enqueue("op-c", "slow", null);
+    enqueue("op-a", "billing", "k");
+    enqueue("op-b", "slow", "k");
+    receiver.script("op-c", Response.slow(3 * lease.toMillis()));
+    ClaimLoop l = newLoop(store, 4, 2, Map.of("billing", http("/b"), "slow", http("/s")), lease, true);
+    l.limitingDestinations(d -> 1);
+    heartbeat.start();
+    assertEquals(2, l.claimOnce(), "C and A; B waits behind A, its key's head");
+    Awaitility.await().atMost(Duration.ofSeconds(30)).until(() -> {
+      assertEquals(0, store.releaseExpiredLeases(5, 10).total(), "no lease expired");
+      return store.findByOperationId("op-b").orElseThrow().state() == 'S';
+    });
+    assertEquals(1, l.claimStatements(), "B came by the hand-over, not by a claim");
+    assertEquals(1, receiver.requestsFor("op-b").size(), "B sent once");
+    long cAnswered = receiver.requestsFor("op-c").get(0).receivedNanos() + 3 * lease.toNanos();
+    assertTrue(receiver.requestsFor("op-b").get(0).receivedNanos() >= cAnswered,
+        "B was sent once C had answered, three leases after the hand-over");
+    long b = store.findByOperationId("op-b").orElseThrow().id();
+    assertEquals(List.of(AttemptOutcome.DELIVERED), store.attempts(b).stream().map(StoredAttempt::outcome).toList(),
+        "delivered at the first try: no expired lease, no stale completion");
+  }
+
+  /**
+   * Guards against a hand-over and a claim spending the same room: the completion's hand-over
+   * reserves its room before its transaction runs, so the claims the loop makes meanwhile (here
+   * while that transaction is held up) leave it free, and the claims held never exceed {@code 2 x
+   * (concurrency + batch)}, however the two interleave.
+   */
+  @Test
+  void aHandOverAndTheClaimsMadeWhileItRunsStayWithinTheHoldLimit() throws Exception {
+    enqueue("k1-a", "billing", "k1");
+    enqueue("k2-a", "billing", "k2");
+    enqueue("k1-b", "billing", "k1");
+    enqueue("k2-b", "billing", "k2");
+    for (int i = 0; i < 20; i++) {
+      enqueue("free-" + i, "billing", null);
+    }
+    CountDownLatch handingOver = new CountDownLatch(1);
+    CountDownLatch goOn = new CountDownLatch(1);
+    OutboxStore heldUp = (OutboxStore) Proxy.newProxyInstance(getClass().getClassLoader(),
+        new Class<?>[] {OutboxStore.class}, (proxy, method, args) -> {
+          if (method.getName().equals("markDeliveredAll") && args.length == 2 && handingOver.getCount() > 0) {
+            handingOver.countDown();
+            goOn.await();
+          }
+          try {
+            return method.invoke(store, args);
+          } catch (InvocationTargetException e) {
+            throw e.getCause();
+          }
+        });
+    ClaimLoop l = newLoop(heldUp, 2, 2, Map.of("billing", http("/b")), LEASE, true);
+    l.start();
+    assertTrue(handingOver.await(30, TimeUnit.SECONDS), "the first keyed batch hands over");
+    // Meanwhile the loop claims the free jobs, whose completions wait behind the held-up batch.
+    Awaitility.await().atMost(Duration.ofSeconds(30)).until(() -> l.inFlight() + l.reserved() == l.maxHeld());
+    assertTrue(l.reserved() > 0, "the hand-over's room stayed reserved while the loop claimed");
+    assertEquals(0, l.room());
+    goOn.countDown();
+    Awaitility.await().atMost(Duration.ofSeconds(30)).until(() -> store.countByState().get('S') == 24L);
+    assertTrue(l.heldPeak() <= l.maxHeld(), "held at most " + l.heldPeak() + " of " + l.maxHeld());
+    List<String> order = receiver.requests().stream().map(r -> r.header("Idempotency-Key"))
+        .filter(k -> k.startsWith("k")).toList();
+    assertTrue(order.indexOf("k1-a") < order.indexOf("k1-b") && order.indexOf("k2-a") < order.indexOf("k2-b"),
+        "each key in order: " + order);
+    assertEquals(24, receiver.requests().size(), "each job sent once");
+  }
+
+  /** The room reserved for a running claim statement is not offered to another until it is used. */
+  @Test
+  void roomReservedForAClaimStatementIsNotSpentTwice() throws Exception {
+    enqueue(6);
+    receiver.defaultResponse(Response.slow(3_000));
+    ClaimLoop l = newLoop(store, 2, 2);
+    assertEquals(2, l.reserve(5), "at most a batch");
+    assertEquals(2, l.claimOnce(), "two places free, the reserved two count as queued");
+    assertEquals(0, l.claimOnce(), "one batch ahead of the places is reserved already");
+    assertEquals(0, l.reserve(2));
+    l.offer(List.of(), System.nanoTime(), 2);
+    assertEquals(2, l.claimOnce(), "the reservation came back unused: its room is free again");
   }
 
   /** A DataSource whose every connection attempt fails, like a database that is down. */

@@ -78,6 +78,20 @@ public class PostgresOutboxDialect extends OutboxDialect {
           + "   ORDER BY c.id LIMIT ? FOR UPDATE OF c SKIP LOCKED)) AND m.state = 'R'"
           + " RETURNING " + prefixed("m.", CLAIM_COLUMNS);
 
+  /**
+   * The hand-over's claim counts its lease from this statement ({@code statement_timestamp()}),
+   * not from the start of the completion transaction it runs in ({@code now()}): on a loaded
+   * database that transaction can take a good part of a lease, and its hand-over would otherwise
+   * pass on claims whose lease had partly run out before they were made.
+   */
+  @Override
+  public String claimHeldHeadsSql(int n) {
+    return "UPDATE outbox_message SET state = 'W', claim_token = ?, lease_until = (statement_timestamp()"
+        + " + CAST(? AS DOUBLE PRECISION) * INTERVAL '1 millisecond'), claimed_at = statement_timestamp()"
+        + " WHERE state = 'R' AND key_wait = FALSE AND deliver_after <= statement_timestamp() AND id IN "
+        + placeholders(n);
+  }
+
   private static String prefixed(String prefix, String columns) {
     return prefix + columns.replace(", ", ", " + prefix);
   }

@@ -74,7 +74,7 @@ public record RelayAssembly(JdbcOutboxStore store, RelayMetrics metrics, LeaseHe
     int destinationConcurrency = ClaimLoop.destinationConcurrency(relay.destinationConcurrency(),
         source.concurrency(), sinks.destinations().size());
     claimLoop.limitingDestinations(d -> sinks.concurrency(d).orElse(destinationConcurrency));
-    completions.flushWhenAllWaiting(claimLoop::sendingOrRecording);
+    completions.flushWhenAllWaiting(claimLoop::sendingOrRecording).handingOverTo(claimLoop, relay.leaseDuration());
     if (!SourceSpec.DEFAULT.equals(source.name())) {
       claimLoop.namedAfter(source.name());
     }

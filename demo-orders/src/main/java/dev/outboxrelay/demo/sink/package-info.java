@@ -8,5 +8,9 @@
  *
  * <p>With {@code demo.sink.hmac-secret} set, each delivery's {@code X-Outbox-Signature} is checked
  * over the raw body first; a rejected delivery is answered 401 and touches no table.
+ *
+ * <p>{@link dev.outboxrelay.demo.sink.BillingConsumers} receives the same way from Kafka (the
+ * {@code operation-id} header) and RabbitMQ (the AMQP {@code message-id}), acknowledging after the
+ * commit; its channels exist only under the config profiles {@code kafka} and {@code rabbitmq}.
  */
 package dev.outboxrelay.demo.sink;

@@ -1,7 +1,9 @@
 package dev.outboxrelay.outbox.inbox.messaging;
 
+import dev.outboxrelay.outbox.OutboxStoreException;
 import dev.outboxrelay.outbox.inbox.InboxDelivery;
 import dev.outboxrelay.outbox.inbox.InboxHandler;
+import dev.outboxrelay.outbox.inbox.InboxHandlerException;
 import java.util.Objects;
 import java.util.concurrent.CompletionStage;
 import org.eclipse.microprofile.reactive.messaging.Message;
@@ -16,7 +18,8 @@ import org.eclipse.microprofile.reactive.messaging.Message;
  * InvalidDeliveryException}), a conflicting payload under an applied ID ({@code
  * InboxConflictException}), a handler failure ({@code InboxHandlerException}; {@code
  * isTransient()} for a retry later) or a database error. What the broker does with a nack is the
- * channel's failure strategy (docs/receiving.md "Kafka and RabbitMQ: acknowledge after the commit").
+ * channel's failure strategy, given the reader's {@link DeliveryReader#nackMetadata} (docs/receiving.md
+ * "Kafka and RabbitMQ: acknowledge after the commit").
  *
  * <pre>{@code
  * @Incoming("orders") @Blocking
@@ -51,8 +54,18 @@ public final class MessageInbox {
       InboxDelivery delivery = reader.read(message);
       inbox.receive(delivery, handler);
     } catch (RuntimeException e) {
-      return message.nack(e);
+      return message.nack(e, reader.nackMetadata(e));
     }
     return message.ack();
+  }
+
+  /**
+   * True for a failure a later delivery of the same message can get past: the handler's {@code
+   * TransientFailureException}, or the receiver's database failing ({@link OutboxStoreException}).
+   * A conflict, bad input or any other handler exception would fail again.
+   */
+  public static boolean isRetryable(Throwable failure) {
+    return failure instanceof OutboxStoreException
+        || (failure instanceof InboxHandlerException h && h.isTransient());
   }
 }

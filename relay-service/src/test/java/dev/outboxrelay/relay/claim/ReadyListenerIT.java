@@ -129,7 +129,8 @@ class ReadyListenerIT {
       double wakeupsBefore = metrics.claimWakeupCount();
       String op = enqueue();
       // Polling alone would take up to 5 s; the notification makes it well under that.
-      await().atMost(WOKEN_WITHIN).pollInterval(Duration.ofMillis(20)).until(() -> sent(op));
+      await("round " + round + ": the job sent after the notification's wake-up").atMost(WOKEN_WITHIN)
+          .pollInterval(Duration.ofMillis(20)).until(() -> sent(op));
       assertTrue(metrics.claimWakeupCount() > wakeupsBefore, "round " + round + ": no wake-up counted");
     }
     assertEquals(3, receiver.requests().size());

@@ -7,6 +7,10 @@ import dev.outboxrelay.outbox.store.dialect.OutboxDialect;
 import dev.outboxrelay.outbox.trace.TraceContextSource;
 import java.sql.Connection;
 import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
 
 /**
  * Appends jobs in the caller's transaction. Thread-safe; create one per application.
@@ -41,7 +45,7 @@ public class Outbox {
   public Outbox(OutboxConfig config, TraceContextSource traceContext) {
     this.config = config;
     this.validator = new MessageValidator(config);
-    this.traceContext = java.util.Objects.requireNonNull(traceContext, "traceContext");
+    this.traceContext = Objects.requireNonNull(traceContext, "traceContext");
     if (config.dialect() != null) {
       this.store = JdbcOutboxStore.forCallerConnections(config.dialect(), config.tables());
     }
@@ -75,10 +79,10 @@ public class Outbox {
    * {@link #enqueue} it never commits; if an insert fails (a database error, or
    * {@link DuplicateOperationException}) roll the caller's transaction back so none commit.
    */
-  public java.util.List<EnqueueResult> enqueueAll(Connection connection,
-      java.util.List<OutboxMessage> messages) {
-    java.util.List<NewMessage> validated = new java.util.ArrayList<>(messages.size());
-    java.util.Map<String, String> trace = traceContext.current();
+  public List<EnqueueResult> enqueueAll(Connection connection,
+      List<OutboxMessage> messages) {
+    List<NewMessage> validated = new ArrayList<>(messages.size());
+    Map<String, String> trace = traceContext.current();
     for (OutboxMessage m : messages) {
       validated.add(validated(m, trace));
     }
@@ -90,7 +94,7 @@ public class Outbox {
    * Validates, and decides where the payload goes: over {@link OutboxConfig#inlinePayloadBytes}
    * it is stored out of band, in {@code outbox_payload}, with a reference in the job's row.
    */
-  private NewMessage validated(OutboxMessage m, java.util.Map<String, String> trace) {
+  private NewMessage validated(OutboxMessage m, Map<String, String> trace) {
     String headersJson = validator.validate(m, trace);
     boolean byReference = MessageValidator.utf8Length(m.payload()) > config.inlinePayloadBytes();
     return new NewMessage(m, headersJson, byReference);

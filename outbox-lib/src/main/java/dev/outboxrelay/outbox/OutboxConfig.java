@@ -5,6 +5,8 @@ import dev.outboxrelay.outbox.store.dialect.OutboxDialect;
 import java.time.Duration;
 import java.util.Collection;
 import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Objects;
 import java.util.Set;
 
 /**
@@ -102,7 +104,7 @@ public record OutboxConfig(Set<String> destinations, int maxPayloadBytes, int in
     private Builder() {}
 
     public Builder destinations(String... names) {
-      destinations.addAll(java.util.List.of(names));
+      destinations.addAll(List.of(names));
       return this;
     }
 
@@ -139,7 +141,7 @@ public record OutboxConfig(Set<String> destinations, int maxPayloadBytes, int in
      * siblings in the connection's default schema.
      */
     public Builder tables(OutboxTables tables) {
-      this.tables = java.util.Objects.requireNonNull(tables, "tables");
+      this.tables = Objects.requireNonNull(tables, "tables");
       return this;
     }
 

@@ -2,7 +2,9 @@ package dev.outboxrelay.outbox;
 
 import java.time.Duration;
 import java.util.Collections;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 
 /**
@@ -43,8 +45,8 @@ public record OutboxMessage(
    *
    * @param event the shared content; its operation ID and destination are ignored
    */
-  public static java.util.List<OutboxMessage> fanOut(String businessId, OutboxMessage event,
-      java.util.List<String> destinations) {
+  public static List<OutboxMessage> fanOut(String businessId, OutboxMessage event,
+      List<String> destinations) {
     if (businessId == null || businessId.isBlank()) {
       throw new InvalidMessageException("operation_id", "fan-out needs a business ID, got '"
           + businessId + "'");
@@ -52,7 +54,7 @@ public record OutboxMessage(
     if (destinations == null || destinations.isEmpty()) {
       throw new InvalidMessageException("destination", "fan-out needs at least one destination");
     }
-    if (new java.util.HashSet<>(destinations).size() != destinations.size()) {
+    if (new HashSet<>(destinations).size() != destinations.size()) {
       throw new InvalidMessageException("destination", "fan-out destinations repeat: " + destinations);
     }
     return destinations.stream().map(d -> new OutboxMessage(businessId + FAN_OUT_SEPARATOR + d, d,

@@ -1,7 +1,7 @@
 /**
- * Startup work. {@link dev.outboxrelay.demo.lifecycle.DemoSchemaMigrator} creates or upgrades the
- * demo's own tables from {@code db/demo/<kind>/} (history table {@code flyway_schema_history});
- * {@link dev.outboxrelay.demo.lifecycle.OutboxSchemaMigrator} creates or upgrades the outbox tables
- * with outbox-lib's own migrations (history table {@code outbox_schema_history}).
+ * Startup work. {@link DemoSchemaMigrator} creates or upgrades the demo's own tables from
+ * {@code db/demo/<kind>/} (history table {@code flyway_schema_history});
+ * {@link OutboxSchemaMigrator} creates or upgrades the outbox tables with outbox-lib's own
+ * migrations (history table {@code outbox_schema_history}).
  */
 package dev.outboxrelay.demo.lifecycle;

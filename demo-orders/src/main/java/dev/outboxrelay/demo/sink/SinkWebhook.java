@@ -12,6 +12,7 @@ import jakarta.inject.Inject;
 import java.time.Clock;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import javax.sql.DataSource;
 import org.eclipse.microprofile.config.ConfigProvider;
 import org.eclipse.microprofile.config.inject.ConfigProperty;
@@ -42,7 +43,7 @@ public class SinkWebhook {
   void init() {
     List<String> secrets = new ArrayList<>();
     secret(SECRET_KEY, config.hmacSecret().orElse(null)).ifPresent(secrets::add);
-    java.util.Optional<String> previous = secret(PREVIOUS_SECRET_KEY, config.previousHmacSecret().orElse(null));
+    Optional<String> previous = secret(PREVIOUS_SECRET_KEY, config.previousHmacSecret().orElse(null));
     if (previous.isPresent() && secrets.isEmpty()) {
       throw new IllegalArgumentException(PREVIOUS_SECRET_KEY + " is set without " + SECRET_KEY);
     }
@@ -63,13 +64,13 @@ public class SinkWebhook {
   }
 
   /** The config mapping reads "key=" as unset: refuse it, or the sink would accept anything. */
-  private static java.util.Optional<String> secret(String key, String value) {
+  private static Optional<String> secret(String key, String value) {
     String raw = ConfigProvider.getConfig().getConfigValue(key).getRawValue();
     if ((value == null && raw != null) || (value != null && value.isBlank())) {
       throw new IllegalArgumentException(key + " is set but empty: set a secret, or remove the key"
           + " to accept unsigned deliveries");
     }
-    return java.util.Optional.ofNullable(value);
+    return Optional.ofNullable(value);
   }
 
   public InboxWebhook webhook() {

@@ -9,6 +9,7 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.SQLFeatureNotSupportedException;
 import java.sql.Savepoint;
+import java.sql.Types;
 import java.time.Instant;
 import java.util.HexFormat;
 import java.util.Objects;
@@ -96,7 +97,7 @@ public class Inbox {
       ps.setString(3, digest);
       ps.setInt(4, delivery.payload().length);
       if (delivery.messageId() == null) {
-        ps.setNull(5, java.sql.Types.BIGINT);
+        ps.setNull(5, Types.BIGINT);
       } else {
         ps.setLong(5, delivery.messageId());
       }

@@ -1,10 +1,9 @@
 /**
- * The outbox's tables: their Flyway migrations ({@link dev.outboxrelay.outbox.schema.OutboxSchema},
- * scripts in {@code db/outbox/<dialect>/}) and their names ({@link
- * dev.outboxrelay.outbox.schema.OutboxTables}: an optional schema and a table base name, validated
- * as plain identifiers). SQL everywhere is written with the default names ({@code outbox_message},
- * {@code ix_outbox_message_due}, ...) and rendered for the configured ones in one place: {@link
- * dev.outboxrelay.outbox.schema.TableRendering} for the stores' statements, a rendering Flyway
- * resource provider for the migrations. With the default names nothing is rewritten.
+ * The outbox's tables: their Flyway migrations ({@link OutboxSchema}, scripts in
+ * {@code db/outbox/<dialect>/}) and their names ({@link OutboxTables}: an optional schema and a
+ * table base name, validated as plain identifiers). SQL everywhere is written with the default
+ * names ({@code outbox_message}, {@code ix_outbox_message_due}, ...) and rendered for the
+ * configured ones in one place: {@link TableRendering} for the stores' statements, a rendering
+ * Flyway resource provider for the migrations. With the default names nothing is rewritten.
  */
 package dev.outboxrelay.outbox.schema;

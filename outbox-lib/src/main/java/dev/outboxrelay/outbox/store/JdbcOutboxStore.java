@@ -7,6 +7,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.outboxrelay.outbox.DuplicateOperationException;
 import dev.outboxrelay.outbox.EnqueueResult;
 import dev.outboxrelay.outbox.InvalidMessageException;
+import dev.outboxrelay.outbox.JobState;
 import dev.outboxrelay.outbox.OutboxConfig;
 import dev.outboxrelay.outbox.OutboxMessage;
 import dev.outboxrelay.outbox.OutboxStoreException;
@@ -709,8 +710,8 @@ public class JdbcOutboxStore implements OutboxStore {
   @Override
   public Map<Character, Long> countByState() {
     Map<Character, Long> counts = new LinkedHashMap<>();
-    for (char s : new char[] {'R', 'W', 'S', 'C', 'D'}) {
-      counts.put(s, 0L);
+    for (JobState s : JobState.values()) {
+      counts.put(s.code(), 0L);
     }
     query("count by state", dialect.countByStateSql(), ps -> {}, rs -> {
       counts.put(rs.getString(1).charAt(0), rs.getLong(2));
@@ -848,8 +849,8 @@ public class JdbcOutboxStore implements OutboxStore {
     query("count by destination and state", dialect.countByDestinationAndStateSql(), ps -> {}, rs -> {
       counts.computeIfAbsent(rs.getString(1), d -> {
         Map<Character, Long> zero = new LinkedHashMap<>();
-        for (char s : new char[] {'R', 'W', 'S', 'C', 'D'}) {
-          zero.put(s, 0L);
+        for (JobState s : JobState.values()) {
+          zero.put(s.code(), 0L);
         }
         return zero;
       }).put(rs.getString(2).charAt(0), rs.getLong(3));

@@ -1,6 +1,7 @@
 package dev.outboxrelay.outbox.store;
 
 import static dev.outboxrelay.outbox.testing.TestDatabases.HTTP_BILLING;
+import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -143,8 +144,8 @@ public abstract class ConfiguredNamesContractTest extends OutboxStoreContractTes
   /** Waits until the database clock has moved {@code by} past now (a lease of 1 ms expires). */
   private void awaitDatabaseClockPast(Duration by) {
     Instant until = store.databaseNow().plus(by);
-    while (store.databaseNow().isBefore(until)) {
-      Thread.onSpinWait();
-    }
+    await("the database clock past " + until).atMost(Duration.ofSeconds(10))
+        .pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(1))
+        .until(() -> !store.databaseNow().isBefore(until));
   }
 }

@@ -22,6 +22,7 @@ import dev.outboxrelay.outbox.schema.OutboxTables;
 import dev.outboxrelay.outbox.schema.TableRendering;
 import dev.outboxrelay.outbox.store.dialect.OutboxDialect;
 import dev.outboxrelay.outbox.testing.TestDatabases;
+import dev.outboxrelay.outbox.testing.TimeSpans;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -685,7 +686,7 @@ public abstract class OutboxStoreContractTest {
           } catch (RuntimeException e) {
             errors.add(e);
           }
-          Thread.sleep(5); // the reaper's own schedule while the workers run, not a wait for a condition
+          TimeSpans.letPass(Duration.ofMillis(5)); // the reaper's own schedule while the workers run
         }
         return null;
       });

@@ -55,7 +55,7 @@ final class AdminInput {
   static MessageQuery listQuery(MultivaluedMap<String, String> params) {
     RequestInput.queryParameters(params, LIST_PARAMETERS);
     String state = single(params, "state");
-    Character s = state == null ? null : state(state);
+    Character s = state == null ? null : RequestInput.jobState(state, "state").code();
     String destination = RequestInput.name(single(params, "destination"), "destination", MAX_NAME);
     String orderingKey = RequestInput.name(single(params, "ordering_key"), "ordering_key", MAX_NAME);
     int limit = (int) integer(single(params, "limit"), "limit", 1, MAX_PAGE_SIZE, DEFAULT_PAGE_SIZE);
@@ -66,15 +66,6 @@ final class AdminInput {
   /** A job id from the path: ASCII digits, a positive integer. */
   static long id(String raw) {
     return RequestInput.id(raw, "id");
-  }
-
-  private static Character state(String raw) {
-    String s = raw.trim().toUpperCase(java.util.Locale.ROOT);
-    if (s.length() != 1 || "RWSCD".indexOf(s.charAt(0)) < 0) {
-      throw badRequest("state", "unknown state '" + raw + "': one of R (ready), W (working), S (sent),"
-          + " C (confirmed), D (dead)");
-    }
-    return s.charAt(0);
   }
 
   private static String single(MultivaluedMap<String, String> params, String name) {

@@ -5,6 +5,7 @@ import static dev.outboxrelay.relay.web.ProblemException.notFound;
 
 import com.fasterxml.jackson.core.type.TypeReference;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.outboxrelay.outbox.JobState;
 import dev.outboxrelay.outbox.store.DeadJobFilter;
 import dev.outboxrelay.outbox.store.DeadOrderingKey;
 import dev.outboxrelay.outbox.store.MessageQuery;
@@ -24,6 +25,8 @@ import dev.outboxrelay.relay.admin.AdminViews.Stats;
 import dev.outboxrelay.relay.lifecycle.RelayService;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.quarkus.vertx.http.runtime.CurrentVertxRequest;
+import io.vertx.ext.web.RoutingContext;
 import jakarta.annotation.PostConstruct;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
@@ -61,7 +64,7 @@ public class AdminService {
   @Inject RelayService relay;
   @Inject MeterRegistry registry;
   /** The request being served, for its {@code ?source=}. */
-  @Inject io.quarkus.vertx.http.runtime.CurrentVertxRequest request;
+  @Inject CurrentVertxRequest request;
 
   private final Map<String, Counter> actions = new LinkedHashMap<>();
 
@@ -79,7 +82,7 @@ public class AdminService {
    * first source, the only one on a single-database relay. Unknown: 400; not started yet: 503.
    */
   private OutboxStore store() {
-    io.vertx.ext.web.RoutingContext rc = request.getCurrent();
+    RoutingContext rc = request.getCurrent();
     return relay.source(rc == null ? null : rc.queryParams().get("source")).store();
   }
 
@@ -124,8 +127,9 @@ public class AdminService {
   ActionResult replay(long id, String user) {
     if (!store().replayDead(id)) {
       StoredMessage m = find(id);
-      throw conflict("state", "message " + id + " is " + describe(m.state()) + ", not D (dead): only a"
-          + " dead job can be replayed" + (m.state() == 'D' ? " (it changed while replaying; try again)" : ""));
+      throw conflict("state", "message " + id + " is " + JobState.fromCode(m.state()).label() + ", not "
+          + JobState.DEAD.label() + ": only a dead job can be replayed"
+          + (JobState.DEAD.is(m.state()) ? " (it changed while replaying; try again)" : ""));
     }
     count("replay");
     LOG.infof("admin: %s replayed message %d (D -> R, attempts reset)", user, id);
@@ -137,13 +141,13 @@ public class AdminService {
     String error = "cancelled by " + user + " via the admin API" + (reason == null ? "" : ": " + reason);
     if (!store().cancelReady(id, error)) {
       StoredMessage m = find(id);
-      if (m.state() == 'W') {
-        throw conflict("state", "message " + id + " is W (working): a relay is delivering it right now"
+      if (JobState.WORKING.is(m.state())) {
+        throw conflict("state", "message " + id + " is " + JobState.WORKING.label() + ": a relay is delivering it right now"
             + " and a send cannot be recalled; if it fails it returns to R and can be cancelled then");
       }
-      throw conflict("state", "message " + id + " is " + describe(m.state()) + ", not R (ready): only a"
-          + " job waiting for delivery can be cancelled" + (m.state() == 'R' ? " (it changed while"
-          + " cancelling; try again)" : ""));
+      throw conflict("state", "message " + id + " is " + JobState.fromCode(m.state()).label() + ", not "
+          + JobState.READY.label() + ": only a job waiting for delivery can be cancelled"
+          + (JobState.READY.is(m.state()) ? " (it changed while cancelling; try again)" : ""));
     }
     count("cancel");
     LOG.infof("admin: %s cancelled message %d (R -> D)%s", user, id,
@@ -179,17 +183,6 @@ public class AdminService {
 
   private static double seconds(Duration d) {
     return d.toMillis() / 1000.0;
-  }
-
-  private static String describe(char state) {
-    return switch (state) {
-      case 'R' -> "R (ready)";
-      case 'W' -> "W (working)";
-      case 'S' -> "S (sent)";
-      case 'C' -> "C (confirmed)";
-      case 'D' -> "D (dead)";
-      default -> String.valueOf(state);
-    };
   }
 
   /** The filter for the log: names only the conditions that are set. */

@@ -73,13 +73,13 @@ public interface RelayConfig {
     String datasource();
 
     /** Jobs claimed by one claim statement of this source at most; default {@code outbox.relay.batch-size}. */
-    java.util.OptionalInt batchSize();
+    OptionalInt batchSize();
 
     /**
      * Deliveries of this source in flight at once; default {@code outbox.relay.concurrency}. Its
      * datasource's {@code jdbc.max-size} must be at least this + 4.
      */
-    java.util.OptionalInt concurrency();
+    OptionalInt concurrency();
   }
 
   interface Relay {

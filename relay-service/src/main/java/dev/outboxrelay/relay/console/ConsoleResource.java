@@ -5,6 +5,7 @@ import static dev.outboxrelay.relay.web.Roles.VIEWER;
 
 import com.fasterxml.jackson.databind.PropertyNamingStrategies;
 import com.fasterxml.jackson.databind.annotation.JsonNaming;
+import dev.outboxrelay.outbox.JobState;
 import dev.outboxrelay.outbox.store.DeadJobFilter;
 import dev.outboxrelay.outbox.store.MessageQuery;
 import dev.outboxrelay.outbox.store.MessageSummary;
@@ -30,11 +31,13 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.TreeMap;
+import java.util.stream.Stream;
 
 /**
  * The read endpoints the console ({@link ConsolePage}) needs beyond the admin API, under {@code
@@ -199,11 +202,11 @@ public class ConsoleResource {
       size = m.payload() == null ? 0L : (long) m.payload().getBytes(StandardCharsets.UTF_8).length;
     }
     HeldBackBy heldBack = null;
-    if (m.state() == 'R' && m.orderingKey() != null) {
-      Optional<MessageSummary> earliest = java.util.stream.Stream.of('W', 'R')
-          .flatMap(st -> store.listMessages(new MessageQuery(st, null, m.orderingKey(), 0, 1)).stream())
+    if (JobState.READY.is(m.state()) && m.orderingKey() != null) {
+      Optional<MessageSummary> earliest = Stream.of(JobState.WORKING, JobState.READY)
+          .flatMap(st -> store.listMessages(new MessageQuery(st.code(), null, m.orderingKey(), 0, 1)).stream())
           .filter(e -> e.id() < id)
-          .min(java.util.Comparator.comparingLong(MessageSummary::id));
+          .min(Comparator.comparingLong(MessageSummary::id));
       heldBack = earliest.map(e -> new HeldBackBy(e.id(), e.operationId(), String.valueOf(e.state()), e.attempts(),
           e.lastError(), e.deliverAfter())).orElse(null);
     }

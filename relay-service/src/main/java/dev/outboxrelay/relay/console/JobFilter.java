@@ -8,7 +8,6 @@ import jakarta.ws.rs.core.MultivaluedMap;
 import java.time.Instant;
 import java.time.OffsetDateTime;
 import java.time.format.DateTimeParseException;
-import java.util.Locale;
 import java.util.Set;
 
 /**
@@ -32,15 +31,7 @@ record JobFilter(Character state, String destination, String orderingKey, String
   static JobFilter of(MultivaluedMap<String, String> params) {
     RequestInput.queryParameters(params, PARAMETERS);
     String rawState = single(params, "state");
-    Character state = null;
-    if (rawState != null) {
-      String s = rawState.trim().toUpperCase(Locale.ROOT);
-      if (s.length() != 1 || "RWSCD".indexOf(s.charAt(0)) < 0) {
-        throw badRequest("state", "unknown state '" + abbreviate(rawState) + "': one of R (ready), W (working),"
-            + " S (sent), C (confirmed), D (dead)");
-      }
-      state = s.charAt(0);
-    }
+    Character state = rawState == null ? null : RequestInput.jobState(rawState, "state").code();
     Instant from = instant(single(params, "from"), "from");
     Instant to = instant(single(params, "to"), "to");
     if (from != null && to != null && !from.isBefore(to)) {

@@ -1,16 +1,22 @@
 package dev.outboxrelay.relay.metrics;
 
+import dev.outboxrelay.outbox.JobState;
 import dev.outboxrelay.outbox.store.AttemptOutcome;
 import dev.outboxrelay.outbox.store.DestinationBacklog;
 import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.Timer;
 import java.time.Duration;
+import java.util.Collection;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Supplier;
 
 /**
  * One source's meters, each tagged {@code source=<name>} (docs/relay.md "Several databases"). Prometheus names: {@code outbox_stale_completions_total{update}},
@@ -23,7 +29,7 @@ import java.util.concurrent.atomic.AtomicLong;
  */
 public class RelayMetrics {
   private final MeterRegistry registry;
-  private final io.micrometer.core.instrument.Tags tags;
+  private final Tags tags;
   private final Map<String, Counter> staleCompletions = new ConcurrentHashMap<>();
   private final Counter expiredLeases;
   private final Counter dead;
@@ -34,7 +40,7 @@ public class RelayMetrics {
   /** Per destination ever seen waiting: ready due jobs and oldest age in ms; 0 once it drains. */
   private final Map<String, AtomicLong[]> destinationBacklog = new ConcurrentHashMap<>();
   /** Strong reference to the claim-statement counter's source (see {@link #claimStatements}). */
-  private volatile java.util.function.Supplier<Number> claimStatements;
+  private volatile Supplier<Number> claimStatements;
 
   /** The meters of the single source {@code default}. */
   public RelayMetrics(MeterRegistry registry) {
@@ -44,7 +50,7 @@ public class RelayMetrics {
   /** The meters of source {@code source}. */
   public RelayMetrics(MeterRegistry registry, String source) {
     this.registry = registry;
-    this.tags = io.micrometer.core.instrument.Tags.of("source", source);
+    this.tags = Tags.of("source", source);
     for (String update : STALE_UPDATES) {
       staleCompletions.put(update, Counter.builder("outbox.stale.completions").tag("update", update).tags(tags)
           .description("Token-checked updates that changed no row: ownership was lost")
@@ -56,10 +62,10 @@ public class RelayMetrics {
     endToEnd = Timer.builder("outbox.end.to.end").tags(tags)
         .description("From the job's commit to the sink's acceptance")
         .publishPercentileHistogram().register(registry);
-    for (char s : new char[] {'R', 'W', 'S', 'C', 'D'}) {
+    for (JobState s : JobState.values()) {
       AtomicLong value = new AtomicLong();
-      messagesByState.put(s, value);
-      Gauge.builder("outbox.messages", value, AtomicLong::get).tag("state", String.valueOf(s)).tags(tags)
+      messagesByState.put(s.code(), value);
+      Gauge.builder("outbox.messages", value, AtomicLong::get).tag("state", String.valueOf(s.code())).tags(tags)
           .description("Jobs per state, read every metrics-refresh-interval").register(registry);
     }
     claimWakeups = Counter.builder("outbox.claim.wakeups").tag("via", "notify").tags(tags)
@@ -73,8 +79,8 @@ public class RelayMetrics {
   public static final String UNKNOWN_OUTCOME = "unknown";
 
   /** The token-checked updates a relay makes on a claimed job. */
-  public static final java.util.List<String> STALE_UPDATES =
-      java.util.List.of("delivered", "retry", "dead", "renew", "release");
+  public static final List<String> STALE_UPDATES =
+      List.of("delivered", "retry", "dead", "renew", "release");
 
   /** The transition recording {@code outcome} found the job owned by someone else. */
   public void staleCompletion(AttemptOutcome outcome) {
@@ -95,9 +101,9 @@ public class RelayMetrics {
    * a function counter holds its object only weakly, and a method reference nobody else holds
    * would be collected at the next GC, leaving the counter stuck.
    */
-  public void claimStatements(java.util.function.Supplier<Number> count) {
+  public void claimStatements(Supplier<Number> count) {
     claimStatements = count;
-    io.micrometer.core.instrument.FunctionCounter.builder("outbox.claim.statements", count,
+    FunctionCounter.builder("outbox.claim.statements", count,
             c -> c.get().doubleValue()).tags(tags)
         .description("Claim statements run, empty ones included").register(registry);
   }
@@ -165,7 +171,7 @@ public class RelayMetrics {
   }
 
   /** Registers the backlog gauges of the configured destinations at 0, before any refresh. */
-  public void destinations(java.util.Collection<String> destinations) {
+  public void destinations(Collection<String> destinations) {
     destinations.forEach(this::destinationGauges);
   }
 
@@ -193,7 +199,7 @@ public class RelayMetrics {
   private AtomicLong[] destinationGauges(String destination) {
     return destinationBacklog.computeIfAbsent(destination, d -> {
       AtomicLong[] values = {new AtomicLong(), new AtomicLong()};
-      io.micrometer.core.instrument.Tags t = tags.and("destination", d);
+      Tags t = tags.and("destination", d);
       Gauge.builder("outbox.destination.ready", values[0], AtomicLong::get).tags(t)
           .description("Ready jobs due now or earlier, per destination, read every metrics-refresh-interval")
           .register(registry);

@@ -2,6 +2,7 @@ package dev.outboxrelay.relay.reconciliation;
 
 import static dev.outboxrelay.outbox.store.ReconciliationCategory.PENDING;
 
+import dev.outboxrelay.outbox.JobState;
 import dev.outboxrelay.outbox.store.ReconciliationCategory;
 import dev.outboxrelay.outbox.store.ReconciliationItem;
 import dev.outboxrelay.outbox.store.ReconciliationRun;
@@ -104,7 +105,7 @@ public class ReconciliationJob {
   private String act(long runId, ReconciliationSettings.DestinationSettings d, WindowEntry e) {
     switch (e.category()) {
       case MATCHED -> {
-        if (e.state() == 'S' && !store.confirmSent(e)) {
+        if (JobState.SENT.is(e.state()) && !store.confirmSent(e)) {
           LOG.infof("reconciliation run %d: message %d (operation %s) changed before it could be marked"
               + " confirmed; left as it is", runId, e.messageId(), e.operationId());
         }
@@ -121,7 +122,7 @@ public class ReconciliationJob {
         return moved ? REDRIVEN : CHANGED;
       }
       case CONFIRMED_NOT_SENT -> {
-        if (!d.acceptConfirmedNotSent() || !e.knownJob() || e.state() == 'W') {
+        if (!d.acceptConfirmedNotSent() || !e.knownJob() || JobState.WORKING.is(e.state())) {
           return null; // a ghost has no job; an in-flight job is left to its relay
         }
         boolean moved = store.acceptConfirmed(e);

@@ -12,6 +12,8 @@ import dev.outboxrelay.relay.background.ServiceRunner;
 import dev.outboxrelay.relay.config.RelayConfig;
 import dev.outboxrelay.relay.lifecycle.RelayService;
 import dev.outboxrelay.relay.source.RelaySource;
+import dev.outboxrelay.relay.web.ProblemException;
+import dev.outboxrelay.relay.web.RequestInput;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.runtime.ShutdownEvent;
 import io.quarkus.runtime.StartupEvent;
@@ -189,15 +191,15 @@ public class ReconciliationService {
     ReconciliationStore store = p.store();
     Instant windowEnd = end != null ? end : store.databaseNow();
     Instant windowStart = start != null ? start : windowEnd.minus(s.window());
-    if (start == null && windowStart.isBefore(dev.outboxrelay.relay.web.RequestInput.EARLIEST)) {
+    if (start == null && windowStart.isBefore(RequestInput.EARLIEST)) {
       // Only a window_end near the earliest instant gets here (each given one is checked when parsed).
-      throw dev.outboxrelay.relay.web.ProblemException.badRequest("window_end", "window_end (" + end
+      throw ProblemException.badRequest("window_end", "window_end (" + end
           + ") minus outbox.reconciliation.window (" + s.window() + ") is before "
-          + dev.outboxrelay.relay.web.RequestInput.EARLIEST + ", the earliest instant accepted: give window_start");
+          + RequestInput.EARLIEST + ", the earliest instant accepted: give window_start");
     }
     if (!windowEnd.isAfter(windowStart)) {
       // Only a window_start without window_end gets here (both given are checked when parsed).
-      throw dev.outboxrelay.relay.web.ProblemException.badRequest("window_start", "window_start (" + start
+      throw ProblemException.badRequest("window_start", "window_start (" + start
           + ") must be before now (" + windowEnd + ") when window_end is not given");
     }
     RunStart runStart = new RunStart(windowStart, windowEnd, OPERATOR, owner, null);
@@ -247,7 +249,7 @@ public class ReconciliationService {
   }
 
   /** Up to {@code limit} finished runs on {@code source} (the first when null), newest first, without items. */
-  public java.util.List<ReconciliationRun> recentRuns(String source, int limit) {
+  public List<ReconciliationRun> recentRuns(String source, int limit) {
     return of(source).store().recentRuns(limit);
   }
 

@@ -8,6 +8,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.TreeSet;
 import java.util.regex.Pattern;
 
 /**
@@ -63,7 +64,7 @@ public record SourceSpec(String name, String datasource, int batchSize, int conc
         throw new IllegalArgumentException(key + ".datasource='" + ds + "' is not an active datasource (set"
             + " quarkus.datasource." + ds + ".jdbc.url" + (known.contains(ds) ? "" : "; the relay declares "
             + known + ", others need quarkus.datasource." + ds + ".db-kind in its application.properties"
-            + " and a rebuild") + "); active: " + new java.util.TreeSet<>(active));
+            + " and a rebuild") + "); active: " + new TreeSet<>(active));
       }
       String other = byDatasource.putIfAbsent(ds, name);
       if (other != null) {
@@ -79,7 +80,7 @@ public record SourceSpec(String name, String datasource, int batchSize, int conc
 
 
   private static String defaultDatasource(RelayConfig.Relay relay, Set<String> active, List<String> known) {
-    Set<String> sorted = new java.util.TreeSet<>(active);
+    Set<String> sorted = new TreeSet<>(active);
     if (relay.datasource().isPresent()) {
       String name = relay.datasource().get();
       if (!active.contains(name)) {

@@ -2,6 +2,7 @@ package dev.outboxrelay.relay.state;
 
 import java.time.Duration;
 import java.time.Instant;
+import java.util.Arrays;
 import java.util.Locale;
 
 /**
@@ -63,7 +64,7 @@ public final class FailureRateWindow implements StateChangeLog.Trigger {
     this.minFailures = minFailures;
     this.downRate = downRate;
     this.upRate = upRate;
-    java.util.Arrays.fill(bucketIndex, Long.MIN_VALUE);
+    Arrays.fill(bucketIndex, Long.MIN_VALUE);
   }
 
   @Override

@@ -22,6 +22,7 @@ import io.opentelemetry.context.propagation.TextMapGetter;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.function.Function;
+import org.eclipse.microprofile.config.ConfigProvider;
 
 /**
  * One span per delivery attempt, continuing the trace stored with the job at enqueue.
@@ -91,7 +92,7 @@ public final class DeliveryTracing {
    * quarkus.otel.sdk.disabled}, {@code quarkus.otel.traces.enabled}).
    */
   public static DeliveryTracing of(Tracer tracer, SinkRegistry sinks) {
-    var config = org.eclipse.microprofile.config.ConfigProvider.getConfig();
+    var config = ConfigProvider.getConfig();
     boolean sdkOn = !config.getOptionalValue("quarkus.otel.sdk.disabled", Boolean.class).orElse(false)
         && config.getOptionalValue("quarkus.otel.traces.enabled", Boolean.class).orElse(true);
     return new DeliveryTracing(tracer, destination -> sinks.forDestination(destination)

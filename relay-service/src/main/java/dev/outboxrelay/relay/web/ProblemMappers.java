@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.DatabindException;
 import com.fasterxml.jackson.databind.JsonMappingException;
 import com.fasterxml.jackson.databind.exc.MismatchedInputException;
 import dev.outboxrelay.outbox.OutboxStoreException;
+import dev.outboxrelay.relay.source.SourceUnavailableException;
 import jakarta.ws.rs.WebApplicationException;
 import jakarta.ws.rs.core.Response;
 import jakarta.ws.rs.core.Response.Status;
@@ -69,7 +70,7 @@ public class ProblemMappers {
 
   /** A source whose database has not answered since start-up: 503 naming it, so clients retry. */
   @ServerExceptionMapper
-  public Response sourceUnavailable(dev.outboxrelay.relay.source.SourceUnavailableException e) {
+  public Response sourceUnavailable(SourceUnavailableException e) {
     return Problem.response(Status.SERVICE_UNAVAILABLE, e.getMessage() + "; try again", "source");
   }
 

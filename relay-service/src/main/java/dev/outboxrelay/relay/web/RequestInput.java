@@ -9,8 +9,10 @@ import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.ObjectReader;
+import dev.outboxrelay.outbox.JobState;
 import jakarta.ws.rs.core.MultivaluedMap;
 import jakarta.ws.rs.core.Response.Status;
+import java.io.IOException;
 import java.time.Instant;
 import java.util.List;
 import java.util.Locale;
@@ -108,7 +110,15 @@ public final class RequestInput {
     return v;
   }
 
-  /** {@code t} when it lies within [{@link #EARLIEST}, {@link #LATEST}], else a 400 naming {@code field}. */
+  /** A job state as one letter in any case ({@link JobState#parse}); else a 400 naming {@code field}. */
+  public static JobState jobState(String raw, String field) {
+    try {
+      return JobState.parse(raw, field);
+    } catch (IllegalArgumentException e) {
+      throw badRequest(field, e.getMessage());
+    }
+  }
+
   /**
    * A name-like text field (destination, ordering key, error class, reason): at most {@code max}
    * characters and no control characters; {@code null} stays {@code null}.
@@ -126,6 +136,7 @@ public final class RequestInput {
     return value;
   }
 
+  /** {@code t} when it lies within [{@link #EARLIEST}, {@link #LATEST}], else a 400 naming {@code field}. */
   public static Instant inRange(Instant t, String field) {
     if (t != null && (t.isBefore(EARLIEST) || t.isAfter(LATEST))) {
       throw badRequest(field, field + " (" + t + ") is out of range: instants from " + EARLIEST + " to "
@@ -185,7 +196,7 @@ public final class RequestInput {
     }
     try {
       return e.getProcessor().currentName();
-    } catch (RuntimeException | java.io.IOException notKnown) {
+    } catch (RuntimeException | IOException notKnown) {
       return null;
     }
   }

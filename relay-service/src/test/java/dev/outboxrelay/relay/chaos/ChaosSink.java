@@ -2,6 +2,7 @@ package dev.outboxrelay.relay.chaos;
 
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
+import dev.outboxrelay.outbox.testing.TimeSpans;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -9,6 +10,7 @@ import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
@@ -159,7 +161,7 @@ public final class ChaosSink implements AutoCloseable {
       }
       if (action instanceof Action.Respond r) {
         if (r.delayMillis() > 0) {
-          Thread.sleep(r.delayMillis()); // a slow sink on cue: the delay is the behaviour under test
+          TimeSpans.simulateWork(Duration.ofMillis(r.delayMillis())); // a slow sink on cue
         }
         if (r.status() / 100 == 2) {
           boolean first = apply(d);

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.outboxrelay.outbox.testing.ServiceProcess;
+import dev.outboxrelay.outbox.testing.TimeSpans;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -42,11 +43,10 @@ class IdleChaosIT {
 
       // Warm-up: the doublings from idle-min-wait to idle-max-wait take less than one idle-max-wait
       // in sum (10+20+...+320ms < 500ms here); three periods also absorb a slow start.
-      // A span of idle time is what is measured here, not a condition to wait for.
-      Thread.sleep(idleMax.multipliedBy(3).toMillis());
+      TimeSpans.letPass(idleMax.multipliedBy(3));
       long t0 = System.nanoTime();
       double before = relay.metric("outbox_claim_statements_total");
-      Thread.sleep(window.toMillis()); // the measured idle window
+      TimeSpans.letPass(window); // the measured idle window
       double after = relay.metric("outbox_claim_statements_total");
       long t1 = System.nanoTime();
       Duration measured = Duration.ofNanos(t1 - t0); // encloses both scrapes: at least the real window
@@ -66,7 +66,7 @@ class IdleChaosIT {
       long slowest = 0;
       for (int i = 0; i < pickups; i++) {
         if (i > 0) {
-          Thread.sleep(idleMax.multipliedBy(3).toMillis()); // idle again, at the cap: a span of time, not a condition
+          TimeSpans.letPass(idleMax.multipliedBy(3)); // idle again, at the cap
         }
         int seen = x.sink().deliveries().size();
         List<Long> id = x.enqueue(1);

@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.outboxrelay.outbox.inbox.InboxSchema;
 import dev.outboxrelay.outbox.testing.ServiceProcess;
 import dev.outboxrelay.outbox.testing.TestDatabases;
+import dev.outboxrelay.outbox.testing.TimeSpans;
 import io.restassured.path.json.JsonPath;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -73,7 +74,7 @@ class InboxKillChaosIT {
           }
           nextKill = System.nanoTime() + killGapNanos(random);
         }
-        Thread.sleep(50); // the kill schedule's tick
+        TimeSpans.letPass(Duration.ofMillis(50)); // the kill schedule's tick
       }
       receivers.restartIfHalted();
       for (ServiceProcess r : relays) {

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.outboxrelay.outbox.testing.ServiceProcess;
+import dev.outboxrelay.outbox.testing.TimeSpans;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -44,7 +45,7 @@ class ManyRelaysChaosIT {
       long deadline = System.nanoTime() + Duration.ofMinutes(ChaosExperiment.scaled(5, 15)).toNanos();
       // Kill while there is work left (at least twice), then let the survivors drain.
       while ((x.count("state IN ('R','W')") > 0 || kills < 2) && System.nanoTime() < deadline) {
-        Thread.sleep(KILL_EVERY.toMillis()); // the fault's schedule: a kill every KILL_EVERY, not a wait
+        TimeSpans.letPass(KILL_EVERY); // the fault's schedule: a kill every KILL_EVERY
         List<Integer> working = new ArrayList<>();
         for (int i = 0; i < live.size(); i++) {
           if (live.get(i).ready()) {

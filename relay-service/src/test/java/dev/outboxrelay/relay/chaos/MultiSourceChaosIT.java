@@ -9,6 +9,7 @@ import dev.outboxrelay.outbox.OutboxMessage;
 import dev.outboxrelay.outbox.schema.OutboxSchema;
 import dev.outboxrelay.outbox.testing.ServiceProcess;
 import dev.outboxrelay.outbox.testing.TestDatabases;
+import dev.outboxrelay.outbox.testing.TimeSpans;
 import dev.outboxrelay.relay.testing.Conditions;
 import dev.outboxrelay.relay.testing.PrivatePostgres;
 import java.net.http.HttpResponse;
@@ -148,7 +149,7 @@ class MultiSourceChaosIT {
             othersUpGauge = relay.metric("outbox_source_up", "source=\"mariadb\"")
                 + relay.metric("outbox_source_up", "source=\"h2\"");
           }
-          Thread.sleep(200); // samples readiness through the outage: its length is the fault, not a condition
+          TimeSpans.letPass(Duration.ofMillis(200)); // samples readiness through the outage: its length is the fault
         }
         long othersSentInOutage = sent(db.get("mariadb")) + sent(db.get("h2")) - othersSentAtStop;
         long othersAllSentInOutage = (sent(db.get("mariadb")) == jobs && sent(db.get("h2")) == jobs) ? 1 : 0;

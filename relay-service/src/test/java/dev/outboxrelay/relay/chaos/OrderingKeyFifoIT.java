@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.outboxrelay.outbox.OutboxMessage;
+import dev.outboxrelay.outbox.testing.TimeSpans;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -39,7 +40,7 @@ class OrderingKeyFifoIT {
         }
         maxKeysInFlight.accumulateAndGet(keysInFlight.incrementAndGet(), Math::max);
         try {
-          Thread.sleep(5); // the sink's own work, so that a concurrent delivery of a key would overlap
+          TimeSpans.simulateWork(Duration.ofMillis(5)); // so that a concurrent delivery of a key would overlap
         } finally {
           keysInFlight.decrementAndGet();
           inFlight.get(key).decrementAndGet();

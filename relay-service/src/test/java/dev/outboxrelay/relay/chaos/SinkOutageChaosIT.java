@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.outboxrelay.outbox.testing.ServiceProcess;
+import dev.outboxrelay.outbox.testing.TimeSpans;
 import dev.outboxrelay.relay.claim.Backoff;
 import java.net.http.HttpResponse;
 import java.time.Duration;
@@ -69,7 +70,7 @@ class SinkOutageChaosIT {
         if (ready.statusCode() == 503 && ready.body().contains("ready-max-backlog-age")) {
           downBody = ready.body();
         }
-        Thread.sleep(100); // samples readiness through the outage: its length is the fault, not a condition
+        TimeSpans.letPass(Duration.ofMillis(100)); // samples readiness through the outage: its length is the fault
       }
       assertEquals(0, x.sink().deliveries().size(), "nothing can reach a sink that refuses connections");
       assertTrue(x.attempts("outcome = 'RETRY'") >= jobs, "every job was tried and failed at least once"
@@ -87,7 +88,7 @@ class SinkOutageChaosIT {
           () -> !x.sink().deliveries().isEmpty());
       long leftInPhase = retryPhase.toNanos() - (System.nanoTime() - retryPhaseStart);
       if (leftInPhase > 0) {
-        Thread.sleep(leftInPhase / 1_000_000); // the phase is a span of time, not a condition
+        TimeSpans.letPass(Duration.ofNanos(leftInPhase)); // the phase is a span of time
       }
 
       // Phase 3: normal again.

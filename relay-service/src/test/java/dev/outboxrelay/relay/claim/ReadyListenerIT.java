@@ -25,10 +25,12 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -59,6 +61,12 @@ class ReadyListenerIT {
   final String applicationName = "outbox-relay-listener-it-" + UUID.randomUUID().toString().substring(0, 8);
   /** While true, the listener cannot (re)connect: the database is "unreachable" for it only. */
   final AtomicBoolean listenerCut = new AtomicBoolean();
+  /** The loop's thread, named after this test's listener so that no other test's loop is taken for it. */
+  final String loopThread = "outbox-claim-loop-" + applicationName;
+  /** Wake-ups the listener has handed to the loop. */
+  final AtomicInteger wakeUps = new AtomicInteger();
+  /** The loop's claim statements counted just after the last wake-up was handed to it. */
+  final AtomicInteger statementsAtLastWakeUp = new AtomicInteger();
 
   @BeforeEach
   void setUp() throws Exception {
@@ -77,7 +85,8 @@ class ReadyListenerIT {
         new Backoff(Duration.ofMillis(10), 2, Duration.ofMillis(100), 0, Math::random),
         metrics, 5, LEASE, () -> Duration.ZERO);
     // The idle wait at its maximum all the time: without a wake-up a job waits up to 5 s.
-    loop = new ClaimLoop(store, d, heartbeat, 8, 8, LEASE, new IdleWait(IDLE, IDLE));
+    loop = new ClaimLoop(store, d, heartbeat, 8, 8, LEASE, new IdleWait(IDLE, IDLE))
+        .namedAfter(applicationName);
     listener = new ReadyListener(() -> {
       if (listenerCut.get()) {
         throw new SQLException("test: the listener's database is unreachable");
@@ -86,6 +95,8 @@ class ReadyListenerIT {
     }, new PostgresOutboxDialect().readyNotifications().orElseThrow(), () -> {
       metrics.claimWakeup();
       loop.wake();
+      statementsAtLastWakeUp.set(loop.claimStatements());
+      wakeUps.incrementAndGet();
     }, applicationName);
   }
 
@@ -114,11 +125,12 @@ class ReadyListenerIT {
   void aCommittedJobWakesTheIdleLoop() throws Exception {
     startAndSettle();
     for (int round = 0; round < 3; round++) {
+      awaitIdle(wakeUps.get());
       double wakeupsBefore = metrics.claimWakeupCount();
-      Thread.sleep(700); // somewhere inside the loop's 5 s idle wait
       String op = enqueue();
       // Polling alone would take up to 5 s; the notification makes it well under that.
-      await().atMost(WOKEN_WITHIN).pollInterval(Duration.ofMillis(20)).until(() -> sent(op));
+      await("round " + round + ": the job sent after the notification's wake-up").atMost(WOKEN_WITHIN)
+          .pollInterval(Duration.ofMillis(20)).until(() -> sent(op));
       assertTrue(metrics.claimWakeupCount() > wakeupsBefore, "round " + round + ": no wake-up counted");
     }
     assertEquals(3, receiver.requests().size());
@@ -142,23 +154,46 @@ class ReadyListenerIT {
     assertTrue(listener.state().startsWith("reconnecting"), listener.state());
 
     // The database is reachable again: the listener reconnects on its own, on a new backend ...
+    int wakeUpsWhileCut = wakeUps.get();
     listenerCut.set(false);
     await().atMost(Duration.ofSeconds(20)).until(listener::listening);
     int secondPid = listenerPid();
     assertTrue(secondPid != firstPid, "the same backend " + firstPid + " after termination");
-    // ... and wakes the loop again.
-    Thread.sleep(IDLE.toMillis() + 500); // the reconnect's own wake-up has been spent
+    // ... and wakes the loop again, once its reconnect's own wake-up has been spent.
+    awaitIdle(wakeUpsWhileCut + 1);
+    double wakeupsBefore = metrics.claimWakeupCount();
     String op = enqueue();
     await().atMost(WOKEN_WITHIN).pollInterval(Duration.ofMillis(20)).until(() -> sent(op));
+    assertTrue(metrics.claimWakeupCount() > wakeupsBefore, "no wake-up counted after the reconnect");
     assertEquals(4, receiver.requests().size());
   }
 
   /** Starts loop and listener, waits until the listener listens and its first wake-up was spent. */
-  private void startAndSettle() throws Exception {
+  private void startAndSettle() {
     loop.start();
     listener.start();
     await().atMost(Duration.ofSeconds(10)).until(listener::listening);
-    Thread.sleep(300);
+    awaitIdle(1);
+  }
+
+  /**
+   * Waits until the loop has been handed {@code wakeUpsHanded} wake-ups, has claimed after the last
+   * of them, and is parked in its idle wait: a job committed now reaches the sink within {@link
+   * #WOKEN_WITHIN} only through a new wake-up, not through a claim already under way.
+   */
+  private void awaitIdle(int wakeUpsHanded) {
+    await("the loop idle after " + wakeUpsHanded + " wake-up(s)").atMost(Duration.ofSeconds(15))
+        .pollInterval(Duration.ofMillis(20))
+        .until(() -> wakeUps.get() >= wakeUpsHanded && loop.claimStatements() > statementsAtLastWakeUp.get()
+            && parkedInIdleWait());
+  }
+
+  /** The loop's thread waits inside {@link IdleWait#await}, which parks only with no wake-up pending. */
+  private boolean parkedInIdleWait() {
+    return Thread.getAllStackTraces().entrySet().stream()
+        .filter(e -> e.getKey().getName().equals(loopThread))
+        .anyMatch(e -> e.getKey().getState() == Thread.State.TIMED_WAITING && Arrays.stream(e.getValue())
+            .anyMatch(f -> f.getClassName().equals(IdleWait.class.getName()) && f.getMethodName().equals("await")));
   }
 
   private String enqueue() throws SQLException {

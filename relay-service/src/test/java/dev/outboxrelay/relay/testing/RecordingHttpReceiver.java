@@ -3,6 +3,7 @@ package dev.outboxrelay.relay.testing;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
+import dev.outboxrelay.outbox.testing.TimeSpans;
 import dev.outboxrelay.outbox.webhook.WebhookSignature;
 import java.io.IOException;
 import java.io.InputStream;
@@ -10,6 +11,7 @@ import java.io.OutputStream;
 import java.net.InetSocketAddress;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayDeque;
 import java.util.Deque;
@@ -127,7 +129,7 @@ public final class RecordingHttpReceiver implements AutoCloseable {
         r = defaultResponse;
       }
       if (r.delayMillis() > 0) {
-        Thread.sleep(r.delayMillis()); // a slow receiver on cue: the delay is the behaviour under test
+        TimeSpans.simulateWork(Duration.ofMillis(r.delayMillis())); // a slow receiver on cue
       }
       if (r.status() / 100 == 2 && key != null) {
         applied.computeIfAbsent(key, k -> new AtomicInteger()).incrementAndGet();

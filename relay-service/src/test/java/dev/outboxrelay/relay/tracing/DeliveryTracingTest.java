@@ -13,6 +13,7 @@ import dev.outboxrelay.outbox.OutboxConfig;
 import dev.outboxrelay.outbox.OutboxMessage;
 import dev.outboxrelay.outbox.testing.TraceLines;
 import dev.outboxrelay.relay.lifecycle.RelayService;
+import dev.outboxrelay.relay.testing.Conditions;
 import dev.outboxrelay.relay.testing.RecordingHttpReceiver;
 import io.opentelemetry.api.common.AttributeKey;
 import io.opentelemetry.api.trace.Span;
@@ -32,8 +33,10 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
+import java.util.Objects;
 import java.util.Properties;
 import java.util.UUID;
+import java.util.concurrent.atomic.AtomicReference;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
@@ -219,16 +222,9 @@ class DeliveryTracingTest {
 
   private static GetResponse take(ConnectionFactory factory, String queue) throws Exception {
     try (com.rabbitmq.client.Connection conn = factory.newConnection(); Channel ch = conn.createChannel()) {
-      long deadline = System.nanoTime() + WAIT.toNanos();
-      while (System.nanoTime() < deadline) {
-        GetResponse r = ch.basicGet(queue, true);
-        if (r != null) {
-          return r;
-        }
-        Thread.sleep(50);
-      }
+      return Awaitility.await("a message on " + queue).atMost(WAIT).pollInterval(Duration.ofMillis(50))
+          .until(() -> ch.basicGet(queue, true), Objects::nonNull);
     }
-    throw new AssertionError("no message on " + queue + " within " + WAIT);
   }
 
   /** The header of the record for {@code op} on the test topic (read from the beginning). */
@@ -243,17 +239,20 @@ class DeliveryTracingTest {
           .map(i -> new TopicPartition(i.topic(), i.partition())).toList();
       consumer.assign(partitions);
       consumer.seekToBeginning(partitions);
-      long deadline = System.nanoTime() + WAIT.toNanos();
-      while (System.nanoTime() < deadline) {
+      AtomicReference<ConsumerRecord<String, String>> found = new AtomicReference<>();
+      Conditions.collect(WAIT, Duration.ofMillis(10), Duration.ZERO, () -> {
         for (ConsumerRecord<String, String> r : consumer.poll(Duration.ofMillis(200))) {
           var operation = r.headers().lastHeader("operation-id");
           if (operation != null && op.equals(new String(operation.value(), StandardCharsets.UTF_8))) {
-            var h = r.headers().lastHeader(header);
-            return h == null ? null : new String(h.value(), StandardCharsets.UTF_8);
+            found.set(r);
           }
         }
+      }, () -> found.get() != null);
+      if (found.get() == null) {
+        throw new AssertionError("no record for " + op + " on " + TracingTestResources.TOPIC + " within " + WAIT);
       }
+      var h = found.get().headers().lastHeader(header);
+      return h == null ? null : new String(h.value(), StandardCharsets.UTF_8);
     }
-    throw new AssertionError("no record for " + op + " on " + TracingTestResources.TOPIC);
   }
 }

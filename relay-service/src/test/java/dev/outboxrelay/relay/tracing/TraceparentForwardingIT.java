@@ -13,7 +13,10 @@ import dev.outboxrelay.outbox.OutboxConfig;
 import dev.outboxrelay.outbox.OutboxMessage;
 import dev.outboxrelay.relay.chaos.ChaosExperiment;
 import dev.outboxrelay.outbox.testing.KafkaBroker;
+import dev.outboxrelay.relay.testing.Conditions;
 import dev.outboxrelay.relay.testing.RecordingHttpReceiver;
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.sql.Connection;
@@ -22,6 +25,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
+import java.util.Set;
 import java.util.UUID;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -93,6 +97,7 @@ class TraceparentForwardingIT {
 
       // Kafka: record header bytes.
       Map<String, ConsumerRecord<String, String>> records = consume(kafka, topic, 2);
+      assertEquals(Set.of("events-stored", "events-none"), records.keySet(), "Kafka records by operation id");
       assertArrayEquals(bytes(TRACEPARENT), value(records.get("events-stored").headers().lastHeader("traceparent")));
       assertArrayEquals(bytes(TRACESTATE), value(records.get("events-stored").headers().lastHeader("tracestate")));
       assertNull(records.get("events-none").headers().lastHeader("traceparent"));
@@ -107,8 +112,8 @@ class TraceparentForwardingIT {
             messages.put(r.getProps().getMessageId(), r);
           }
           return messages.size() == 2;
-        } catch (java.io.IOException e) {
-          throw new java.io.UncheckedIOException(e);
+        } catch (IOException e) {
+          throw new UncheckedIOException(e);
         }
       });
       Map<String, Object> stored = messages.get("mails-stored").getProps().getHeaders();
@@ -147,12 +152,11 @@ class TraceparentForwardingIT {
           .map(i -> new TopicPartition(i.topic(), i.partition())).toList();
       consumer.assign(partitions);
       consumer.seekToBeginning(partitions);
-      long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
-      while (byOp.size() < n && System.nanoTime() < deadline) {
+      Conditions.collect(Duration.ofSeconds(60), Duration.ofMillis(10), Duration.ZERO, () -> {
         for (ConsumerRecord<String, String> r : consumer.poll(Duration.ofMillis(200))) {
           byOp.put(new String(r.headers().lastHeader("operation-id").value(), StandardCharsets.UTF_8), r);
         }
-      }
+      }, () -> byOp.size() >= n);
     }
     return byOp;
   }

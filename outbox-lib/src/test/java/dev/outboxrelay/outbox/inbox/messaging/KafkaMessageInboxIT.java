@@ -23,6 +23,7 @@ import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
+import org.awaitility.Awaitility;
 import org.eclipse.microprofile.reactive.messaging.Message;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
@@ -113,12 +114,11 @@ class KafkaMessageInboxIT extends MessageInboxContractTest {
 
   @Override
   Message<?> next() {
-    long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-    while (!polled.hasNext()) {
-      if (System.nanoTime() > deadline) {
-        throw new IllegalStateException("no record on " + topic + " within 30s");
-      }
-      polled = consumer.poll(Duration.ofMillis(200)).iterator();
+    if (!polled.hasNext()) {
+      // consumer.poll waits up to 200 ms itself; the consumer is single-threaded: polled in this thread
+      polled = Awaitility.await("a record on " + topic).atMost(Duration.ofSeconds(30)).pollInSameThread()
+          .pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(1))
+          .until(() -> consumer.poll(Duration.ofMillis(200)).iterator(), Iterator::hasNext);
     }
     ConsumerRecord<String, byte[]> r = polled.next();
     return wrap(r.value(), new IncomingKafkaRecordMetadata<>(r, "orders"),

@@ -12,7 +12,9 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.Objects;
 import java.util.UUID;
+import org.awaitility.Awaitility;
 import org.eclipse.microprofile.reactive.messaging.Message;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -77,14 +79,9 @@ class RabbitMqMessageInboxIT extends MessageInboxContractTest {
 
   @Override
   Message<?> next() throws Exception {
-    long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-    GetResponse r;
-    while ((r = channel.basicGet(queue, false)) == null) {
-      if (System.nanoTime() > deadline) {
-        throw new IllegalStateException("no message on " + queue + " within 30s");
-      }
-      Thread.onSpinWait();
-    }
+    GetResponse r = Awaitility.await("a message on " + queue).atMost(Duration.ofSeconds(30)).pollInSameThread()
+        .pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(10))
+        .until(() -> channel.basicGet(queue, false), Objects::nonNull);
     long tag = r.getEnvelope().getDeliveryTag();
     Channel ch = channel;
     return wrap(r.getBody(), IncomingRabbitMqDeliveries.metadata(r.getProps(), r.getEnvelope()),

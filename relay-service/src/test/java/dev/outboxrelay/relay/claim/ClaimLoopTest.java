@@ -11,6 +11,7 @@ import dev.outboxrelay.outbox.OutboxMessage;
 import dev.outboxrelay.outbox.schema.OutboxSchema;
 import dev.outboxrelay.outbox.store.JdbcOutboxStore;
 import dev.outboxrelay.outbox.store.dialect.H2OutboxDialect;
+import dev.outboxrelay.outbox.store.JdbcOutboxAdminStore;
 import dev.outboxrelay.relay.lease.LeaseHeartbeat;
 import dev.outboxrelay.relay.metrics.RelayMetrics;
 import dev.outboxrelay.relay.sink.HttpSink;
@@ -41,6 +42,7 @@ class ClaimLoopTest {
 
   RecordingHttpReceiver receiver;
   JdbcOutboxStore store;
+  JdbcOutboxAdminStore admin;
   Outbox outbox;
   DataSource ds;
   ClaimLoop loop;
@@ -52,6 +54,7 @@ class ClaimLoopTest {
     ds = h2;
     OutboxSchema.migrate(ds);
     store = new JdbcOutboxStore(ds, new H2OutboxDialect());
+    admin = new JdbcOutboxAdminStore(ds, new H2OutboxDialect());
     outbox = new Outbox(OutboxConfig.builder().destinations("billing").build());
     receiver = new RecordingHttpReceiver();
   }
@@ -103,8 +106,8 @@ class ClaimLoopTest {
     Awaitility.await().atMost(Duration.ofSeconds(5)).until(() -> receiver.requests().size() == 2);
     assertEquals(2, l.claimOnce(), "two sending, four queued at most: room for two more");
     assertEquals(0, l.claimOnce(), "no room: nothing is claimed");
-    assertEquals(6L, store.countByState().get('W'));
-    assertEquals(6L, store.countByState().get('R'));
+    assertEquals(6L, admin.countByState().get('W'));
+    assertEquals(6L, admin.countByState().get('R'));
   }
 
   /**
@@ -134,7 +137,7 @@ class ClaimLoopTest {
       assertTrue(lastFastReceivedAt < firstSlowAnswerAt, "the fast destination's jobs were all received "
           + Duration.ofNanos(lastFastReceivedAt - firstSlowAnswerAt) + " after the slow one's first answer");
       Awaitility.await().atMost(Duration.ofSeconds(30))
-          .until(() -> store.countByState().getOrDefault('S', 0L) == slowJobs + fastJobs);
+          .until(() -> admin.countByState().getOrDefault('S', 0L) == slowJobs + fastJobs);
       assertEquals(slowJobs, slow.requests().size(), "each slow job sent once");
     }
   }
@@ -163,10 +166,10 @@ class ClaimLoopTest {
     assertEquals(3, l.claimOnce());
     Awaitility.await().atMost(Duration.ofSeconds(5)).until(() -> receiver.requests().size() == 2);
     assertEquals(2, l.stop(Duration.ofMillis(200)), "two sends interrupted (and one queued job given back)");
-    Map<Character, Long> counts = store.countByState();
+    Map<Character, Long> counts = admin.countByState();
     assertEquals(0L, counts.get('W'), "no job is left leased after shutdown");
     assertEquals(3L, counts.get('R'));
-    assertEquals(0, store.findByOperationId("op-0").orElseThrow().attempts(), "release counts no attempt");
+    assertEquals(0, admin.findByOperationId("op-0").orElseThrow().attempts(), "release counts no attempt");
   }
 
   @Test
@@ -177,7 +180,7 @@ class ClaimLoopTest {
     assertEquals(2, l.claimOnce());
     Awaitility.await().atMost(Duration.ofSeconds(5)).until(() -> receiver.requests().size() == 2);
     assertEquals(0, l.stop(Duration.ofSeconds(5)));
-    assertEquals(2L, store.countByState().get('S'));
+    assertEquals(2L, admin.countByState().get('S'));
   }
 
   @Test
@@ -185,7 +188,7 @@ class ClaimLoopTest {
     enqueue(40);
     ClaimLoop l = newLoop(store, 8, 4);
     l.start();
-    Awaitility.await().atMost(Duration.ofSeconds(20)).until(() -> store.countByState().get('S') == 40L);
+    Awaitility.await().atMost(Duration.ofSeconds(20)).until(() -> admin.countByState().get('S') == 40L);
     for (int i = 0; i < 40; i++) {
       assertEquals(1, receiver.acceptedCount("op-" + i));
     }

@@ -1,0 +1,87 @@
+package dev.outboxrelay.outbox.jdbc;
+
+import static dev.outboxrelay.outbox.store.dialect.OutboxDialect.readAll;
+
+import dev.outboxrelay.outbox.OutboxStoreException;
+import dev.outboxrelay.outbox.store.dialect.OutboxDialect;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.SQLException;
+import java.time.Instant;
+import java.util.List;
+import java.util.UUID;
+import java.util.function.Predicate;
+import javax.sql.DataSource;
+
+/** The statement plumbing the JDBC stores share: one statement on a pooled connection. */
+public final class JdbcStatements {
+  private JdbcStatements() {}
+
+  /** Sets a statement's parameters. */
+  @FunctionalInterface
+  public interface Binder {
+    void bind(PreparedStatement ps) throws SQLException;
+  }
+
+  /** A pooled connection in auto-commit mode: each statement is its own short transaction. */
+  public static Connection autoCommitConnection(DataSource dataSource) throws SQLException {
+    Connection c = dataSource.getConnection();
+    if (!c.getAutoCommit()) {
+      c.setAutoCommit(true);
+    }
+    return c;
+  }
+
+  /** Runs one update in auto-commit mode; returns the update count. */
+  public static int executeUpdate(DataSource dataSource, String sql, Binder binder) throws SQLException {
+    try (Connection c = autoCommitConnection(dataSource); PreparedStatement ps = c.prepareStatement(sql)) {
+      binder.bind(ps);
+      return ps.executeUpdate();
+    }
+  }
+
+  /**
+   * {@link #executeUpdate} run again while the database rolls it back as a conflict ({@link
+   * ConflictRetry}); any failure left becomes an {@link OutboxStoreException} saying {@code what}
+   * failed.
+   */
+  public static int update(DataSource dataSource, Predicate<SQLException> retryable, String what, String sql,
+      Binder binder) {
+    try {
+      return ConflictRetry.run(retryable, () -> executeUpdate(dataSource, sql, binder));
+    } catch (SQLException e) {
+      throw new OutboxStoreException(what + " failed", e);
+    }
+  }
+
+  /**
+   * Runs one query and maps every row. The connection is used as it comes: inside a caller's JTA
+   * transaction too.
+   */
+  public static <T> List<T> query(DataSource dataSource, String what, String sql, Binder binder,
+      OutboxDialect.RowMapper<T> mapper) {
+    try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(sql)) {
+      binder.bind(ps);
+      return readAll(ps, mapper);
+    } catch (SQLException e) {
+      throw new OutboxStoreException(what + " failed", e);
+    }
+  }
+
+  /**
+   * Binds a dialect's parameters in order: times and tokens through the dialect's hooks (a
+   * MariaDB DATETIME holds UTC, SQL Server has datetime2 and uniqueidentifier), the rest as is.
+   */
+  public static void bindAll(PreparedStatement ps, List<Object> params, OutboxDialect dialect) throws SQLException {
+    for (int i = 0; i < params.size(); i++) {
+      Object p = params.get(i);
+      if (p instanceof Instant t) {
+        dialect.bindInstant(ps, i + 1, t);
+      } else if (p instanceof UUID u) {
+        dialect.bindUuid(ps, i + 1, u);
+      } else {
+        ps.setObject(i + 1, p);
+      }
+    }
+  }
+}

@@ -410,7 +410,7 @@ public class JdbcOutboxStore implements OutboxStore {
     }
   }
 
-  // ---- retention -------------------------------------------------------------------------------
+  // ---- retention -----------------------------------------------------------------------------
 
   @Override
   public int deleteFinishedBefore(Duration keep, int limit) {

@@ -328,7 +328,7 @@ public class JdbcReconciliationStore implements ReconciliationStore {
         rs.getString(15), List.of());
   }
 
-  // ---- clock -------------------------------------------------------------------------------
+  // ---- clock ---------------------------------------------------------------------------------
 
   @Override
   public Instant databaseNow() {

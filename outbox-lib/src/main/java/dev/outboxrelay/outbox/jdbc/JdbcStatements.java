@@ -7,9 +7,7 @@ import dev.outboxrelay.outbox.store.dialect.OutboxDialect;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
-import java.time.Instant;
 import java.util.List;
-import java.util.UUID;
 import java.util.function.Predicate;
 import javax.sql.DataSource;
 
@@ -65,23 +63,6 @@ public final class JdbcStatements {
       return readAll(ps, mapper);
     } catch (SQLException e) {
       throw new OutboxStoreException(what + " failed", e);
-    }
-  }
-
-  /**
-   * Binds a dialect's parameters in order: times and tokens through the dialect's hooks (a
-   * MariaDB DATETIME holds UTC, SQL Server has datetime2 and uniqueidentifier), the rest as is.
-   */
-  public static void bindAll(PreparedStatement ps, List<Object> params, OutboxDialect dialect) throws SQLException {
-    for (int i = 0; i < params.size(); i++) {
-      Object p = params.get(i);
-      if (p instanceof Instant t) {
-        dialect.bindInstant(ps, i + 1, t);
-      } else if (p instanceof UUID u) {
-        dialect.bindUuid(ps, i + 1, u);
-      } else {
-        ps.setObject(i + 1, p);
-      }
     }
   }
 }

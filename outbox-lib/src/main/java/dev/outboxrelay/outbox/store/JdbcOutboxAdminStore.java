@@ -233,9 +233,9 @@ public class JdbcOutboxAdminStore implements OutboxAdminStore {
     return JdbcStatements.query(dataSource, what, sql, binder, mapper);
   }
 
-  /** Binds a dialect's statement's parameters ({@link JdbcStatements#bindAll}). */
+  /** Binds a dialect's statement's parameters ({@link Dialects#bindAll}). */
   private Binder params(BoundSql sql) {
-    return ps -> JdbcStatements.bindAll(ps, sql.params(), dialect);
+    return ps -> Dialects.bindAll(ps, sql.params(), dialect);
   }
 
   private Instant instant(ResultSet rs, int column) throws SQLException {

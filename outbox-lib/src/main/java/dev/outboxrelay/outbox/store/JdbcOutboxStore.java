@@ -428,7 +428,7 @@ public class JdbcOutboxStore implements OutboxStore {
           // reads get shared next-key locks, which would hold back claims and enqueues.
           c.setTransactionIsolation(Connection.TRANSACTION_READ_COMMITTED);
           try (PreparedStatement ps = c.prepareStatement(sql.sql())) {
-            JdbcStatements.bindAll(ps, sql.params(), dialect);
+            Dialects.bindAll(ps, sql.params(), dialect);
             return ps.executeUpdate();
           } finally {
             c.setTransactionIsolation(isolation);

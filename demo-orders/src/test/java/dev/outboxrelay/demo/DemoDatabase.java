@@ -1,7 +1,7 @@
 package dev.outboxrelay.demo;
 
 import dev.outboxrelay.demo.jdbc.Jdbc;
-import dev.outboxrelay.outbox.store.JdbcOutboxStore;
+import dev.outboxrelay.outbox.store.JdbcOutboxAdminStore;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
 import javax.sql.DataSource;
@@ -16,12 +16,12 @@ public class DemoDatabase {
   @Inject DataSource dataSource;
   @Inject Jdbc jdbc;
 
-  private JdbcOutboxStore outboxStore;
+  private JdbcOutboxAdminStore outboxStore;
 
-  /** The outbox store over the application's datasource (created once). */
-  public synchronized JdbcOutboxStore outbox() {
+  /** The outbox's counts and jobs over the application's datasource (created once). */
+  public synchronized JdbcOutboxAdminStore outbox() {
     if (outboxStore == null) {
-      outboxStore = JdbcOutboxStore.create(dataSource);
+      outboxStore = JdbcOutboxAdminStore.create(dataSource);
     }
     return outboxStore;
   }

@@ -1,6 +1,6 @@
 package dev.outboxrelay.outbox;
 
-import dev.outboxrelay.outbox.store.JdbcOutboxStore;
+import dev.outboxrelay.outbox.store.JdbcEnqueueStore;
 import dev.outboxrelay.outbox.store.NewMessage;
 import dev.outboxrelay.outbox.store.dialect.DialectDetector;
 import dev.outboxrelay.outbox.store.dialect.OutboxDialect;
@@ -31,7 +31,7 @@ public class Outbox {
   private final OutboxConfig config;
   private final MessageValidator validator;
   private final TraceContextSource traceContext;
-  private volatile JdbcOutboxStore store;
+  private volatile JdbcEnqueueStore store;
 
   /** Stores the active OpenTelemetry span's context when the OpenTelemetry API is present. */
   public Outbox(OutboxConfig config) {
@@ -47,7 +47,7 @@ public class Outbox {
     this.validator = new MessageValidator(config);
     this.traceContext = Objects.requireNonNull(traceContext, "traceContext");
     if (config.dialect() != null) {
-      this.store = JdbcOutboxStore.forCallerConnections(config.dialect(), config.tables());
+      this.store = new JdbcEnqueueStore(config.dialect(), config.tables());
     }
   }
 
@@ -86,7 +86,7 @@ public class Outbox {
     for (OutboxMessage m : messages) {
       validated.add(validated(m, trace));
     }
-    JdbcOutboxStore s = storeFor(connection);
+    JdbcEnqueueStore s = storeFor(connection);
     return validated.stream().map(m -> s.insert(connection, m)).toList();
   }
 
@@ -100,12 +100,12 @@ public class Outbox {
     return new NewMessage(m, headersJson, byReference);
   }
 
-  private JdbcOutboxStore storeFor(Connection connection) {
-    JdbcOutboxStore s = store;
+  private JdbcEnqueueStore storeFor(Connection connection) {
+    JdbcEnqueueStore s = store;
     if (s == null) {
       try {
         OutboxDialect dialect = DialectDetector.detect(connection.getMetaData());
-        s = JdbcOutboxStore.forCallerConnections(dialect, config.tables());
+        s = new JdbcEnqueueStore(dialect, config.tables());
         store = s;
       } catch (SQLException e) {
         throw new OutboxStoreException("cannot read database metadata to choose a dialect", e);

@@ -5,7 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.outboxrelay.outbox.inbox.InboxContractTest;
 import dev.outboxrelay.outbox.store.ConfiguredNamesContractTest;
-import dev.outboxrelay.outbox.store.JdbcReconciliationStore;
+import dev.outboxrelay.outbox.store.JdbcFleetLock;
 import dev.outboxrelay.outbox.store.OutboxAdminStoreContractTest;
 import dev.outboxrelay.outbox.store.OutboxStoreContractTest;
 import dev.outboxrelay.outbox.store.ReconciliationStore;
@@ -104,14 +104,14 @@ class MariaDbSuiteIT {
      */
     @Test
     void aReleasedLockIsFreeWithinTheSameMillisecond() {
-      JdbcReconciliationStore frozen = JdbcReconciliationStore.create(
+      JdbcFleetLock frozen = JdbcFleetLock.create(
           TestDatabases.mariadbFrozenClock(STORE, Instant.parse("2030-01-01T00:00:00.123Z")));
       String name = ReconciliationStore.RECONCILIATION_LOCK;
-      assertTrue(frozen.acquireLock(name, "relay-a", LEASE));
-      frozen.releaseLock(name, "relay-a");
-      assertTrue(frozen.lockHolder(name).orElseThrow().expired(), "released: expired at once");
-      assertTrue(frozen.acquireLock(name, "relay-b", LEASE), "free in the release's millisecond");
-      assertEquals("relay-b", frozen.lockHolder(name).orElseThrow().owner());
+      assertTrue(frozen.acquire(name, "relay-a", LEASE));
+      frozen.release(name, "relay-a");
+      assertTrue(frozen.holder(name).orElseThrow().expired(), "released: expired at once");
+      assertTrue(frozen.acquire(name, "relay-b", LEASE), "free in the release's millisecond");
+      assertEquals("relay-b", frozen.holder(name).orElseThrow().owner());
     }
   }
 

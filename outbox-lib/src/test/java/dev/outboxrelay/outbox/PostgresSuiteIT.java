@@ -1,19 +1,31 @@
 package dev.outboxrelay.outbox;
 
+import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import dev.outboxrelay.outbox.inbox.InboxContractTest;
 import dev.outboxrelay.outbox.store.ClaimRequest;
 import dev.outboxrelay.outbox.store.ClaimedMessage;
+import dev.outboxrelay.outbox.store.Confirmation;
 import dev.outboxrelay.outbox.store.ConfiguredNamesContractTest;
 import dev.outboxrelay.outbox.store.JdbcOutboxStore;
+import dev.outboxrelay.outbox.store.JdbcReconciliationStore;
 import dev.outboxrelay.outbox.store.OutboxAdminStoreContractTest;
 import dev.outboxrelay.outbox.store.OutboxStoreContractTest;
 import dev.outboxrelay.outbox.store.ReconciliationStoreContractTest;
 import dev.outboxrelay.outbox.store.dialect.OutboxDialect;
 import dev.outboxrelay.outbox.store.dialect.PostgresOutboxDialect;
 import dev.outboxrelay.outbox.testing.TestDatabases;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Test;
@@ -55,7 +67,7 @@ class PostgresSuiteIT {
       JdbcOutboxStore claimer = new JdbcOutboxStore(nestedLoops, store.dialect());
       List<ClaimedMessage> claimed = claimer.claimBatch(ClaimRequest.of(3, LEASE));
       assertEquals(ready.subList(0, 3), ids(claimed));
-      assertEquals(counts(17, 3, 0, 0, 0), store.countByState());
+      assertEquals(counts(17, 3, 0, 0, 0), admin.countByState());
     }
   }
 
@@ -85,12 +97,64 @@ class PostgresSuiteIT {
     }
   }
 
-  /** The reconciliation SQL. */
+  /** The reconciliation SQL, plus a deadlock victim run again. */
   @Nested
   class Reconciliation extends ReconciliationStoreContractTest {
     @Override
     protected DataSource dataSource() {
       return TestDatabases.postgres();
+    }
+
+    /**
+     * The reconciliation store re-runs a deadlock victim as the outbox store does: another
+     * transaction holds confirmation {@code b}, the store's batch writes {@code a} and waits for
+     * {@code b}, then the other transaction writes {@code a}. The store's session checks for a
+     * deadlock after 3 s, the other's only after a minute, so PostgreSQL rolls back the store's
+     * transaction (40P01); the store runs the batch again once {@code b} is committed, and the
+     * caller sees both confirmations stored and no error.
+     */
+    @Test
+    void aConfirmationBatchChosenAsADeadlockVictimIsRunAgain() throws Exception {
+      JdbcReconciliationStore victim = new JdbcReconciliationStore(
+          TestDatabases.postgres(TestDatabases.OUTBOX_LIB_SCHEMA, "-c deadlock_timeout=3s"), store.outboxDialect());
+      long deadlocksBefore = deadlocks();
+      ExecutorService caller = Executors.newSingleThreadExecutor();
+      try (Connection other = ds.getConnection()) {
+        try (Statement st = other.createStatement()) {
+          st.execute("SET deadlock_timeout = '60s'");
+        }
+        other.setAutoCommit(false);
+        confirm(other, "deadlock-b");
+        Future<Integer> upserted = caller.submit(() -> victim.upsertConfirmations(List.of(
+            new Confirmation("deadlock-a", "http:billing", now, 1, "test"),
+            new Confirmation("deadlock-b", "http:billing", now, 1, "test"))));
+        await().atMost(Duration.ofSeconds(30)).until(() -> TestDatabases.queryLong(ds, "SELECT COUNT(*) FROM"
+            + " pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE 'INSERT INTO outbox_confirmation%'") == 1);
+        confirm(other, "deadlock-a"); // returns once the store's transaction was rolled back
+        other.commit();
+        assertEquals(2, upserted.get(30, TimeUnit.SECONDS));
+      } finally {
+        caller.shutdownNow();
+      }
+      assertEquals(2, TestDatabases.queryLong(ds,
+          "SELECT COUNT(*) FROM outbox_confirmation WHERE operation_id LIKE 'deadlock-%' AND source = 'test'"));
+      await().atMost(Duration.ofSeconds(30)).until(() -> deadlocks() > deadlocksBefore);
+    }
+
+    private void confirm(Connection c, String operationId) throws SQLException {
+      try (PreparedStatement ps = c.prepareStatement(store.dialect().upsertConfirmationSql())) {
+        ps.setString(1, operationId);
+        ps.setString(2, "http:billing");
+        store.outboxDialect().bindInstant(ps, 3, now);
+        ps.setInt(4, 1);
+        ps.setString(5, "other");
+        ps.executeUpdate();
+      }
+    }
+
+    /** The deadlocks PostgreSQL resolved in this database so far (its statistics, flushed within a second). */
+    private long deadlocks() {
+      return TestDatabases.queryLong(ds, "SELECT deadlocks FROM pg_stat_database WHERE datname = current_database()");
     }
   }
 

@@ -80,16 +80,16 @@ class SqlServerSuiteIT {
         assertTrue(e.getMessage().contains("auto-commit"), e.getMessage());
         c.rollback();
       }
-      assertEquals(counts(2, 0, 0, 0, 0), store.countByState());
+      assertEquals(counts(2, 0, 0, 0, 0), admin.countByState());
       assertEquals(2, claim(10, LEASE).size(), "the same claim in auto-commit works");
     }
 
     /** A delay longer than an int of milliseconds (24.8 days) still lands on the right time. */
     @Test
     void delaysBeyondAnIntOfMillisecondsAreExact() {
-      Instant before = store.databaseNow();
+      Instant before = admin.databaseNow();
       long id = enqueue(message("far-future").deliverAfter(Duration.ofDays(40)).build());
-      Instant after = store.databaseNow();
+      Instant after = admin.databaseNow();
       assertBetween(before.plus(Duration.ofDays(40)), after.plus(Duration.ofDays(40)),
           row(id).deliverAfter(), "deliver_after");
       assertEquals(List.of(), claim(10, LEASE));

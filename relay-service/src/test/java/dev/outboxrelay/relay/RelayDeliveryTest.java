@@ -16,6 +16,7 @@ import dev.outboxrelay.outbox.store.AttemptOutcome;
 import dev.outboxrelay.outbox.store.OutboxStore;
 import dev.outboxrelay.outbox.store.StoredAttempt;
 import dev.outboxrelay.outbox.store.StoredMessage;
+import dev.outboxrelay.outbox.store.OutboxAdminStore;
 import dev.outboxrelay.outbox.webhook.WebhookSignature;
 import dev.outboxrelay.relay.config.RelayConfig;
 import dev.outboxrelay.relay.lifecycle.RelayService;
@@ -58,6 +59,7 @@ class RelayDeliveryTest {
 
   RecordingHttpReceiver receiver;
   OutboxStore store;
+  OutboxAdminStore admin;
   final Outbox outbox = new Outbox(OutboxConfig.builder().destinations("billing", "nowhere", "signed").build());
 
   @BeforeEach
@@ -65,6 +67,7 @@ class RelayDeliveryTest {
     receiver = RelayTestResources.receiver;
     receiver.reset();
     store = relay.store();
+    admin = relay.admin();
     try (Connection c = ds.getConnection(); Statement s = c.createStatement()) {
       s.execute("DELETE FROM outbox_attempt");
       s.execute("DELETE FROM outbox_message");
@@ -81,12 +84,12 @@ class RelayDeliveryTest {
   }
 
   StoredMessage awaitState(String op, char state) {
-    Awaitility.await().atMost(WAIT).until(() -> store.findByOperationId(op).orElseThrow().state() == state);
-    return store.findByOperationId(op).orElseThrow();
+    Awaitility.await().atMost(WAIT).until(() -> admin.findByOperationId(op).orElseThrow().state() == state);
+    return admin.findByOperationId(op).orElseThrow();
   }
 
   List<AttemptOutcome> outcomes(StoredMessage m) {
-    return store.attempts(m.id()).stream().map(StoredAttempt::outcome).toList();
+    return admin.attempts(m.id()).stream().map(StoredAttempt::outcome).toList();
   }
 
   @Test
@@ -95,11 +98,11 @@ class RelayDeliveryTest {
     for (int i = 0; i < 60; i++) {
       ops.add(enqueue("billing", "{\"i\":" + i + "}"));
     }
-    Awaitility.await().atMost(WAIT).until(() -> store.countByState().get('S') == 60L);
+    Awaitility.await().atMost(WAIT).until(() -> admin.countByState().get('S') == 60L);
     for (String op : ops) {
       assertEquals(1, receiver.acceptedCount(op), op);
       RecordingHttpReceiver.Request req = receiver.requestsFor(op).get(0);
-      StoredMessage m = store.findByOperationId(op).orElseThrow();
+      StoredMessage m = admin.findByOperationId(op).orElseThrow();
       assertEquals(String.valueOf(m.id()), req.header("X-Outbox-Message-Id"));
       assertEquals("1", req.header("X-Outbox-Attempt"));
       assertEquals("t-" + op, req.header("X-Trace"));
@@ -148,7 +151,7 @@ class RelayDeliveryTest {
     assertEquals(List.of("1", "2", "3"), reqs.stream().map(r -> r.header("X-Outbox-Attempt")).toList());
     long retryAfterGap = Duration.ofNanos(reqs.get(2).receivedNanos() - reqs.get(1).receivedNanos()).toMillis();
     assertTrue(retryAfterGap >= 900, "Retry-After: 1 is honoured, gap was " + retryAfterGap + " ms");
-    StoredAttempt second = store.attempts(m.id()).get(1);
+    StoredAttempt second = admin.attempts(m.id()).get(1);
     assertEquals("HTTP 503", second.errorClass());
     assertTrue(second.responseSummary().contains("busy"), second.responseSummary());
   }
@@ -164,7 +167,7 @@ class RelayDeliveryTest {
     assertEquals(1, m.attempts());
     assertTrue(m.lastError().contains("422"), m.lastError());
     assertEquals(List.of(AttemptOutcome.DEAD), outcomes(m));
-    assertTrue(store.attempts(m.id()).get(0).responseSummary().contains("amount missing"));
+    assertTrue(admin.attempts(m.id()).get(0).responseSummary().contains("amount missing"));
   }
 
   @Test
@@ -222,11 +225,11 @@ class RelayDeliveryTest {
       assertEquals(1, ps.executeUpdate());
     }
     Awaitility.await().atMost(WAIT).until(() ->
-        !outcomes(store.findByOperationId(op).orElseThrow()).isEmpty());
+        !outcomes(admin.findByOperationId(op).orElseThrow()).isEmpty());
     // The heartbeat's renewal (at lease/3, mid-send) and the completion both hit 0 rows.
     assertTrue(relay.metrics().staleCompletionCount() >= staleBefore + 2,
         "stale renewal and stale completion are both counted");
-    StoredMessage m = store.findByOperationId(op).orElseThrow();
+    StoredMessage m = admin.findByOperationId(op).orElseThrow();
     assertEquals('W', m.state(), "the stale owner's completion changed nothing");
     assertEquals(otherOwner, m.claimToken());
     assertEquals(0, m.attempts());
@@ -254,7 +257,7 @@ class RelayDeliveryTest {
     assertEquals(1, m.attempts(), "401 is permanent: no retry");
     assertTrue(m.lastError().contains("401"), m.lastError());
     assertEquals(List.of(AttemptOutcome.DEAD), outcomes(m));
-    StoredAttempt attempt = store.attempts(m.id()).get(0);
+    StoredAttempt attempt = admin.attempts(m.id()).get(0);
     assertEquals("HTTP 401", attempt.errorClass());
     assertTrue(attempt.responseSummary().contains("BAD_SIGNATURE"), attempt.responseSummary());
     assertTrue(!m.lastError().contains(RelayTestResources.SIGNED_SECRET)
@@ -277,7 +280,7 @@ class RelayDeliveryTest {
     try (Connection c = ds.getConnection()) {
       outbox.enqueue(c, OutboxMessage.builder().operationId(op).destination("billing").payload(payload).build());
     }
-    StoredMessage queued = store.findByOperationId(op).orElseThrow();
+    StoredMessage queued = admin.findByOperationId(op).orElseThrow();
     assertTrue(queued.payloadByReference(), "over the inline threshold");
     assertTrue(queued.payload().length() < 200, "the row holds a reference: " + queued.payload());
 
@@ -307,7 +310,7 @@ class RelayDeliveryTest {
     WebhookSignature.Verification v = WebhookSignature.verify(secret, req.header(WebhookSignature.HEADER),
         payload.getBytes(StandardCharsets.UTF_8), Instant.now(), WebhookSignature.DEFAULT_TOLERANCE);
     assertTrue(v.valid(), v.detail());
-    String reference = store.findByOperationId(op).orElseThrow().payload();
+    String reference = admin.findByOperationId(op).orElseThrow().payload();
     assertFalse(WebhookSignature.verify(secret, req.header(WebhookSignature.HEADER),
         reference.getBytes(StandardCharsets.UTF_8), Instant.now(), WebhookSignature.DEFAULT_TOLERANCE).valid(),
         "the signature covers the body, not the reference");

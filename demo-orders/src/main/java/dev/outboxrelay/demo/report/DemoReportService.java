@@ -8,7 +8,7 @@ import dev.outboxrelay.demo.order.Order;
 import dev.outboxrelay.demo.sink.Invoices;
 import dev.outboxrelay.outbox.inbox.InboxLedger;
 import dev.outboxrelay.outbox.orm.TransactionalOutbox;
-import dev.outboxrelay.outbox.store.JdbcOutboxStore;
+import dev.outboxrelay.outbox.store.JdbcOutboxAdminStore;
 import jakarta.annotation.PostConstruct;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
@@ -21,7 +21,7 @@ import javax.sql.DataSource;
  * Builds the {@link DemoReport}. Each figure is read on its own (no snapshot across them), so
  * while the relay is running the figures may disagree by the deliveries in flight.
  *
- * <p>Not to be called inside a JTA transaction: {@link JdbcOutboxStore}'s inspection methods
+ * <p>Not to be called inside a JTA transaction: {@link JdbcOutboxAdminStore}'s inspection methods
  * switch their connection to auto-commit, which Agroal refuses on an enlisted connection.
  */
 @ApplicationScoped
@@ -44,11 +44,11 @@ public class DemoReportService {
   @Inject Jdbc jdbc;
   @Inject Invoices invoices;
 
-  private JdbcOutboxStore outboxStore;
+  private JdbcOutboxAdminStore outboxStore;
 
   @PostConstruct
   void init() {
-    outboxStore = JdbcOutboxStore.create(dataSource, transactionalOutbox.tables());
+    outboxStore = JdbcOutboxAdminStore.create(dataSource, transactionalOutbox.tables());
   }
 
   public DemoReport report() {

@@ -1,13 +1,16 @@
 package dev.outboxrelay.outbox.store;
 
+import static dev.outboxrelay.outbox.jdbc.Columns.MAX_TEXT;
+import static dev.outboxrelay.outbox.jdbc.Columns.truncate;
 import static dev.outboxrelay.outbox.store.dialect.OutboxDialect.readAll;
 
 import dev.outboxrelay.outbox.OutboxStoreException;
+import dev.outboxrelay.outbox.jdbc.ConflictRetry;
+import dev.outboxrelay.outbox.jdbc.JdbcStatements;
+import dev.outboxrelay.outbox.jdbc.JdbcStatements.Binder;
+import dev.outboxrelay.outbox.jdbc.JdbcTransactions;
 import dev.outboxrelay.outbox.schema.OutboxTables;
 import dev.outboxrelay.outbox.schema.TableRendering;
-import dev.outboxrelay.outbox.store.dialect.DialectDetector;
-import dev.outboxrelay.outbox.store.dialect.JdbcTransactions;
-import dev.outboxrelay.outbox.store.JdbcStatements.Binder;
 import dev.outboxrelay.outbox.store.dialect.OutboxDialect;
 import dev.outboxrelay.outbox.store.dialect.ReconciliationDialect;
 import java.sql.Connection;
@@ -26,13 +29,12 @@ import javax.sql.DataSource;
 
 /**
  * {@link ReconciliationStore} over JDBC. Statements come from the {@link ReconciliationDialect};
- * this class binds parameters, runs short transactions and maps rows. SQL errors become {@link
- * OutboxStoreException} naming the operation.
+ * this class binds parameters, runs short transactions and maps rows. A write the database rolled
+ * back as a deadlock victim runs again ({@link ConflictRetry}), as the outbox store's do. SQL
+ * errors become {@link OutboxStoreException} naming the operation. The fleet lock the
+ * reconciliation runs under is {@link JdbcFleetLock}.
  */
 public class JdbcReconciliationStore implements ReconciliationStore {
-  /** Errors and diagnoses are stored truncated to the column width. */
-  private static final int MAX_TEXT = 2000;
-
   private final DataSource dataSource;
   /** Binds and reads times, and tells unique violations, for the same database. */
   private final OutboxDialect outbox;
@@ -58,13 +60,7 @@ public class JdbcReconciliationStore implements ReconciliationStore {
 
   /** Detects the dialect from one connection of {@code dataSource}; the outbox named by {@code tables}. */
   public static JdbcReconciliationStore create(DataSource dataSource, OutboxTables tables) {
-    OutboxDialect outbox;
-    try (Connection c = dataSource.getConnection()) {
-      outbox = DialectDetector.detect(c.getMetaData());
-    } catch (SQLException e) {
-      throw new OutboxStoreException("cannot connect to detect the outbox dialect", e);
-    }
-    return new JdbcReconciliationStore(dataSource, outbox, tables);
+    return new JdbcReconciliationStore(dataSource, Dialects.detect(dataSource), tables);
   }
 
   public ReconciliationDialect dialect() {
@@ -83,6 +79,14 @@ public class JdbcReconciliationStore implements ReconciliationStore {
     if (confirmations.isEmpty()) {
       return 0;
     }
+    try {
+      return retryingConflicts(() -> upsertOnce(confirmations));
+    } catch (SQLException e) {
+      throw new OutboxStoreException("upsert of " + confirmations.size() + " confirmation(s) failed", e);
+    }
+  }
+
+  private int upsertOnce(List<Confirmation> confirmations) throws SQLException {
     try (Connection conn = dataSource.getConnection()) {
       return JdbcTransactions.inTransaction(conn, c -> {
         try (PreparedStatement ps = c.prepareStatement(dialect.upsertConfirmationSql())) {
@@ -98,8 +102,6 @@ public class JdbcReconciliationStore implements ReconciliationStore {
         }
         return confirmations.size();
       });
-    } catch (SQLException e) {
-      throw new OutboxStoreException("upsert of " + confirmations.size() + " confirmation(s) failed", e);
     }
   }
 
@@ -178,6 +180,18 @@ public class JdbcReconciliationStore implements ReconciliationStore {
 
   @Override
   public Optional<Long> startRun(RunStart s) {
+    try {
+      return Optional.of(retryingConflicts(() -> insertRun(s)));
+    } catch (SQLException e) {
+      if (s.scheduleSlot() != null && outbox.isUniqueViolation(e)) {
+        return Optional.empty(); // another relay reconciled this slot first
+      }
+      throw new OutboxStoreException("start of a reconciliation run for [" + s.windowStart() + ", "
+          + s.windowEnd() + ") failed", e);
+    }
+  }
+
+  private long insertRun(RunStart s) throws SQLException {
     try (Connection c = JdbcStatements.autoCommitConnection(dataSource);
         PreparedStatement ps = c.prepareStatement(dialect.insertRunSql(), new String[] {"id"})) {
       outbox.bindInstant(ps, 1, s.windowStart());
@@ -190,14 +204,8 @@ public class JdbcReconciliationStore implements ReconciliationStore {
         if (!keys.next()) {
           throw new IllegalStateException("the run insert returned no id");
         }
-        return Optional.of(keys.getLong(1));
+        return keys.getLong(1);
       }
-    } catch (SQLException e) {
-      if (s.scheduleSlot() != null && outbox.isUniqueViolation(e)) {
-        return Optional.empty(); // another relay reconciled this slot first
-      }
-      throw new OutboxStoreException("start of a reconciliation run for [" + s.windowStart() + ", "
-          + s.windowEnd() + ") failed", e);
     }
   }
 
@@ -210,6 +218,15 @@ public class JdbcReconciliationStore implements ReconciliationStore {
   @Override
   public boolean finishRun(long runId, Map<ReconciliationCategory, Integer> counts, int pending,
       List<ReconciliationItem> items, String error) {
+    try {
+      return retryingConflicts(() -> finishOnce(runId, counts, pending, items, error));
+    } catch (SQLException e) {
+      throw new OutboxStoreException("finish of reconciliation run " + runId + " failed", e);
+    }
+  }
+
+  private boolean finishOnce(long runId, Map<ReconciliationCategory, Integer> counts, int pending,
+      List<ReconciliationItem> items, String error) throws SQLException {
     try (Connection conn = dataSource.getConnection()) {
       return JdbcTransactions.inTransaction(conn, c -> {
         try (PreparedStatement ps = c.prepareStatement(dialect.finishRunSql())) {
@@ -253,8 +270,6 @@ public class JdbcReconciliationStore implements ReconciliationStore {
         }
         return true;
       });
-    } catch (SQLException e) {
-      throw new OutboxStoreException("finish of reconciliation run " + runId + " failed", e);
     }
   }
 
@@ -313,56 +328,7 @@ public class JdbcReconciliationStore implements ReconciliationStore {
         rs.getString(15), List.of());
   }
 
-  // ---- fleet lock ----------------------------------------------------------------------------
-
-  @Override
-  public boolean acquireLock(String name, String owner, Duration leaseFor) {
-    String what = "acquisition of lock '" + name + "' by " + owner;
-    int taken = update(what, dialect.takeLockSql(), ps -> {
-      ps.setString(1, owner);
-      ps.setLong(2, leaseFor.toMillis());
-      ps.setString(3, name);
-      ps.setString(4, owner);
-    });
-    if (taken == 1) {
-      return true;
-    }
-    try (Connection c = JdbcStatements.autoCommitConnection(dataSource);
-        PreparedStatement ps = c.prepareStatement(dialect.insertLockSql())) {
-      ps.setString(1, name);
-      ps.setString(2, owner);
-      ps.setLong(3, leaseFor.toMillis());
-      return ps.executeUpdate() == 1;
-    } catch (SQLException e) {
-      if (outbox.isUniqueViolation(e)) {
-        return false; // created by a concurrent contender, whose lease is live
-      }
-      throw new OutboxStoreException(what + " failed", e);
-    }
-  }
-
-  @Override
-  public boolean renewLock(String name, String owner, Duration leaseFor) {
-    return update("renewal of lock '" + name + "' by " + owner, dialect.renewLockSql(), ps -> {
-      ps.setLong(1, leaseFor.toMillis());
-      ps.setString(2, name);
-      ps.setString(3, owner);
-    }) == 1;
-  }
-
-  @Override
-  public void releaseLock(String name, String owner) {
-    update("release of lock '" + name + "' by " + owner, dialect.releaseLockSql(), ps -> {
-      ps.setString(1, name);
-      ps.setString(2, owner);
-    });
-  }
-
-  @Override
-  public Optional<LockHolder> lockHolder(String name) {
-    return query("read of lock '" + name + "'", dialect.lockHolderSql(), ps -> ps.setString(1, name),
-        rs -> new LockHolder(name, rs.getString(1), instant(rs, 2), instant(rs, 3))).stream().findFirst();
-  }
+  // ---- clock ---------------------------------------------------------------------------------
 
   @Override
   public Instant databaseNow() {
@@ -371,14 +337,13 @@ public class JdbcReconciliationStore implements ReconciliationStore {
 
   // ---- helpers -------------------------------------------------------------------------------
 
-
+  /** Runs {@code work} again while the database rolls it back as a deadlock victim ({@link ConflictRetry}). */
+  private <T> T retryingConflicts(ConflictRetry.Work<T> work) throws SQLException {
+    return ConflictRetry.run(outbox::isRetryableConflict, work);
+  }
 
   private int update(String what, String sql, Binder binder) {
-    try {
-      return JdbcStatements.executeUpdate(dataSource, sql, binder);
-    } catch (SQLException e) {
-      throw new OutboxStoreException(what + " failed", e);
-    }
+    return JdbcStatements.update(dataSource, outbox::isRetryableConflict, what, sql, binder);
   }
 
   private <T> List<T> query(String what, String sql, Binder binder, OutboxDialect.RowMapper<T> mapper) {
@@ -387,9 +352,5 @@ public class JdbcReconciliationStore implements ReconciliationStore {
 
   private Instant instant(ResultSet rs, int column) throws SQLException {
     return outbox.readInstant(rs, column);
-  }
-
-  private static String truncate(String s, int max) {
-    return s == null || s.length() <= max ? s : s.substring(0, max - 1) + "…";
   }
 }

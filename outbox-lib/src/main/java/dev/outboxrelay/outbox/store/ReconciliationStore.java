@@ -8,7 +8,7 @@ import java.util.Optional;
 
 /**
  * The reconciliation's view of the outbox: confirmations, the classification of a window, the
- * conditional state moves that follow from it, the runs and their reports, and named fleet locks.
+ * conditional state moves that follow from it, the runs and their reports. The fleet lock a run holds is {@link FleetLock}.
  * Thread-safe; each call runs in its own short transaction with the database clock.
  *
  * <p>State moves never overwrite blindly: each re-checks the state and attempts the
@@ -62,20 +62,6 @@ public interface ReconciliationStore {
 
   /** The newest run that finished with a verdict (without items), and its age by the database clock. */
   Optional<Map.Entry<ReconciliationRun, Duration>> latestSuccessfulRun();
-
-  /**
-   * Takes the named lock for {@code leaseFor} when nobody holds it, its lease expired (a crashed
-   * holder), or {@code owner} already holds it. False when another owner holds a live lease.
-   */
-  boolean acquireLock(String name, String owner, Duration leaseFor);
-
-  /** Extends our own live lease; false when it expired or another owner took it. */
-  boolean renewLock(String name, String owner, Duration leaseFor);
-
-  /** Ends our lease now (no-op when another owner holds it). */
-  void releaseLock(String name, String owner);
-
-  Optional<LockHolder> lockHolder(String name);
 
   /** The database's current time. */
   Instant databaseNow();

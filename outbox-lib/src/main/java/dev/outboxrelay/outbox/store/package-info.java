@@ -1,5 +1,10 @@
 /**
- * The store port and its JDBC implementation.
+ * The store ports and their JDBC implementations, one store per port (docs/design.md "Stores"):
+ * {@link dev.outboxrelay.outbox.store.OutboxStore} for the relay's transitions ({@link
+ * dev.outboxrelay.outbox.store.JdbcOutboxStore}), {@link dev.outboxrelay.outbox.store.OutboxAdminStore}
+ * for the operator's and the gauges' reads and actions, {@link
+ * dev.outboxrelay.outbox.store.ReconciliationStore} and {@link dev.outboxrelay.outbox.store.FleetLock};
+ * {@link dev.outboxrelay.outbox.store.JdbcEnqueueStore} inserts on the caller's connection.
  *
  * <p>Claim/lease model: {@link dev.outboxrelay.outbox.store.OutboxStore#claimBatch} moves up to
  * {@code limit} ready ({@code R}), due rows to {@code W} in one atomic statement, stamping a new
@@ -11,7 +16,7 @@
  *
  * <p>Transactions: claim, complete and reap run in their own short transactions on connections
  * from the store's {@link javax.sql.DataSource}; no transaction is held across a delivery.
- * {@link dev.outboxrelay.outbox.store.JdbcOutboxStore#insert} alone runs on the caller's
+ * {@link dev.outboxrelay.outbox.store.JdbcEnqueueStore#insert} alone runs on the caller's
  * connection and transaction.
  */
 package dev.outboxrelay.outbox.store;

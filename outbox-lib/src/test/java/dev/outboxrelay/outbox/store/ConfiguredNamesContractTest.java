@@ -89,7 +89,6 @@ public abstract class ConfiguredNamesContractTest extends OutboxStoreContractTes
     }
     JdbcOutboxStore otherSchema = JdbcOutboxStore.create(database, OTHER_SCHEMA);
     JdbcOutboxStore otherTable = JdbcOutboxStore.create(database, OTHER_TABLE);
-    JdbcOutboxStore defaults = JdbcOutboxStore.create(database);
     for (JdbcOutboxStore other : List.of(otherSchema, otherTable)) {
       assertEquals(List.of(), other.claimBatch(ClaimRequest.of(10, LEASE)), other.tables() + " sees no job");
     }
@@ -100,14 +99,15 @@ public abstract class ConfiguredNamesContractTest extends OutboxStoreContractTes
     awaitDatabaseClockPast(Duration.ofMillis(50));
     assertEquals(new ReapResult(1, 0), store.releaseExpiredLeases(5, 100));
 
-    Map<Character, Long> states = store.countByState();
+    Map<Character, Long> states = admin.countByState();
     assertEquals(1L, states.get('S'), states.toString());
     assertEquals(1L, states.get('R'), states.toString());
     assertEquals(2, TestDatabases.queryLong(database, "SELECT COUNT(*) FROM names_it.orders_attempt"),
         "a delivery and an expired lease recorded in the named attempt table");
     assertEquals(defaultJobs, TestDatabases.countMessages(database), "the default-named outbox is untouched");
-    for (JdbcOutboxStore other : List.of(otherSchema, otherTable, defaults)) {
-      assertTrue(other.findByOperationId(prefix + "-0").isEmpty(), other.tables().toString());
+    for (OutboxTables other : List.of(OTHER_SCHEMA, OTHER_TABLE, OutboxTables.DEFAULT)) {
+      assertTrue(JdbcOutboxAdminStore.create(database, other).findByOperationId(prefix + "-0").isEmpty(),
+          other.toString());
     }
     JdbcReconciliationStore reconciliation = JdbcReconciliationStore.create(database, NAMES);
     assertEquals(1, reconciliation.upsertConfirmations(List.of(
@@ -143,9 +143,9 @@ public abstract class ConfiguredNamesContractTest extends OutboxStoreContractTes
 
   /** Waits until the database clock has moved {@code by} past now (a lease of 1 ms expires). */
   private void awaitDatabaseClockPast(Duration by) {
-    Instant until = store.databaseNow().plus(by);
+    Instant until = admin.databaseNow().plus(by);
     await("the database clock past " + until).atMost(Duration.ofSeconds(10))
         .pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(1))
-        .until(() -> !store.databaseNow().isBefore(until));
+        .until(() -> !admin.databaseNow().isBefore(until));
   }
 }

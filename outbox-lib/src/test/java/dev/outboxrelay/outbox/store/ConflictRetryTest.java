@@ -12,6 +12,7 @@ import dev.outboxrelay.outbox.store.dialect.MariaDbOutboxDialect;
 import dev.outboxrelay.outbox.store.dialect.PostgresOutboxDialect;
 import dev.outboxrelay.outbox.store.dialect.SqlServerOutboxDialect;
 import dev.outboxrelay.outbox.testing.TestDatabases;
+import dev.outboxrelay.outbox.jdbc.ConflictRetry;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
@@ -77,7 +78,7 @@ class ConflictRetryTest {
     OutboxStoreException e = assertThrows(OutboxStoreException.class,
         () -> new JdbcOutboxStore(H2, dialect).claimBatch(ClaimRequest.of(10, Duration.ofSeconds(30))));
 
-    assertEquals(1 + JdbcOutboxStore.DEFAULT_CONFLICT_RETRIES, dialect.calls.get());
+    assertEquals(1 + ConflictRetry.RETRIES, dialect.calls.get());
     assertEquals("40001", assertInstanceOf(SQLException.class, e.getCause()).getSQLState());
     assertEquals(1L, TestDatabases.queryLong(H2, "SELECT COUNT(*) FROM outbox_message WHERE state = 'R'"),
         "nothing claimed");

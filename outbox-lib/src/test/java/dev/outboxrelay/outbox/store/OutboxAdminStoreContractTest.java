@@ -36,6 +36,7 @@ public abstract class OutboxAdminStoreContractTest {
 
   protected DataSource ds;
   protected JdbcOutboxStore store;
+  protected JdbcOutboxAdminStore admin;
   private Outbox outbox;
 
   /** The migrated database under test; shared by all tests of the nested class. */
@@ -46,6 +47,7 @@ public abstract class OutboxAdminStoreContractTest {
     ds = dataSource();
     TestDatabases.reset(ds);
     store = JdbcOutboxStore.create(ds);
+    admin = new JdbcOutboxAdminStore(ds, store.dialect());
     outbox = new Outbox(OutboxConfig.builder().destinations(HTTP_BILLING, KAFKA_ORDERS).build());
   }
 
@@ -64,19 +66,19 @@ public abstract class OutboxAdminStoreContractTest {
     long r2 = ready(KAFKA_ORDERS, "k1");
     long d2 = dead(KAFKA_ORDERS, null, "Timeout");
 
-    assertEquals(List.of(r1, d1, s1, r2, d2), ids(store.listMessages(new MessageQuery(null, null, null, 0, 50))));
-    assertEquals(List.of(d1, d2), ids(store.listMessages(new MessageQuery('D', null, null, 0, 50))));
-    assertEquals(List.of(s1, r2, d2), ids(store.listMessages(new MessageQuery(null, KAFKA_ORDERS, null, 0, 50))));
-    assertEquals(List.of(r1, r2), ids(store.listMessages(new MessageQuery(null, null, "k1", 0, 50))));
-    assertEquals(List.of(r2), ids(store.listMessages(new MessageQuery('R', KAFKA_ORDERS, "k1", 0, 50))));
-    assertEquals(List.of(), ids(store.listMessages(new MessageQuery('W', null, null, 0, 50))));
+    assertEquals(List.of(r1, d1, s1, r2, d2), ids(admin.listMessages(new MessageQuery(null, null, null, 0, 50))));
+    assertEquals(List.of(d1, d2), ids(admin.listMessages(new MessageQuery('D', null, null, 0, 50))));
+    assertEquals(List.of(s1, r2, d2), ids(admin.listMessages(new MessageQuery(null, KAFKA_ORDERS, null, 0, 50))));
+    assertEquals(List.of(r1, r2), ids(admin.listMessages(new MessageQuery(null, null, "k1", 0, 50))));
+    assertEquals(List.of(r2), ids(admin.listMessages(new MessageQuery('R', KAFKA_ORDERS, "k1", 0, 50))));
+    assertEquals(List.of(), ids(admin.listMessages(new MessageQuery('W', null, null, 0, 50))));
 
-    assertEquals(List.of(r1, d1), ids(store.listMessages(new MessageQuery(null, null, null, 0, 2))));
-    assertEquals(List.of(s1, r2), ids(store.listMessages(new MessageQuery(null, null, null, d1, 2))));
-    assertEquals(List.of(d2), ids(store.listMessages(new MessageQuery(null, null, null, r2, 2))));
-    assertEquals(List.of(), ids(store.listMessages(new MessageQuery(null, null, null, d2, 2))));
+    assertEquals(List.of(r1, d1), ids(admin.listMessages(new MessageQuery(null, null, null, 0, 2))));
+    assertEquals(List.of(s1, r2), ids(admin.listMessages(new MessageQuery(null, null, null, d1, 2))));
+    assertEquals(List.of(d2), ids(admin.listMessages(new MessageQuery(null, null, null, r2, 2))));
+    assertEquals(List.of(), ids(admin.listMessages(new MessageQuery(null, null, null, d2, 2))));
 
-    MessageSummary dead = store.listMessages(new MessageQuery('D', HTTP_BILLING, null, 0, 1)).get(0);
+    MessageSummary dead = admin.listMessages(new MessageQuery('D', HTTP_BILLING, null, 0, 1)).get(0);
     assertAll(
         () -> assertEquals(d1, dead.id()),
         () -> assertEquals("k2", dead.orderingKey()),
@@ -84,7 +86,7 @@ public abstract class OutboxAdminStoreContractTest {
         () -> assertTrue(dead.lastError().contains("HTTP 422"), dead.lastError()),
         () -> assertEquals(1, dead.attempts()),
         () -> assertTrue(dead.failedAt() != null));
-    MessageSummary fresh = store.listMessages(new MessageQuery('R', HTTP_BILLING, null, 0, 1)).get(0);
+    MessageSummary fresh = admin.listMessages(new MessageQuery('R', HTTP_BILLING, null, 0, 1)).get(0);
     assertNull(fresh.errorClass(), "never failed");
     assertNull(fresh.failedAt());
   }
@@ -102,33 +104,33 @@ public abstract class OutboxAdminStoreContractTest {
     long d422 = dead(HTTP_BILLING, null, "HTTP 422");
     long d503 = dead(KAFKA_ORDERS, null, "HTTP 503");
 
-    assertEquals(List.of(d422), ids(store.listMessages(query(null, "HTTP 422", null, null, null, 0, 50))));
-    assertEquals(List.of(), ids(store.listMessages(query(null, "HTTP%", null, null, null, 0, 50))), "exact");
-    assertEquals(List.of(d503), ids(store.listMessages(query('D', "HTTP 503", null, null, null, 0, 50))));
+    assertEquals(List.of(d422), ids(admin.listMessages(query(null, "HTTP 422", null, null, null, 0, 50))));
+    assertEquals(List.of(), ids(admin.listMessages(query(null, "HTTP%", null, null, null, 0, 50))), "exact");
+    assertEquals(List.of(d503), ids(admin.listMessages(query('D', "HTTP 503", null, null, null, 0, 50))));
 
-    assertEquals(List.of(plain, wild), ids(store.listMessages(query(null, null, "order-1", null, null, 0, 50))));
-    assertEquals(List.of(wild), ids(store.listMessages(query(null, null, "%_", null, null, 0, 50))),
+    assertEquals(List.of(plain, wild), ids(admin.listMessages(query(null, null, "order-1", null, null, 0, 50))));
+    assertEquals(List.of(wild), ids(admin.listMessages(query(null, null, "%_", null, null, 0, 50))),
         "% and _ are literal");
-    assertEquals(List.of(wild), ids(store.listMessages(query(null, null, "_", null, null, 0, 50))));
-    assertEquals(List.of(bang), ids(store.listMessages(query(null, null, "!", null, null, 0, 50))),
+    assertEquals(List.of(wild), ids(admin.listMessages(query(null, null, "_", null, null, 0, 50))));
+    assertEquals(List.of(bang), ids(admin.listMessages(query(null, null, "!", null, null, 0, 50))),
         "the escape character is literal too");
-    assertEquals(List.of(), ids(store.listMessages(query(null, null, "ORDER-", null, null, 0, 50))),
+    assertEquals(List.of(), ids(admin.listMessages(query(null, null, "ORDER-", null, null, 0, 50))),
         "case-sensitive");
-    assertEquals(List.of(), ids(store.listMessages(query(null, null, "'; DROP TABLE x; --", null, null, 0, 50))));
-    assertEquals(List.of(wild), ids(store.listMessages(query(null, null, "order-", null, null, plain, 1))),
+    assertEquals(List.of(), ids(admin.listMessages(query(null, null, "'; DROP TABLE x; --", null, null, 0, 50))));
+    assertEquals(List.of(wild), ids(admin.listMessages(query(null, null, "order-", null, null, plain, 1))),
         "keyset paging over the matches");
 
-    Instant now = store.databaseNow();
+    Instant now = admin.databaseNow();
     assertEquals(List.of(plain, wild, bang, d422, d503),
-        ids(store.listMessages(query(null, null, null, now.minusSeconds(3600), now.plusSeconds(3600), 0, 50))));
-    assertEquals(List.of(), ids(store.listMessages(query(null, null, null, now.plusSeconds(3600), null, 0, 50))));
-    Instant created = store.findMessage(wild).orElseThrow().createdAt();
-    assertTrue(ids(store.listMessages(query(null, null, null, created, created.plusMillis(1), 0, 50))).contains(wild),
+        ids(admin.listMessages(query(null, null, null, now.minusSeconds(3600), now.plusSeconds(3600), 0, 50))));
+    assertEquals(List.of(), ids(admin.listMessages(query(null, null, null, now.plusSeconds(3600), null, 0, 50))));
+    Instant created = admin.findMessage(wild).orElseThrow().createdAt();
+    assertTrue(ids(admin.listMessages(query(null, null, null, created, created.plusMillis(1), 0, 50))).contains(wild),
         "a ready job's time is its creation");
-    Instant died = store.listMessages(query('D', "HTTP 422", null, null, null, 0, 1)).get(0).failedAt();
-    assertEquals(List.of(d422), ids(store.listMessages(query('D', "HTTP 422", null, died, died.plusMillis(1), 0, 50))),
+    Instant died = admin.listMessages(query('D', "HTTP 422", null, null, null, 0, 1)).get(0).failedAt();
+    assertEquals(List.of(d422), ids(admin.listMessages(query('D', "HTTP 422", null, died, died.plusMillis(1), 0, 50))),
         "a dead job's time is its death");
-    assertEquals(List.of(), ids(store.listMessages(query('D', "HTTP 422", null, null, died, 0, 50))));
+    assertEquals(List.of(), ids(admin.listMessages(query('D', "HTTP 422", null, null, died, 0, 50))));
   }
 
   private static MessageQuery query(Character state, String errorClass, String operationIdContains, Instant from,
@@ -143,22 +145,22 @@ public abstract class OutboxAdminStoreContractTest {
     long d = dead(HTTP_BILLING, null, "HTTP 422");
     long r = ready(HTTP_BILLING, null);
     long s = sent(HTTP_BILLING, null);
-    Instant before = store.databaseNow();
+    Instant before = admin.databaseNow();
 
-    assertTrue(store.replayDead(d));
+    assertTrue(admin.replayDead(d));
 
-    StoredMessage m = store.findMessage(d).orElseThrow();
+    StoredMessage m = admin.findMessage(d).orElseThrow();
     assertAll(
         () -> assertEquals('R', m.state()),
         () -> assertEquals(0, m.attempts(), "a full attempt budget again"),
         () -> assertFalse(m.deliverAfter().isBefore(before.minusMillis(10)), "due now"),
         () -> assertNull(m.claimToken()),
         () -> assertTrue(m.lastError().contains("HTTP 422"), "the diagnosis stays until the next attempt"));
-    assertFalse(store.replayDead(d), "no longer dead: a second replay changes nothing");
-    assertFalse(store.replayDead(r));
-    assertFalse(store.replayDead(s));
-    assertFalse(store.replayDead(Long.MAX_VALUE));
-    assertEquals('S', store.findMessage(s).orElseThrow().state());
+    assertFalse(admin.replayDead(d), "no longer dead: a second replay changes nothing");
+    assertFalse(admin.replayDead(r));
+    assertFalse(admin.replayDead(s));
+    assertFalse(admin.replayDead(Long.MAX_VALUE));
+    assertEquals('S', admin.findMessage(s).orElseThrow().state());
     ClaimedMessage c = store.claimBatch(ClaimRequest.of(10, LEASE)).get(0);
     assertEquals(d, c.id(), "the replayed job is claimable again (lowest id)");
   }
@@ -166,14 +168,14 @@ public abstract class OutboxAdminStoreContractTest {
   @Test
   void cancelMovesOnlyAReadyJobToDeadAndRecordsWhoDidIt() {
     long r = ready(HTTP_BILLING, "k");
-    Instant before = store.databaseNow();
+    Instant before = admin.databaseNow();
 
-    assertTrue(store.cancelReady(r, "cancelled by alice via the admin API"));
+    assertTrue(admin.cancelReady(r, "cancelled by alice via the admin API"));
 
-    StoredMessage m = store.findMessage(r).orElseThrow();
+    StoredMessage m = admin.findMessage(r).orElseThrow();
     assertEquals('D', m.state());
     assertEquals("cancelled by alice via the admin API", m.lastError());
-    List<StoredAttempt> attempts = store.attempts(r);
+    List<StoredAttempt> attempts = admin.attempts(r);
     assertEquals(1, attempts.size());
     StoredAttempt a = attempts.get(0);
     assertAll(
@@ -183,9 +185,9 @@ public abstract class OutboxAdminStoreContractTest {
         () -> assertEquals("cancelled by alice via the admin API", a.errorMessage()),
         () -> assertFalse(a.finishedAt().isBefore(before.minusMillis(10))));
     assertEquals(0, m.attempts(), "no send was made");
-    assertEquals(1, store.countDead(new DeadJobFilter(null, "Cancelled", null, null, null)));
-    assertFalse(store.cancelReady(r, "again"), "already dead");
-    assertEquals(1, store.attempts(r).size(), "a refused cancel records nothing");
+    assertEquals(1, admin.countDead(new DeadJobFilter(null, "Cancelled", null, null, null)));
+    assertFalse(admin.cancelReady(r, "again"), "already dead");
+    assertEquals(1, admin.attempts(r).size(), "a refused cancel records nothing");
   }
 
   @Test
@@ -195,14 +197,14 @@ public abstract class OutboxAdminStoreContractTest {
     assertEquals(w, claimed.id());
     long s = sent(HTTP_BILLING, null);
 
-    assertFalse(store.cancelReady(w, "x"));
-    assertFalse(store.cancelReady(s, "x"));
-    assertFalse(store.cancelReady(Long.MAX_VALUE, "x"));
+    assertFalse(admin.cancelReady(w, "x"));
+    assertFalse(admin.cancelReady(s, "x"));
+    assertFalse(admin.cancelReady(Long.MAX_VALUE, "x"));
 
-    StoredMessage m = store.findMessage(w).orElseThrow();
+    StoredMessage m = admin.findMessage(w).orElseThrow();
     assertEquals('W', m.state());
     assertEquals(claimed.claimToken(), m.claimToken());
-    assertEquals(List.of(), store.attempts(w));
+    assertEquals(List.of(), admin.attempts(w));
     assertTrue(store.markDelivered(claimed, AttemptRecord.success(Duration.ofMillis(1), "200")),
         "the owner's claim is intact");
   }
@@ -218,22 +220,22 @@ public abstract class OutboxAdminStoreContractTest {
     long ready = ready(HTTP_BILLING, null);
     long sent = sent(HTTP_BILLING, "cust-1");
 
-    assertEquals(4, store.countDead(DeadJobFilter.ALL));
-    assertEquals(2, store.countDead(new DeadJobFilter(HTTP_BILLING, null, null, null, null)));
-    assertEquals(2, store.countDead(new DeadJobFilter(null, "HTTP 422", null, null, null)));
-    assertEquals(1, store.countDead(new DeadJobFilter(HTTP_BILLING, "HTTP 422", null, null, null)));
-    assertEquals(2, store.countDead(new DeadJobFilter(null, null, null, null, "cust-1")));
-    assertEquals(0, store.countDead(new DeadJobFilter(null, "nothing like it", null, null, null)));
+    assertEquals(4, admin.countDead(DeadJobFilter.ALL));
+    assertEquals(2, admin.countDead(new DeadJobFilter(HTTP_BILLING, null, null, null, null)));
+    assertEquals(2, admin.countDead(new DeadJobFilter(null, "HTTP 422", null, null, null)));
+    assertEquals(1, admin.countDead(new DeadJobFilter(HTTP_BILLING, "HTTP 422", null, null, null)));
+    assertEquals(2, admin.countDead(new DeadJobFilter(null, null, null, null, "cust-1")));
+    assertEquals(0, admin.countDead(new DeadJobFilter(null, "nothing like it", null, null, null)));
 
     DeadJobFilter filter = new DeadJobFilter(null, "HTTP 422", null, null, "cust-1");
-    long dryRun = store.countDead(filter);
+    long dryRun = admin.countDead(filter);
     assertEquals(2, dryRun);
-    assertEquals(dryRun, store.replayDead(filter, 100), "the real run replays what the dry run counted");
+    assertEquals(dryRun, admin.replayDead(filter, 100), "the real run replays what the dry run counted");
 
     assertEquals(Map.of(b422, 'R', k422, 'R', b503, 'D', kTimeout, 'D', ready, 'R', sent, 'S'),
         states(List.of(b422, k422, b503, kTimeout, ready, sent)));
-    assertEquals(0, store.countDead(filter));
-    assertEquals(0, store.replayDead(filter, 100), "nothing left to replay");
+    assertEquals(0, admin.countDead(filter));
+    assertEquals(0, admin.replayDead(filter, 100), "nothing left to replay");
   }
 
   @Test
@@ -242,10 +244,10 @@ public abstract class OutboxAdminStoreContractTest {
     long d2 = dead(HTTP_BILLING, null, "HTTP 500");
     long d3 = dead(HTTP_BILLING, null, "HTTP 500");
 
-    assertEquals(2, store.replayDead(DeadJobFilter.ALL, 2));
+    assertEquals(2, admin.replayDead(DeadJobFilter.ALL, 2));
 
     assertEquals(List.of('R', 'R', 'D'), List.of(state(d1), state(d2), state(d3)));
-    assertThrows(IllegalArgumentException.class, () -> store.replayDead(DeadJobFilter.ALL, 0));
+    assertThrows(IllegalArgumentException.class, () -> admin.replayDead(DeadJobFilter.ALL, 0));
   }
 
   @Test
@@ -254,17 +256,17 @@ public abstract class OutboxAdminStoreContractTest {
     long recent = dead(HTTP_BILLING, null, "HTTP 500");
     TestDatabases.update(ds, "UPDATE outbox_attempt SET finished_at = " + TestDatabases.secondsAgo(ds, 7200)
         + " WHERE message_id = ?", old);
-    Instant now = store.databaseNow();
+    Instant now = admin.databaseNow();
     Instant hourAgo = now.minus(Duration.ofHours(1));
 
-    assertEquals(1, store.countDead(new DeadJobFilter(null, null, null, hourAgo, null)));
-    assertEquals(1, store.countDead(new DeadJobFilter(null, null, hourAgo, null, null)));
-    assertEquals(2, store.countDead(new DeadJobFilter(null, null, now.minus(Duration.ofHours(3)),
+    assertEquals(1, admin.countDead(new DeadJobFilter(null, null, null, hourAgo, null)));
+    assertEquals(1, admin.countDead(new DeadJobFilter(null, null, hourAgo, null, null)));
+    assertEquals(2, admin.countDead(new DeadJobFilter(null, null, now.minus(Duration.ofHours(3)),
         now.plusSeconds(60), null)));
-    assertEquals(0, store.countDead(new DeadJobFilter(null, null, now.minus(Duration.ofHours(5)),
+    assertEquals(0, admin.countDead(new DeadJobFilter(null, null, now.minus(Duration.ofHours(5)),
         now.minus(Duration.ofHours(4)), null)));
 
-    assertEquals(1, store.replayDead(new DeadJobFilter(null, null, null, hourAgo, null), 10));
+    assertEquals(1, admin.replayDead(new DeadJobFilter(null, null, null, hourAgo, null), 10));
     assertEquals('R', state(old));
     assertEquals('D', state(recent));
     assertThrows(IllegalArgumentException.class, () -> new DeadJobFilter(null, null, now, now, null));
@@ -281,24 +283,24 @@ public abstract class OutboxAdminStoreContractTest {
     ready(HTTP_BILLING, "cust-2");
     sent(KAFKA_ORDERS, "cust-3");
     long cancelled = ready(KAFKA_ORDERS, "cust-4");
-    assertTrue(store.cancelReady(cancelled, "cancelled by bob via the admin API"));
+    assertTrue(admin.cancelReady(cancelled, "cancelled by bob via the admin API"));
     TestDatabases.update(ds, "UPDATE outbox_message SET state = 'D' WHERE id = ?", ready(KAFKA_ORDERS, null));
 
-    Map<String, Map<Character, Long>> byDestination = store.countByDestinationAndState();
+    Map<String, Map<Character, Long>> byDestination = admin.countByDestinationAndState();
     assertEquals(List.of(HTTP_BILLING, KAFKA_ORDERS), List.copyOf(byDestination.keySet()));
     assertEquals(Map.of('R', 1L, 'W', 0L, 'S', 0L, 'C', 0L, 'D', 2L), byDestination.get(HTTP_BILLING));
     assertEquals(Map.of('R', 0L, 'W', 0L, 'S', 1L, 'C', 0L, 'D', 4L), byDestination.get(KAFKA_ORDERS));
 
     assertEquals(List.of(new DeadJobCount("HTTP 422", 3), new DeadJobCount("Cancelled", 1),
             new DeadJobCount("Timeout", 1), new DeadJobCount(null, 1)),
-        sortedNullLast(store.countDeadByErrorClass()));
+        sortedNullLast(admin.countDeadByErrorClass()));
 
-    List<DeadOrderingKey> keys = store.deadOrderingKeys(10);
+    List<DeadOrderingKey> keys = admin.deadOrderingKeys(10);
     assertEquals(List.of("cust-2", "cust-1", "cust-4"), keys.stream().map(DeadOrderingKey::orderingKey).toList(),
         "oldest dead job first");
     assertEquals(2, keys.get(0).deadCount());
     assertEquals(1, keys.get(1).deadCount());
-    assertEquals(List.of("cust-2"), store.deadOrderingKeys(1).stream().map(DeadOrderingKey::orderingKey).toList());
+    assertEquals(List.of("cust-2"), admin.deadOrderingKeys(1).stream().map(DeadOrderingKey::orderingKey).toList());
   }
 
   // ---- helpers -------------------------------------------------------------------------------
@@ -360,7 +362,7 @@ public abstract class OutboxAdminStoreContractTest {
   }
 
   private char state(long id) {
-    return store.findMessage(id).orElseThrow().state();
+    return admin.findMessage(id).orElseThrow().state();
   }
 
   private Map<Long, Character> states(List<Long> ids) {

@@ -70,6 +70,8 @@ public abstract class OutboxStoreContractTest {
 
   protected DataSource ds;
   protected JdbcOutboxStore store;
+  /** The same outbox's counts, jobs and attempts, which the tests read to see what a transition did. */
+  protected JdbcOutboxAdminStore admin;
   protected Outbox outbox;
 
   /** The migrated database under test; shared by all tests of the nested class. */
@@ -111,6 +113,7 @@ public abstract class OutboxStoreContractTest {
     ds = RENDERED.computeIfAbsent(database, d -> TableRendering.dataSource(d, tables()));
     TestDatabases.reset(ds);
     store = JdbcOutboxStore.create(database, tables());
+    admin = new JdbcOutboxAdminStore(database, store.dialect(), tables());
     outbox = new Outbox(OutboxConfig.builder().destinations(HTTP_BILLING, KAFKA_ORDERS).build());
   }
 
@@ -128,7 +131,7 @@ public abstract class OutboxStoreContractTest {
 
   @Test
   void enqueuedJobReadsBackWithEveryColumn() throws Exception {
-    Instant before = store.databaseNow();
+    Instant before = admin.databaseNow();
     long id = enqueue(OutboxMessage.builder()
         .operationId("order-42/billing")
         .destination(HTTP_BILLING)
@@ -137,7 +140,7 @@ public abstract class OutboxStoreContractTest {
         .header("X-Tenant", "acme")
         .header("traceparent", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01")
         .build());
-    Instant after = store.databaseNow();
+    Instant after = admin.databaseNow();
 
     StoredMessage m = row(id);
     assertAll(
@@ -159,9 +162,9 @@ public abstract class OutboxStoreContractTest {
         () -> assertNull(m.claimedAt()),
         () -> assertNull(m.sentAt()),
         () -> assertNull(m.confirmedAt()));
-    assertEquals(Optional.of(m), store.findByOperationId("order-42/billing"));
-    assertEquals(Optional.empty(), store.findByOperationId("order-43/billing"));
-    assertEquals(Optional.empty(), store.findMessage(id + 1000));
+    assertEquals(Optional.of(m), admin.findByOperationId("order-42/billing"));
+    assertEquals(Optional.empty(), admin.findByOperationId("order-43/billing"));
+    assertEquals(Optional.empty(), admin.findMessage(id + 1000));
 
     ClaimedMessage c = claimExactlyOne(LEASE);
     assertAll(
@@ -200,9 +203,9 @@ public abstract class OutboxStoreContractTest {
 
   @Test
   void delayedJobIsClaimableOnlyOnceItsDeliverAfterHasPassed() {
-    Instant before = store.databaseNow();
+    Instant before = admin.databaseNow();
     long id = enqueue(message("delayed-1").deliverAfter(Duration.ofHours(1)).build());
-    Instant after = store.databaseNow();
+    Instant after = admin.databaseNow();
 
     StoredMessage m = row(id);
     assertBetween(before.plus(Duration.ofHours(1)), after.plus(Duration.ofHours(1)), m.deliverAfter(),
@@ -222,7 +225,7 @@ public abstract class OutboxStoreContractTest {
     List<ClaimedMessage> claimed = await("the delayed job claimed").atMost(Duration.ofSeconds(30))
         .pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(50))
         .until(() -> {
-          Instant before = store.databaseNow();
+          Instant before = admin.databaseNow();
           List<ClaimedMessage> batch = claim(10, LEASE);
           if (batch.isEmpty()) {
             lastEmptyClaim.set(before);
@@ -347,9 +350,9 @@ public abstract class OutboxStoreContractTest {
     long a1 = enqueue(message("cancel-a1").orderingKey("a").build());
     long a2 = enqueue(message("cancel-a2").orderingKey("a").build());
     long a3 = enqueue(message("cancel-a3").orderingKey("a").build());
-    assertTrue(store.cancelReady(a2, "not wanted"));
+    assertTrue(admin.cancelReady(a2, "not wanted"));
     assertEquals(List.of(false, true), keyWait(a1, a3), "a1 is still the head");
-    assertTrue(store.cancelReady(a1, "not wanted either"));
+    assertTrue(admin.cancelReady(a1, "not wanted either"));
     assertEquals(List.of(false), keyWait(a3));
     assertEquals(List.of(a3), ids(claim(10, LEASE)));
   }
@@ -365,7 +368,7 @@ public abstract class OutboxStoreContractTest {
     assertEquals(a2, c2.id());
     assertTrue(store.markDelivered(c2, AttemptRecord.success(Duration.ofMillis(1), "200")));
 
-    assertTrue(store.replayDead(a1), "replayed after a2 was sent, while a3 is the ready head");
+    assertTrue(admin.replayDead(a1), "replayed after a2 was sent, while a3 is the ready head");
     assertEquals(List.of(false, false), keyWait(a1, a3));
     ClaimedMessage replayed = claimExactlyOne(LEASE);
     assertEquals(a1, replayed.id(), "the replayed job is earlier than a3: it goes first, a3 waits");
@@ -466,7 +469,7 @@ public abstract class OutboxStoreContractTest {
         f.get(90, TimeUnit.SECONDS);
       }
       assertEquals(List.of(), List.copyOf(violations));
-      assertEquals(counts(0, 0, total, 0, 0), store.countByState(), "every job sent, none left waiting");
+      assertEquals(counts(0, 0, total, 0, 0), admin.countByState(), "every job sent, none left waiting");
       for (int k = 0; k < keys; k++) {
         List<Long> order = claimedOrder.get("k" + k);
         assertEquals(order.stream().sorted().toList(), order, "key k" + k + " in id order");
@@ -484,9 +487,9 @@ public abstract class OutboxStoreContractTest {
     List<Long> ready = TestDatabases.insertReady(ds, 10);
     ClaimRequest request = ClaimRequest.of(3, LEASE);
 
-    Instant before = store.databaseNow();
+    Instant before = admin.databaseNow();
     List<ClaimedMessage> claimed = store.claimBatch(request);
-    Instant after = store.databaseNow();
+    Instant after = admin.databaseNow();
 
     assertEquals(ready.subList(0, 3), ids(claimed), "the three lowest ids, ascending");
     for (ClaimedMessage c : claimed) {
@@ -501,7 +504,7 @@ public abstract class OutboxStoreContractTest {
           () -> assertEquals(0, m.attempts()),
           () -> assertEquals(0, c.attempts()));
     }
-    assertEquals(counts(7, 3, 0, 0, 0), store.countByState());
+    assertEquals(counts(7, 3, 0, 0, 0), admin.countByState());
     for (long id : ready.subList(3, 10)) {
       StoredMessage m = row(id);
       assertEquals('R', m.state());
@@ -531,7 +534,7 @@ public abstract class OutboxStoreContractTest {
   @Test
   void claimOnAnEmptyTableReturnsNothing() {
     assertEquals(List.of(), claim(10, LEASE));
-    assertEquals(counts(0, 0, 0, 0, 0), store.countByState());
+    assertEquals(counts(0, 0, 0, 0, 0), admin.countByState());
   }
 
   @Test
@@ -626,7 +629,7 @@ public abstract class OutboxStoreContractTest {
     assertEquals(jobs, all.size(), "claims returned " + all.size() + " rows for " + jobs + " jobs"
         + " (duplicates: " + (all.size() - distinct.size()) + ")");
     assertEquals(ready, distinct, "every job claimed, none lost");
-    assertEquals(counts(0, jobs, 0, 0, 0), store.countByState());
+    assertEquals(counts(0, jobs, 0, 0, 0), admin.countByState());
     assertEquals(tokenById, storedTokens(), "each row carries the token of the claim that returned it");
   }
 
@@ -703,7 +706,7 @@ public abstract class OutboxStoreContractTest {
     List<Long> all = new ArrayList<>(delivered);
     assertEquals(jobs, all.size(), "deliveries for " + jobs + " jobs");
     assertEquals(ready, new HashSet<>(all), "every job delivered once");
-    assertEquals(counts(0, 0, jobs, 0, 0), store.countByState());
+    assertEquals(counts(0, 0, jobs, 0, 0), admin.countByState());
     assertEquals(jobs, TestDatabases.queryLong(ds,
         "SELECT COUNT(*) FROM outbox_attempt WHERE outcome = 'DELIVERED'"), "one attempt row per job");
   }
@@ -715,10 +718,10 @@ public abstract class OutboxStoreContractTest {
     long id = TestDatabases.insertReady(ds, 1).get(0);
     ClaimedMessage c = claimExactlyOne(LEASE);
 
-    Instant before = store.databaseNow();
+    Instant before = admin.databaseNow();
     assertTrue(store.markDelivered(c,
         AttemptRecord.success(Duration.ofMillis(150), "202 Accepted").madeBy(RELAY_INSTANCE)));
-    Instant after = store.databaseNow();
+    Instant after = admin.databaseNow();
 
     StoredMessage m = assertSentOnFirstAttempt(id, before, after);
     StoredAttempt a = onlyAttempt(id);
@@ -748,9 +751,9 @@ public abstract class OutboxStoreContractTest {
     AttemptRecord timeout =
         new AttemptRecord(Duration.ofMillis(20), "java.net.SocketTimeoutException", "read timed out", null);
 
-    Instant before = store.databaseNow();
+    Instant before = admin.databaseNow();
     assertTrue(store.markForRetry(c, Duration.ofSeconds(10), timeout));
-    Instant after = store.databaseNow();
+    Instant after = admin.databaseNow();
 
     StoredMessage m = row(id);
     assertAll(
@@ -815,7 +818,7 @@ public abstract class OutboxStoreContractTest {
         () -> assertFalse(store.release(id, wrong), "release"));
 
     assertEquals(before, row(id), "row unchanged");
-    List<StoredAttempt> attempts = store.attempts(id);
+    List<StoredAttempt> attempts = admin.attempts(id);
     assertEquals(List.of(AttemptOutcome.STALE, AttemptOutcome.STALE, AttemptOutcome.STALE), outcomes(id),
         "each lost completion is recorded as STALE, never as its outcome");
     StoredAttempt staleDelivery = attempts.get(0);
@@ -842,9 +845,9 @@ public abstract class OutboxStoreContractTest {
         new DeliveredJob(stale, AttemptRecord.success(Duration.ofMillis(3), "202")),
         new DeliveredJob(first.get(0), AttemptRecord.success(Duration.ofMillis(1), "203")));
 
-    Instant before = store.databaseNow();
+    Instant before = admin.databaseNow();
     Set<Long> done = store.markDeliveredAll(batch);
-    Instant after = store.databaseNow();
+    Instant after = admin.databaseNow();
 
     assertEquals(Set.of(ids.get(0), ids.get(1), ids.get(2)), done);
     for (long id : done) {
@@ -859,7 +862,7 @@ public abstract class OutboxStoreContractTest {
     assertEquals(stale.claimToken(), staleAttempt.claimToken());
 
     assertEquals(Set.of(), store.markDeliveredAll(batch), "a repeated batch completes nothing twice");
-    assertEquals(counts(0, 1, 3, 0, 0), store.countByState());
+    assertEquals(counts(0, 1, 3, 0, 0), admin.countByState());
     assertEquals(Set.of(ids.get(3)), store.markDeliveredAll(
         List.of(new DeliveredJob(second.get(1), AttemptRecord.success(Duration.ofMillis(1), "200")))),
         "the real owner still completes");
@@ -890,7 +893,7 @@ public abstract class OutboxStoreContractTest {
         .map(m -> new DeliveredJob(m, AttemptRecord.success(Duration.ofMillis(1), "200"))).toList();
 
     assertEquals(150, store.markDeliveredAll(batch).size());
-    assertEquals(counts(0, 0, 150, 0, 0), store.countByState());
+    assertEquals(counts(0, 0, 150, 0, 0), admin.countByState());
   }
 
   @Test
@@ -923,10 +926,10 @@ public abstract class OutboxStoreContractTest {
     }
     StoredMessage lostBefore = row(lost.id());
 
-    Instant before = store.databaseNow();
+    Instant before = admin.databaseNow();
     assertEquals(Set.of(mine.get(0).id(), mine.get(1).id()), store.renewLeases(held, Duration.ofMinutes(2)),
         "a finished job and a claim under another token are not renewed");
-    Instant after = store.databaseNow();
+    Instant after = admin.databaseNow();
 
     for (ClaimedMessage m : mine.subList(0, 2)) {
       assertBetween(before.plus(Duration.ofMinutes(2)), after.plus(Duration.ofMinutes(2)), row(m.id()).leaseUntil(),
@@ -941,7 +944,7 @@ public abstract class OutboxStoreContractTest {
   void anAttemptRecordsTheRealStartOfItsSendAndCanBeReadBackUnderItsToken() {
     long id = TestDatabases.insertReady(ds, 1).get(0);
     ClaimedMessage c = claimExactlyOne(LEASE);
-    Instant start = store.databaseNow().minus(Duration.ofSeconds(7)).truncatedTo(java.time.temporal.ChronoUnit.MILLIS);
+    Instant start = admin.databaseNow().minus(Duration.ofSeconds(7)).truncatedTo(java.time.temporal.ChronoUnit.MILLIS);
     assertEquals(Set.of(), store.recordedUnder(List.of(c), AttemptOutcome.DELIVERED), "nothing recorded yet");
     assertTrue(store.markDelivered(c, AttemptRecord.success(Duration.ofMillis(150), "200").startedAt(start)));
 
@@ -957,9 +960,9 @@ public abstract class OutboxStoreContractTest {
     long id = TestDatabases.insertReady(ds, 1).get(0);
     ClaimedMessage c = claimExactlyOne(SHORT_LEASE);
 
-    Instant before = store.databaseNow();
+    Instant before = admin.databaseNow();
     assertTrue(store.renewLease(id, c.claimToken(), Duration.ofMinutes(2)));
-    Instant after = store.databaseNow();
+    Instant after = admin.databaseNow();
 
     StoredMessage m = row(id);
     assertBetween(before.plus(Duration.ofMinutes(2)), after.plus(Duration.ofMinutes(2)), m.leaseUntil(),
@@ -983,7 +986,7 @@ public abstract class OutboxStoreContractTest {
         () -> assertNull(m.claimToken()),
         () -> assertNull(m.leaseUntil()),
         () -> assertNull(m.lastError()));
-    assertEquals(List.of(), store.attempts(id), "a release is not an attempt");
+    assertEquals(List.of(), admin.attempts(id), "a release is not an attempt");
     assertFalse(store.release(id, c.claimToken()), "the token died with the release");
 
     ClaimedMessage again = claimExactlyOne(LEASE);
@@ -1081,7 +1084,7 @@ public abstract class OutboxStoreContractTest {
       assertEquals('W', m.state(), "message " + c.id());
       assertEquals(c.claimToken(), m.claimToken());
       assertEquals(0, m.attempts());
-      assertEquals(List.of(), store.attempts(c.id()));
+      assertEquals(List.of(), admin.attempts(c.id()));
     }
     assertTrue(store.markDelivered(renewed, AttemptRecord.success(Duration.ofMillis(1), "200")));
   }
@@ -1094,7 +1097,7 @@ public abstract class OutboxStoreContractTest {
 
     assertEquals(new ReapResult(2, 0), store.releaseExpiredLeases(5, 2));
     assertEquals(new ReapResult(1, 0), store.releaseExpiredLeases(5, 2));
-    assertEquals(counts(3, 0, 0, 0, 0), store.countByState());
+    assertEquals(counts(3, 0, 0, 0, 0), admin.countByState());
   }
 
   // ---- retention -----------------------------------------------------------------------------
@@ -1148,7 +1151,7 @@ public abstract class OutboxStoreContractTest {
     List<Long> old = new ArrayList<>(oldSent);
     old.addAll(oldConfirmed);
     assertEquals(10, attemptCount(old), "every old job has its delivery attempt");
-    assertEquals(counts(2, 1, 8, 4, 1), store.countByState());
+    assertEquals(counts(2, 1, 8, 4, 1), admin.countByState());
 
     Duration keep = Duration.ofHours(1);
     assertEquals(4, store.deleteFinishedBefore(keep, 4));
@@ -1158,11 +1161,11 @@ public abstract class OutboxStoreContractTest {
 
     Set<Long> left = new HashSet<>(TestDatabases.queryLongs(ds, "SELECT id FROM outbox_message"));
     assertEquals(Set.of(youngSent, recentlyConfirmed, redriven, dead, working, fresh), left);
-    assertEquals(counts(2, 1, 1, 1, 1), store.countByState());
+    assertEquals(counts(2, 1, 1, 1, 1), admin.countByState());
     assertEquals(0, attemptCount(old), "attempts go with their job");
     assertEquals(List.of(youngSent), TestDatabases.queryLongs(ds, "SELECT message_id FROM outbox_payload"),
         "out-of-band bodies go with their job");
-    assertEquals(1, store.attempts(youngSent).size(), "a kept job keeps its attempts");
+    assertEquals(1, admin.attempts(youngSent).size(), "a kept job keeps its attempts");
     assertEquals('W', row(working).state());
   }
 
@@ -1178,31 +1181,31 @@ public abstract class OutboxStoreContractTest {
 
   @Test
   void countByStateCountsEveryState() {
-    assertEquals(counts(0, 0, 0, 0, 0), store.countByState(), "absent states count 0");
+    assertEquals(counts(0, 0, 0, 0, 0), admin.countByState(), "absent states count 0");
     TestDatabases.insertReady(ds, 6);
     List<ClaimedMessage> claimed = claim(3, LEASE);
     store.markDelivered(claimed.get(0), AttemptRecord.success(Duration.ofMillis(1), "200"));
     store.markDead(claimed.get(1), new AttemptRecord(Duration.ofMillis(1), "HTTP 422", "no", null));
 
-    assertEquals(counts(3, 1, 1, 0, 1), store.countByState());
+    assertEquals(counts(3, 1, 1, 0, 1), admin.countByState());
     TestDatabases.update(ds, "UPDATE outbox_message SET state = 'C' WHERE id = ?", claimed.get(0).id());
-    assertEquals(counts(3, 1, 0, 1, 1), store.countByState());
+    assertEquals(counts(3, 1, 0, 1, 1), admin.countByState());
   }
 
   @Test
   void oldestReadyAgeMeasuresTheOldestDueJob() {
-    assertEquals(Optional.empty(), store.oldestReadyAge(), "no jobs");
+    assertEquals(Optional.empty(), admin.oldestReadyAge(), "no jobs");
     enqueue(message("later-1").deliverAfter(Duration.ofHours(1)).build());
-    assertEquals(Optional.empty(), store.oldestReadyAge(), "a job that is not due yet has no age");
+    assertEquals(Optional.empty(), admin.oldestReadyAge(), "a job that is not due yet has no age");
 
     List<Long> ready = TestDatabases.insertReady(ds, 2);
     TestDatabases.makeDue(ds, ready.get(1), 30);
-    Duration age = store.oldestReadyAge().orElseThrow();
+    Duration age = admin.oldestReadyAge().orElseThrow();
     assertTrue(age.compareTo(Duration.ofSeconds(30)) >= 0 && age.compareTo(Duration.ofSeconds(35)) < 0,
         "age " + age);
 
     claim(2, LEASE);
-    assertEquals(Optional.empty(), store.oldestReadyAge(), "claimed jobs are not waiting");
+    assertEquals(Optional.empty(), admin.oldestReadyAge(), "claimed jobs are not waiting");
   }
 
   @Test
@@ -1212,7 +1215,7 @@ public abstract class OutboxStoreContractTest {
     // The first attempt started 20 s ago (by its recorded elapsed time) and failed: backoff 1 h.
     assertTrue(store.markForRetry(c, Duration.ofHours(1),
         new AttemptRecord(Duration.ofSeconds(20), "HTTP 503", "unavailable", null)));
-    Duration age = store.oldestReadyAge().orElseThrow(
+    Duration age = admin.oldestReadyAge().orElseThrow(
         () -> new AssertionError("a job in backoff is still waiting to be delivered"));
     assertTrue(age.compareTo(Duration.ofSeconds(20)) >= 0 && age.compareTo(Duration.ofSeconds(25)) < 0,
         "age counts from the first attempt, not from the postponed deliver_after: " + age);
@@ -1221,34 +1224,34 @@ public abstract class OutboxStoreContractTest {
     TestDatabases.update(ds, "UPDATE outbox_message SET deliver_after = "
         + TestDatabases.minusSeconds(ds, "deliver_after", 7200) + " WHERE id = ?", c.id());
     assertEquals(c.id(), claim(1, LEASE).get(0).id(), "due again and claimed");
-    assertTrue(store.oldestReadyAge().orElseThrow().compareTo(Duration.ofSeconds(20)) >= 0,
+    assertTrue(admin.oldestReadyAge().orElseThrow().compareTo(Duration.ofSeconds(20)) >= 0,
         "a retried job in flight again keeps its age");
   }
 
   @Test
   void backlogByDestinationCountsDueJobsAndAgesEachDestinationInOneStatement() {
-    assertEquals(Map.of(), store.backlogByDestination(), "no jobs");
+    assertEquals(Map.of(), admin.backlogByDestination(), "no jobs");
     enqueue(message("later-billing").deliverAfter(Duration.ofHours(1)).build());
-    assertEquals(Map.of(), store.backlogByDestination(), "a job that is not due yet is no backlog");
+    assertEquals(Map.of(), admin.backlogByDestination(), "a job that is not due yet is no backlog");
 
     List<Long> billing = TestDatabases.insertReady(ds, 3);
     TestDatabases.makeDue(ds, billing.get(0), 40);
     long orders = enqueue(message("due-orders").destination(KAFKA_ORDERS).build());
     TestDatabases.makeDue(ds, orders, 10);
 
-    Map<String, DestinationBacklog> backlog = store.backlogByDestination();
+    Map<String, DestinationBacklog> backlog = admin.backlogByDestination();
     assertEquals(List.of(HTTP_BILLING, KAFKA_ORDERS), List.copyOf(backlog.keySet()), "destinations in name order");
     assertEquals(3, backlog.get(HTTP_BILLING).ready(), "the three due jobs, not the one due in an hour");
     assertBetweenSeconds(40, backlog.get(HTTP_BILLING).oldestReadyAge(), "billing's oldest");
     assertEquals(1, backlog.get(KAFKA_ORDERS).ready());
     assertBetweenSeconds(10, backlog.get(KAFKA_ORDERS).oldestReadyAge(), "orders' oldest");
-    assertEquals(store.oldestReadyAge().orElseThrow().toMillis(), backlog.get(HTTP_BILLING).oldestReadyAge().toMillis(),
+    assertEquals(admin.oldestReadyAge().orElseThrow().toMillis(), backlog.get(HTTP_BILLING).oldestReadyAge().toMillis(),
         1000, "the per-source age is the oldest destination's (two statements, a moment apart)");
 
     // Billing's jobs claimed (lowest ids first): in flight on a first attempt, they no longer wait.
     List<ClaimedMessage> claimed = claim(3, LEASE);
     assertEquals(Set.copyOf(billing), claimed.stream().map(ClaimedMessage::id).collect(java.util.stream.Collectors.toSet()));
-    backlog = store.backlogByDestination();
+    backlog = admin.backlogByDestination();
     assertEquals(List.of(KAFKA_ORDERS), List.copyOf(backlog.keySet()), "billing drops out: " + backlog);
     assertEquals(1, backlog.get(KAFKA_ORDERS).ready());
 
@@ -1256,7 +1259,7 @@ public abstract class OutboxStoreContractTest {
     ClaimedMessage retried = claimed.get(0);
     assertTrue(store.markForRetry(retried, Duration.ofHours(1),
         new AttemptRecord(Duration.ofSeconds(20), "HTTP 503", "unavailable", null)));
-    backlog = store.backlogByDestination();
+    backlog = admin.backlogByDestination();
     assertEquals(0, backlog.get(HTTP_BILLING).ready(), "in backoff, not due: " + backlog);
     assertBetweenSeconds(20, backlog.get(HTTP_BILLING).oldestReadyAge(), "billing's retried job");
   }
@@ -1268,8 +1271,8 @@ public abstract class OutboxStoreContractTest {
 
   @Test
   void databaseNowFollowsTheRealClock() {
-    Instant first = store.databaseNow();
-    Instant second = store.databaseNow();
+    Instant first = admin.databaseNow();
+    Instant second = admin.databaseNow();
     assertBetween(Instant.now().minusSeconds(5), Instant.now().plusSeconds(5), first, "database now");
     assertFalse(second.isBefore(first), first + " then " + second);
   }
@@ -1311,7 +1314,7 @@ public abstract class OutboxStoreContractTest {
   }
 
   protected StoredMessage row(long id) {
-    return store.findMessage(id).orElseThrow(() -> new AssertionError("no message " + id));
+    return admin.findMessage(id).orElseThrow(() -> new AssertionError("no message " + id));
   }
 
   protected List<ClaimedMessage> claim(int limit, Duration lease) {
@@ -1343,13 +1346,13 @@ public abstract class OutboxStoreContractTest {
   }
 
   private StoredAttempt onlyAttempt(long id) {
-    List<StoredAttempt> attempts = store.attempts(id);
+    List<StoredAttempt> attempts = admin.attempts(id);
     assertEquals(1, attempts.size(), "attempts of " + id + ": " + attempts);
     return attempts.get(0);
   }
 
   private List<AttemptOutcome> outcomes(long id) {
-    return store.attempts(id).stream().map(StoredAttempt::outcome).toList();
+    return admin.attempts(id).stream().map(StoredAttempt::outcome).toList();
   }
 
   private static ClaimedMessage withToken(ClaimedMessage m, UUID token) {
@@ -1369,7 +1372,7 @@ public abstract class OutboxStoreContractTest {
   private void awaitDatabaseClockPast(Instant instant) {
     await("database clock past " + instant).atMost(Duration.ofSeconds(5))
         .pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(20))
-        .until(() -> store.databaseNow().isAfter(instant));
+        .until(() -> admin.databaseNow().isAfter(instant));
   }
 
   private Map<Long, UUID> storedTokens() throws SQLException {

@@ -52,6 +52,7 @@ public abstract class ReconciliationStoreContractTest {
 
   protected DataSource ds;
   protected JdbcReconciliationStore store;
+  protected JdbcFleetLock locks;
   protected Instant now;
 
   protected abstract DataSource dataSource();
@@ -61,6 +62,7 @@ public abstract class ReconciliationStoreContractTest {
     ds = dataSource();
     clean();
     store = JdbcReconciliationStore.create(ds);
+    locks = new JdbcFleetLock(ds, store.outboxDialect());
     now = store.databaseNow().truncatedTo(ChronoUnit.MILLIS);
   }
 
@@ -312,7 +314,7 @@ public abstract class ReconciliationStoreContractTest {
         String name = "race-" + round;
         if (round % 2 == 1) {
           // Every other round races for an existing lock whose holder crashed (expired lease).
-          assertTrue(store.acquireLock(name, "crashed", LEASE));
+          assertTrue(locks.acquire(name, "crashed", LEASE));
           expire(name);
         }
         CountDownLatch go = new CountDownLatch(1);
@@ -320,7 +322,7 @@ public abstract class ReconciliationStoreContractTest {
         for (String owner : List.of("relay-a", "relay-b")) {
           results.add(pool.submit(() -> {
             go.await();
-            return store.acquireLock(name, owner, LEASE);
+            return locks.acquire(name, owner, LEASE);
           }));
         }
         go.countDown();
@@ -329,7 +331,7 @@ public abstract class ReconciliationStoreContractTest {
           winners += r.get(30, TimeUnit.SECONDS) ? 1 : 0;
         }
         assertEquals(1, winners, "round " + round);
-        String holder = store.lockHolder(name).orElseThrow().owner();
+        String holder = locks.holder(name).orElseThrow().owner();
         assertTrue(holder.equals("relay-a") || holder.equals("relay-b"), holder);
       }
     } finally {
@@ -340,25 +342,25 @@ public abstract class ReconciliationStoreContractTest {
   @Test
   void aLiveLeaseExcludesOthersAndAnExpiredOneIsTakenOver() {
     String name = ReconciliationStore.RECONCILIATION_LOCK;
-    assertTrue(store.acquireLock(name, "relay-a", LEASE));
-    assertFalse(store.acquireLock(name, "relay-b", LEASE), "live lease");
-    assertTrue(store.acquireLock(name, "relay-a", LEASE), "the holder may take it again");
-    assertTrue(store.renewLock(name, "relay-a", LEASE));
-    assertFalse(store.renewLock(name, "relay-b", LEASE));
-    LockHolder held = store.lockHolder(name).orElseThrow();
+    assertTrue(locks.acquire(name, "relay-a", LEASE));
+    assertFalse(locks.acquire(name, "relay-b", LEASE), "live lease");
+    assertTrue(locks.acquire(name, "relay-a", LEASE), "the holder may take it again");
+    assertTrue(locks.renew(name, "relay-a", LEASE));
+    assertFalse(locks.renew(name, "relay-b", LEASE));
+    LockHolder held = locks.holder(name).orElseThrow();
     assertEquals("relay-a", held.owner());
     assertFalse(held.expired());
 
     expire(name); // relay-a crashed and its lease ran out
-    assertTrue(store.lockHolder(name).orElseThrow().expired());
-    assertFalse(store.renewLock(name, "relay-a", LEASE), "an expired lease cannot be renewed");
-    assertTrue(store.acquireLock(name, "relay-b", LEASE), "taken over");
-    assertEquals("relay-b", store.lockHolder(name).orElseThrow().owner());
-    store.releaseLock(name, "relay-a"); // the old holder's late release changes nothing
-    assertFalse(store.acquireLock(name, "relay-a", LEASE));
+    assertTrue(locks.holder(name).orElseThrow().expired());
+    assertFalse(locks.renew(name, "relay-a", LEASE), "an expired lease cannot be renewed");
+    assertTrue(locks.acquire(name, "relay-b", LEASE), "taken over");
+    assertEquals("relay-b", locks.holder(name).orElseThrow().owner());
+    locks.release(name, "relay-a"); // the old holder's late release changes nothing
+    assertFalse(locks.acquire(name, "relay-a", LEASE));
 
-    store.releaseLock(name, "relay-b");
-    assertTrue(store.acquireLock(name, "relay-a", LEASE), "free right after its release");
+    locks.release(name, "relay-b");
+    assertTrue(locks.acquire(name, "relay-a", LEASE), "free right after its release");
   }
 
   // ---- helpers -------------------------------------------------------------------------------

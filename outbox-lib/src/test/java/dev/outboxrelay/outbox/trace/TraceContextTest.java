@@ -15,7 +15,7 @@ import dev.outboxrelay.outbox.EnqueueResult;
 import dev.outboxrelay.outbox.Outbox;
 import dev.outboxrelay.outbox.OutboxConfig;
 import dev.outboxrelay.outbox.OutboxMessage;
-import dev.outboxrelay.outbox.store.JdbcOutboxStore;
+import dev.outboxrelay.outbox.store.JdbcOutboxAdminStore;
 import dev.outboxrelay.outbox.testing.TestDatabases;
 import io.opentelemetry.api.trace.Span;
 import io.opentelemetry.api.trace.SpanContext;
@@ -47,7 +47,7 @@ class TraceContextTest {
   private static final Tracer TRACER = PROVIDER.get("trace-context-test");
 
   private final DataSource db = TestDatabases.h2();
-  private final JdbcOutboxStore store = JdbcOutboxStore.create(db);
+  private final JdbcOutboxAdminStore admin = JdbcOutboxAdminStore.create(db);
   private final Outbox outbox = new Outbox(OutboxConfig.builder()
       .destinations(HTTP_BILLING, KAFKA_ORDERS).build());
 
@@ -95,7 +95,7 @@ class TraceContextTest {
   @Test
   void storesNothingWhenNoSpanIsActive() throws Exception {
     long id = enqueue(message("order-2/billing").build()).messageId();
-    assertNull(store.findMessage(id).orElseThrow().headersJson(), "no headers at all");
+    assertNull(admin.findMessage(id).orElseThrow().headersJson(), "no headers at all");
     long withHeader = enqueue(message("order-3/billing").header("X-Tenant", "acme").build()).messageId();
     assertEquals(Map.of("X-Tenant", "acme"), headersOf(withHeader));
   }
@@ -160,6 +160,6 @@ class TraceContextTest {
   }
 
   private Map<String, String> headersOf(long id) throws Exception {
-    return JSON.readValue(store.findMessage(id).orElseThrow().headersJson(), new TypeReference<>() {});
+    return JSON.readValue(admin.findMessage(id).orElseThrow().headersJson(), new TypeReference<>() {});
   }
 }

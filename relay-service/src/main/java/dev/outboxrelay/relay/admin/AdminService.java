@@ -10,7 +10,7 @@ import dev.outboxrelay.outbox.store.DeadJobFilter;
 import dev.outboxrelay.outbox.store.DeadOrderingKey;
 import dev.outboxrelay.outbox.store.MessageQuery;
 import dev.outboxrelay.outbox.store.MessageSummary;
-import dev.outboxrelay.outbox.store.OutboxStore;
+import dev.outboxrelay.outbox.store.OutboxAdminStore;
 import dev.outboxrelay.outbox.store.StoredMessage;
 import dev.outboxrelay.relay.admin.AdminViews.ActionResult;
 import dev.outboxrelay.relay.admin.AdminViews.AttemptView;
@@ -81,9 +81,9 @@ public class AdminService {
    * The store of the request's {@code ?source=<name>} (every admin endpoint takes it), else of the
    * first source, the only one on a single-database relay. Unknown: 400; not started yet: 503.
    */
-  private OutboxStore store() {
+  private OutboxAdminStore store() {
     RoutingContext rc = request.getCurrent();
-    return relay.source(rc == null ? null : rc.queryParams().get("source")).store();
+    return relay.source(rc == null ? null : rc.queryParams().get("source")).admin();
   }
 
   // ---- reading ---------------------------------------------------------------------------------

@@ -9,7 +9,7 @@ import dev.outboxrelay.outbox.JobState;
 import dev.outboxrelay.outbox.store.DeadJobFilter;
 import dev.outboxrelay.outbox.store.MessageQuery;
 import dev.outboxrelay.outbox.store.MessageSummary;
-import dev.outboxrelay.outbox.store.OutboxStore;
+import dev.outboxrelay.outbox.store.OutboxAdminStore;
 import dev.outboxrelay.outbox.store.StoredMessage;
 import dev.outboxrelay.outbox.store.StoredPayload;
 import dev.outboxrelay.relay.state.StateChangeLog;
@@ -111,7 +111,7 @@ public class ConsoleResource {
             null, null, deliveries, "the source's database has not answered since start-up"));
         continue;
       }
-      OutboxStore store = s.store();
+      OutboxAdminStore store = s.admin();
       Map<String, Long> byState = new LinkedHashMap<>();
       store.countByState().forEach((st, n) -> byState.put(String.valueOf(st), n));
       Map<String, Map<String, Long>> byDestination = new TreeMap<>();
@@ -166,7 +166,7 @@ public class ConsoleResource {
   @RolesAllowed({VIEWER, OPERATOR})
   public JobPage jobs(@Context UriInfo uri) {
     JobFilter f = JobFilter.of(uri.getQueryParameters());
-    OutboxStore store = store(uri.getQueryParameters().getFirst("source"));
+    OutboxAdminStore store = store(uri.getQueryParameters().getFirst("source"));
     // One row more than the page: whether there is a next page, without a count.
     List<MessageSummary> rows = store.listMessages(f.query());
     List<JobRow> page = rows.stream().limit(f.limit()).map(JobRow::of).toList();
@@ -193,11 +193,11 @@ public class ConsoleResource {
   @RolesAllowed({VIEWER, OPERATOR})
   public JobExtras job(@QueryParam("source") String source, @PathParam("id") String rawId) {
     long id = id(rawId);
-    OutboxStore store = store(source);
+    OutboxAdminStore store = store(source);
     StoredMessage m = message(store, id);
     Long size;
     if (m.payloadByReference()) {
-      size = store.findPayload(id).map(p -> (long) p.sizeBytes()).orElse(null);
+      size = relay.source(source).store().findPayload(id).map(p -> (long) p.sizeBytes()).orElse(null);
     } else {
       size = m.payload() == null ? 0L : (long) m.payload().getBytes(StandardCharsets.UTF_8).length;
     }
@@ -213,7 +213,7 @@ public class ConsoleResource {
     return new JobExtras(id, m.payloadByReference(), size, heldBack);
   }
 
-  private static StoredMessage message(OutboxStore store, long id) {
+  private static StoredMessage message(OutboxAdminStore store, long id) {
     return store.findMessage(id).orElseThrow(() -> ProblemException.notFound("id", "no message with id " + id));
   }
 
@@ -227,19 +227,18 @@ public class ConsoleResource {
   @RolesAllowed({VIEWER, OPERATOR})
   public Body body(@QueryParam("source") String source, @PathParam("id") String rawId) {
     long id = id(rawId);
-    OutboxStore store = store(source);
-    StoredMessage m = message(store, id);
+    StoredMessage m = message(store(source), id);
     if (!m.payloadByReference()) {
       throw ProblemException.notFound("id", "message " + id + " carries its payload inline: GET /admin/messages/"
           + id + " shows it");
     }
-    StoredPayload p = store.findPayload(id).orElseThrow(() -> ProblemException.notFound("id", "message " + id
+    StoredPayload p = relay.source(source).store().findPayload(id).orElseThrow(() -> ProblemException.notFound("id", "message " + id
         + " is by reference but its body is missing from outbox_payload"));
     return new Body(id, p.sizeBytes(), p.sha256(), p.body(), p.mismatch());
   }
 
-  private OutboxStore store(String source) {
-    return relay.source(source).store();
+  private OutboxAdminStore store(String source) {
+    return relay.source(source).admin();
   }
 
   private static long id(String raw) {

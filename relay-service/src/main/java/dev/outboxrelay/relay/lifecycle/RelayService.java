@@ -1,6 +1,7 @@
 package dev.outboxrelay.relay.lifecycle;
 
 import dev.outboxrelay.outbox.schema.OutboxTables;
+import dev.outboxrelay.outbox.store.OutboxAdminStore;
 import dev.outboxrelay.outbox.store.OutboxStore;
 import dev.outboxrelay.relay.claim.Backoff;
 import dev.outboxrelay.relay.claim.ClaimLoop;
@@ -171,9 +172,14 @@ public class RelayService {
     return destinations;
   }
 
-  /** The first source's store (throws while its database has not answered since start-up). */
+  /** The first source's relay store (throws while its database has not answered since start-up). */
   public OutboxStore store() {
     return source(null).store();
+  }
+
+  /** The first source's counts, jobs and operator actions (throws as {@link #store()} does). */
+  public OutboxAdminStore admin() {
+    return source(null).admin();
   }
 
   /** The first source's database (for services that keep their own store on it). */

@@ -1,8 +1,8 @@
 package dev.outboxrelay.relay.maintenance;
 
+import dev.outboxrelay.outbox.store.FleetLock;
 import dev.outboxrelay.outbox.store.LockHolder;
 import dev.outboxrelay.outbox.store.OutboxStore;
-import dev.outboxrelay.outbox.store.ReconciliationStore;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.Optional;
@@ -24,7 +24,7 @@ public class RetentionService {
   public static final Duration LOCK_LEASE = Duration.ofMinutes(2);
 
   private final OutboxStore store;
-  private final ReconciliationStore locks;
+  private final FleetLock locks;
   private final RetentionSettings settings;
   private final RetentionMetrics metrics;
   private final String owner;
@@ -36,7 +36,7 @@ public class RetentionService {
    * @param locks the fleet locks ({@code outbox_lock}) on the same database as {@code store}
    * @param owner this relay instance, as the lock owner
    */
-  public RetentionService(OutboxStore store, ReconciliationStore locks, RetentionSettings settings,
+  public RetentionService(OutboxStore store, FleetLock locks, RetentionSettings settings,
       RetentionMetrics metrics, String owner) {
     this.store = Objects.requireNonNull(store, "store");
     this.locks = Objects.requireNonNull(locks, "locks");
@@ -51,7 +51,7 @@ public class RetentionService {
    * pass. Empty when skipped.
    */
   public Optional<RetentionPass> runScheduled() {
-    Optional<LockHolder> holder = locks.lockHolder(RETENTION_LOCK);
+    Optional<LockHolder> holder = locks.holder(RETENTION_LOCK);
     if (holder.isPresent() && holder.get().expired()) {
       Duration sinceLastPass = Duration.between(holder.get().leaseUntil(), holder.get().now());
       metrics.lastRun(sinceLastPass);
@@ -71,7 +71,7 @@ public class RetentionService {
    * batches committed before them stay deleted and counted.
    */
   public Optional<RetentionPass> retainOnce() {
-    if (!locks.acquireLock(RETENTION_LOCK, owner, LOCK_LEASE)) {
+    if (!locks.acquire(RETENTION_LOCK, owner, LOCK_LEASE)) {
       LOG.debugf("retention skipped: another relay holds the lease");
       return Optional.empty();
     }
@@ -89,7 +89,7 @@ public class RetentionService {
         if (n < limit) {
           break;
         }
-        if (!locks.renewLock(RETENTION_LOCK, owner, LOCK_LEASE)) {
+        if (!locks.renew(RETENTION_LOCK, owner, LOCK_LEASE)) {
           leaseLost = true;
           break;
         }
@@ -99,7 +99,7 @@ public class RetentionService {
           e.getMessage());
       throw e;
     } finally {
-      locks.releaseLock(RETENTION_LOCK, owner);
+      locks.release(RETENTION_LOCK, owner);
     }
     metrics.lastRun(Duration.ZERO);
     boolean capped = deleted >= settings.maxPerPass();

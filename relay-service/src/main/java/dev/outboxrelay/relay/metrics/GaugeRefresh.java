@@ -1,6 +1,6 @@
 package dev.outboxrelay.relay.metrics;
 
-import dev.outboxrelay.outbox.store.OutboxStore;
+import dev.outboxrelay.outbox.store.OutboxAdminStore;
 import dev.outboxrelay.relay.background.BackgroundService;
 import dev.outboxrelay.relay.background.Pass;
 import java.time.Duration;
@@ -14,12 +14,12 @@ import java.util.function.Consumer;
  * disabled it is the call that notices the database is back.
  */
 public final class GaugeRefresh implements BackgroundService {
-  private final OutboxStore store;
+  private final OutboxAdminStore store;
   private final RelayMetrics metrics;
   private final Consumer<Duration> clockSkew;
 
   /** @param clockSkew told the database's clock minus this process's, at each refresh */
-  public GaugeRefresh(OutboxStore store, RelayMetrics metrics, Consumer<Duration> clockSkew) {
+  public GaugeRefresh(OutboxAdminStore store, RelayMetrics metrics, Consumer<Duration> clockSkew) {
     this.store = store;
     this.metrics = metrics;
     this.clockSkew = clockSkew;

@@ -3,6 +3,7 @@ package dev.outboxrelay.relay.reconciliation;
 import dev.outboxrelay.relay.source.RelayInstance;
 import static dev.outboxrelay.outbox.store.ReconciliationStore.RECONCILIATION_LOCK;
 
+import dev.outboxrelay.outbox.store.FleetLock;
 import dev.outboxrelay.outbox.store.LockHolder;
 import dev.outboxrelay.outbox.store.ReconciliationRun;
 import dev.outboxrelay.outbox.store.ReconciliationStore;
@@ -56,7 +57,7 @@ public class ReconciliationService {
   private final List<ServiceRunner> runners = new CopyOnWriteArrayList<>();
 
   /** One source's reconciliation: its tables and lease, its job, its meters. */
-  private record PerSource(RelaySource source, ReconciliationStore store, ReconciliationJob job,
+  private record PerSource(RelaySource source, ReconciliationStore store, FleetLock locks, ReconciliationJob job,
       ReconciliationMetrics metrics) {}
 
   void onStart(@Observes @Priority(Interceptor.Priority.APPLICATION + 1000) StartupEvent event) {
@@ -90,14 +91,14 @@ public class ReconciliationService {
   /** {@code source}'s reconciliation; throws while its database has not answered since start-up. */
   private PerSource of(RelaySource source) {
     return perSource.computeIfAbsent(source.name(), name -> {
-      ReconciliationStore st = source.locks();
+      ReconciliationStore st = source.reconciliation();
       Map<String, ConfirmationSource> sources = new LinkedHashMap<>();
       for (ReconciliationSettings.DestinationSettings d : settings.destinations()) {
         sources.put(d.name(), d.sourceType().equals(ReconciliationSettings.HTTP_LEDGER)
             ? new HttpLedgerSource(d.name(), d.ledgerUrl().orElseThrow(), d.connectTimeout(), d.requestTimeout(), st)
             : new TableConfirmationSource());
       }
-      return new PerSource(source, st, new ReconciliationJob(st, settings, sources),
+      return new PerSource(source, st, source.locks(), new ReconciliationJob(st, settings, sources),
           new ReconciliationMetrics(registry, name, scheduled(settings)));
     });
   }
@@ -159,7 +160,8 @@ public class ReconciliationService {
   private Optional<ReconciliationRun> runScheduled(PerSource p) {
     ReconciliationSettings s = settings;
     ReconciliationStore store = p.store();
-    if (!store.acquireLock(RECONCILIATION_LOCK, owner, s.lease())) {
+    FleetLock locks = p.locks();
+    if (!locks.acquire(RECONCILIATION_LOCK, owner, s.lease())) {
       LOG.debugf("scheduled reconciliation on source '%s' skipped: another relay holds the lease",
           p.source().name());
       return Optional.empty();
@@ -171,7 +173,7 @@ public class ReconciliationService {
       }
       return runLocked(p, new RunStart(slot.minus(s.window()), slot, SCHEDULE, owner, slot));
     } finally {
-      store.releaseLock(RECONCILIATION_LOCK, owner);
+      locks.release(RECONCILIATION_LOCK, owner);
     }
   }
 
@@ -203,22 +205,23 @@ public class ReconciliationService {
           + ") must be before now (" + windowEnd + ") when window_end is not given");
     }
     RunStart runStart = new RunStart(windowStart, windowEnd, OPERATOR, owner, null);
-    if (!store.acquireLock(RECONCILIATION_LOCK, owner, s.lease())) {
-      LockHolder holder = store.lockHolder(RECONCILIATION_LOCK).orElse(null);
+    FleetLock locks = p.locks();
+    if (!locks.acquire(RECONCILIATION_LOCK, owner, s.lease())) {
+      LockHolder holder = locks.holder(RECONCILIATION_LOCK).orElse(null);
       throw holder == null ? new ReconciliationBusyException("another relay", null)
           : new ReconciliationBusyException(holder.owner(), holder.leaseUntil());
     }
     try {
       return runLocked(p, runStart).orElseThrow(() -> new IllegalStateException("an on-demand run was refused"));
     } finally {
-      store.releaseLock(RECONCILIATION_LOCK, owner);
+      locks.release(RECONCILIATION_LOCK, owner);
     }
   }
 
   private Optional<ReconciliationRun> runLocked(PerSource p, RunStart start) {
     ReconciliationStore store = p.store();
     Optional<ReconciliationRun> run = p.job().reconcileOnce(start,
-        () -> store.renewLock(RECONCILIATION_LOCK, owner, settings.lease()));
+        () -> p.locks().renew(RECONCILIATION_LOCK, owner, settings.lease()));
     run.filter(r -> r.error() == null).ifPresent(r -> p.metrics().latestRun(r, Duration.between(r.finishedAt(),
         store.databaseNow())));
     return run;

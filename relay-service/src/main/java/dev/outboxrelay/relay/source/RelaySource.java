@@ -2,8 +2,12 @@ package dev.outboxrelay.relay.source;
 
 import dev.outboxrelay.outbox.schema.OutboxSchema;
 import dev.outboxrelay.outbox.schema.OutboxTables;
+import dev.outboxrelay.outbox.store.FleetLock;
+import dev.outboxrelay.outbox.store.JdbcFleetLock;
+import dev.outboxrelay.outbox.store.JdbcOutboxAdminStore;
 import dev.outboxrelay.outbox.store.JdbcOutboxStore;
 import dev.outboxrelay.outbox.store.JdbcReconciliationStore;
+import dev.outboxrelay.outbox.store.OutboxAdminStore;
 import dev.outboxrelay.outbox.store.ReconciliationStore;
 import dev.outboxrelay.relay.claim.Backoff;
 import dev.outboxrelay.relay.claim.ClaimLoop;
@@ -45,8 +49,9 @@ public final class RelaySource {
   public record Wiring(RelayConfig.Relay relay, OutboxTables tables, MeterRegistry registry, SinkRegistry sinks, Backoff backoff,
       DeliveryTracing tracing, Clock clock) {}
 
-  /** A started source's services. */
-  private record Running(RelayAssembly assembly, ReconciliationStore locks) {
+  /** A started source's services, and its stores besides the relay's. */
+  private record Running(RelayAssembly assembly, OutboxAdminStore admin, ReconciliationStore reconciliation,
+      FleetLock locks) {
     JdbcOutboxStore store() {
       return assembly.store();
     }
@@ -107,11 +112,14 @@ public final class RelaySource {
     RelayAssembly assembly = RelayAssembly.assemble(dataSource, wiring.tables(), wiring.registry(), wiring.sinks(),
         relay, spec, wiring.backoff(), new IdleWait(relay.idleMinWait(), relay.idleMaxWait()), clockSkew::get,
         wiring.tracing(), database);
-    running = new Running(assembly, JdbcReconciliationStore.create(dataSource, wiring.tables()));
+    JdbcOutboxStore store = assembly.store();
+    running = new Running(assembly, new JdbcOutboxAdminStore(dataSource, store.dialect(), wiring.tables()),
+        new JdbcReconciliationStore(dataSource, store.dialect(), wiring.tables()),
+        new JdbcFleetLock(dataSource, store.dialect(), wiring.tables()));
     starter.close();
     Running r = running;
     maintenance.add(new ServiceRunner("outbox-gauges-" + spec.name(), "refreshing gauges failed",
-        new GaugeRefresh(r.store(), r.assembly().metrics(), clockSkew::set), database)
+        new GaugeRefresh(r.admin(), r.assembly().metrics(), clockSkew::set), database)
         .every(relay.metricsRefreshInterval()).firstAfter(Duration.ZERO).start());
     if (relay.enabled()) {
       maintenance.add(new ServiceRunner("outbox-reaper-" + spec.name(), "reaping expired leases failed",
@@ -183,13 +191,23 @@ public final class RelaySource {
     return running != null;
   }
 
-  /** The store; throws {@link SourceUnavailableException} until the source started. */
+  /** The relay's store; throws {@link SourceUnavailableException} until the source started. */
   public JdbcOutboxStore store() {
     return runningOrThrow().store();
   }
 
-  /** The fleet locks and reconciliation tables of this database (same until the source started). */
-  public ReconciliationStore locks() {
+  /** The counts, jobs and operator actions of this outbox (same until the source started). */
+  public OutboxAdminStore admin() {
+    return runningOrThrow().admin();
+  }
+
+  /** The reconciliation tables of this database (same until the source started). */
+  public ReconciliationStore reconciliation() {
+    return runningOrThrow().reconciliation();
+  }
+
+  /** The fleet locks of this database (same until the source started). */
+  public FleetLock locks() {
     return runningOrThrow().locks();
   }
 

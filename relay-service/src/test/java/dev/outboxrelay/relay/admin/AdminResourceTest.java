@@ -17,6 +17,7 @@ import dev.outboxrelay.outbox.OutboxConfig;
 import dev.outboxrelay.outbox.OutboxMessage;
 import dev.outboxrelay.outbox.store.OutboxStore;
 import dev.outboxrelay.outbox.store.StoredMessage;
+import dev.outboxrelay.outbox.store.OutboxAdminStore;
 import dev.outboxrelay.relay.lifecycle.RelayService;
 import dev.outboxrelay.relay.testing.RecordingHttpReceiver;
 import dev.outboxrelay.relay.testing.RecordingHttpReceiver.Response;
@@ -60,6 +61,7 @@ class AdminResourceTest {
 
   RecordingHttpReceiver receiver;
   OutboxStore store;
+  OutboxAdminStore admin;
   final Outbox outbox = new Outbox(OutboxConfig.builder().destinations("billing", "nowhere", "signed").build());
 
   @BeforeEach
@@ -67,6 +69,7 @@ class AdminResourceTest {
     receiver = RelayTestResources.receiver;
     receiver.reset();
     store = relay.store();
+    admin = relay.admin();
     try (Connection c = ds.getConnection(); Statement s = c.createStatement()) {
       s.execute("DELETE FROM outbox_attempt");
       s.execute("DELETE FROM outbox_message");
@@ -261,7 +264,7 @@ class AdminResourceTest {
 
     long other = scheduled("billing", null);
     operator().post("/admin/messages/" + other + "/cancel").then().statusCode(200);
-    assertEquals("cancelled by operator via the admin API", store.findMessage(other).orElseThrow().lastError());
+    assertEquals("cancelled by operator via the admin API", admin.findMessage(other).orElseThrow().lastError());
   }
 
   @Test
@@ -280,10 +283,10 @@ class AdminResourceTest {
         .body("field", equalTo("state"))
         .body("detail", containsString("is W (working): a relay is delivering it right now"));
 
-    StoredMessage m = store.findMessage(id).orElseThrow();
+    StoredMessage m = admin.findMessage(id).orElseThrow();
     assertEquals('W', m.state());
     assertEquals(token, m.claimToken());
-    assertEquals(List.of(), store.attempts(id));
+    assertEquals(List.of(), admin.attempts(id));
 
     long sent = enqueue("billing", null, Duration.ZERO);
     awaitState(sent, 'S');
@@ -347,8 +350,8 @@ class AdminResourceTest {
         .post("/admin/messages/replay").then().statusCode(200)
         .body("matched", equalTo(2)).body("replayed", equalTo(1)).body("limit", equalTo(1));
     // The replayed one (lowest id) is tried again and dies again: unknown destination is permanent.
-    Awaitility.await().atMost(WAIT).until(() -> store.attempts(a).size() == 2);
-    assertEquals(1, store.attempts(b).size());
+    Awaitility.await().atMost(WAIT).until(() -> admin.attempts(a).size() == 2);
+    assertEquals(1, admin.attempts(b).size());
   }
 
   // ---- stats -------------------------------------------------------------------------------------
@@ -430,7 +433,7 @@ class AdminResourceTest {
     badRequest(json(operator(), "{\"reason\":\"two\\nlines\"}").post("/admin/messages/" + id + "/cancel"),
         "reason", "control characters");
     assertEquals('R', state(id), "nothing of a refused cancel was written");
-    assertEquals(List.of(), store.attempts(id));
+    assertEquals(List.of(), admin.attempts(id));
   }
 
   @Test
@@ -637,11 +640,11 @@ class AdminResourceTest {
   }
 
   StoredMessage awaitState(long id, char state) {
-    Awaitility.await().atMost(WAIT).until(() -> store.findMessage(id).orElseThrow().state() == state);
-    return store.findMessage(id).orElseThrow();
+    Awaitility.await().atMost(WAIT).until(() -> admin.findMessage(id).orElseThrow().state() == state);
+    return admin.findMessage(id).orElseThrow();
   }
 
   char state(long id) {
-    return store.findMessage(id).orElseThrow().state();
+    return admin.findMessage(id).orElseThrow().state();
   }
 }

@@ -1,5 +1,6 @@
 package dev.outboxrelay.relay.bench;
 
+import dev.outboxrelay.outbox.store.JdbcOutboxAdminStore;
 import dev.outboxrelay.relay.background.ServiceRunner;
 import dev.outboxrelay.relay.claim.Backoff;
 import dev.outboxrelay.relay.claim.IdleWait;
@@ -65,7 +66,8 @@ final class InProcessRelay implements AutoCloseable {
   void start() {
     StateChangeLog database = StateChangeLog.logging("bench relay database", LOG);
     maintenance.add(new ServiceRunner("outbox-gauges", "refreshing gauges failed",
-        new GaugeRefresh(assembly.store(), assembly.metrics(), skew -> { }), database)
+        new GaugeRefresh(new JdbcOutboxAdminStore(dataSource, assembly.store().dialect()), assembly.metrics(),
+            skew -> { }), database)
         .every(config.metricsRefreshInterval()).start());
     maintenance.add(new ServiceRunner("outbox-reaper", "reaping expired leases failed", assembly.reaper(), database)
         .every(config.reapInterval()).skipWhileDown().start());

@@ -7,7 +7,7 @@ import dev.outboxrelay.outbox.OutboxMessage;
 import dev.outboxrelay.outbox.store.AttemptOutcome;
 import dev.outboxrelay.outbox.store.ClaimRequest;
 import dev.outboxrelay.outbox.store.JdbcOutboxStore;
-import dev.outboxrelay.outbox.store.dialect.JdbcTransactions;
+import dev.outboxrelay.outbox.jdbc.JdbcTransactions;
 import dev.outboxrelay.outbox.store.dialect.OutboxDialect;
 import dev.outboxrelay.relay.config.RelayConfig;
 import dev.outboxrelay.relay.sink.HttpSink;

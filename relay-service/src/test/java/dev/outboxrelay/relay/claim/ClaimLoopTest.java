@@ -14,6 +14,7 @@ import dev.outboxrelay.outbox.store.JdbcOutboxStore;
 import dev.outboxrelay.outbox.store.OutboxStore;
 import dev.outboxrelay.outbox.store.StoredAttempt;
 import dev.outboxrelay.outbox.store.dialect.H2OutboxDialect;
+import dev.outboxrelay.outbox.store.JdbcOutboxAdminStore;
 import dev.outboxrelay.relay.lease.LeaseHeartbeat;
 import dev.outboxrelay.relay.metrics.RelayMetrics;
 import dev.outboxrelay.relay.sink.HttpSink;
@@ -49,6 +50,7 @@ class ClaimLoopTest {
 
   RecordingHttpReceiver receiver;
   JdbcOutboxStore store;
+  JdbcOutboxAdminStore admin;
   Outbox outbox;
   DataSource ds;
   ClaimLoop loop;
@@ -61,6 +63,7 @@ class ClaimLoopTest {
     ds = h2;
     OutboxSchema.migrate(ds);
     store = new JdbcOutboxStore(ds, new H2OutboxDialect());
+    admin = new JdbcOutboxAdminStore(ds, new H2OutboxDialect());
     outbox = new Outbox(OutboxConfig.builder().destinations("billing").build());
     receiver = new RecordingHttpReceiver();
   }
@@ -137,8 +140,8 @@ class ClaimLoopTest {
     Awaitility.await().atMost(Duration.ofSeconds(5)).until(() -> receiver.requests().size() == 2);
     assertEquals(2, l.claimOnce(), "two sending, four queued at most: room for two more");
     assertEquals(0, l.claimOnce(), "no room: nothing is claimed");
-    assertEquals(6L, store.countByState().get('W'));
-    assertEquals(6L, store.countByState().get('R'));
+    assertEquals(6L, admin.countByState().get('W'));
+    assertEquals(6L, admin.countByState().get('R'));
   }
 
   /**
@@ -168,7 +171,7 @@ class ClaimLoopTest {
       assertTrue(lastFastReceivedAt < firstSlowAnswerAt, "the fast destination's jobs were all received "
           + Duration.ofNanos(lastFastReceivedAt - firstSlowAnswerAt) + " after the slow one's first answer");
       Awaitility.await().atMost(Duration.ofSeconds(30))
-          .until(() -> store.countByState().getOrDefault('S', 0L) == slowJobs + fastJobs);
+          .until(() -> admin.countByState().getOrDefault('S', 0L) == slowJobs + fastJobs);
       assertEquals(slowJobs, slow.requests().size(), "each slow job sent once");
     }
   }
@@ -197,10 +200,10 @@ class ClaimLoopTest {
     assertEquals(3, l.claimOnce());
     Awaitility.await().atMost(Duration.ofSeconds(5)).until(() -> receiver.requests().size() == 2);
     assertEquals(2, l.stop(Duration.ofMillis(200)), "two sends interrupted (and one queued job given back)");
-    Map<Character, Long> counts = store.countByState();
+    Map<Character, Long> counts = admin.countByState();
     assertEquals(0L, counts.get('W'), "no job is left leased after shutdown");
     assertEquals(3L, counts.get('R'));
-    assertEquals(0, store.findByOperationId("op-0").orElseThrow().attempts(), "release counts no attempt");
+    assertEquals(0, admin.findByOperationId("op-0").orElseThrow().attempts(), "release counts no attempt");
   }
 
   @Test
@@ -211,7 +214,7 @@ class ClaimLoopTest {
     assertEquals(2, l.claimOnce());
     Awaitility.await().atMost(Duration.ofSeconds(5)).until(() -> receiver.requests().size() == 2);
     assertEquals(0, l.stop(Duration.ofSeconds(5)));
-    assertEquals(2L, store.countByState().get('S'));
+    assertEquals(2L, admin.countByState().get('S'));
   }
 
   @Test
@@ -219,7 +222,7 @@ class ClaimLoopTest {
     enqueue(40);
     ClaimLoop l = newLoop(store, 8, 4);
     l.start();
-    Awaitility.await().atMost(Duration.ofSeconds(20)).until(() -> store.countByState().get('S') == 40L);
+    Awaitility.await().atMost(Duration.ofSeconds(20)).until(() -> admin.countByState().get('S') == 40L);
     for (int i = 0; i < 40; i++) {
       assertEquals(1, receiver.acceptedCount("op-" + i));
     }
@@ -271,15 +274,15 @@ class ClaimLoopTest {
     assertEquals(2, l.claimOnce(), "C and A; B waits behind A, its key's head");
     Awaitility.await().atMost(Duration.ofSeconds(30)).until(() -> {
       assertEquals(0, store.releaseExpiredLeases(5, 10).total(), "no lease expired");
-      return store.findByOperationId("op-b").orElseThrow().state() == 'S';
+      return admin.findByOperationId("op-b").orElseThrow().state() == 'S';
     });
     assertEquals(1, l.claimStatements(), "B came by the hand-over, not by a claim");
     assertEquals(1, receiver.requestsFor("op-b").size(), "B sent once");
     long cAnswered = receiver.requestsFor("op-c").get(0).receivedNanos() + 3 * lease.toNanos();
     assertTrue(receiver.requestsFor("op-b").get(0).receivedNanos() >= cAnswered,
         "B was sent once C had answered, three leases after the hand-over");
-    long b = store.findByOperationId("op-b").orElseThrow().id();
-    assertEquals(List.of(AttemptOutcome.DELIVERED), store.attempts(b).stream().map(StoredAttempt::outcome).toList(),
+    long b = admin.findByOperationId("op-b").orElseThrow().id();
+    assertEquals(List.of(AttemptOutcome.DELIVERED), admin.attempts(b).stream().map(StoredAttempt::outcome).toList(),
         "delivered at the first try: no expired lease, no stale completion");
   }
 
@@ -320,7 +323,7 @@ class ClaimLoopTest {
     assertTrue(l.reserved() > 0, "the hand-over's room stayed reserved while the loop claimed");
     assertEquals(0, l.room());
     goOn.countDown();
-    Awaitility.await().atMost(Duration.ofSeconds(30)).until(() -> store.countByState().get('S') == 24L);
+    Awaitility.await().atMost(Duration.ofSeconds(30)).until(() -> admin.countByState().get('S') == 24L);
     assertTrue(l.heldPeak() <= l.maxHeld(), "held at most " + l.heldPeak() + " of " + l.maxHeld());
     List<String> order = receiver.requests().stream().map(r -> r.header("Idempotency-Key"))
         .filter(k -> k.startsWith("k")).toList();

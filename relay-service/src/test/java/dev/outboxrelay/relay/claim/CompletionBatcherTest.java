@@ -16,6 +16,7 @@ import dev.outboxrelay.outbox.store.JdbcOutboxStore;
 import dev.outboxrelay.outbox.store.OutboxStore;
 import dev.outboxrelay.outbox.store.StoredAttempt;
 import dev.outboxrelay.outbox.store.dialect.H2OutboxDialect;
+import dev.outboxrelay.outbox.store.JdbcOutboxAdminStore;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Proxy;
 import java.sql.Connection;
@@ -47,6 +48,8 @@ class CompletionBatcherTest {
   static final Duration LEASE = Duration.ofSeconds(30);
 
   JdbcOutboxStore store;
+
+  JdbcOutboxAdminStore admin;
   /** Sizes of the batches the store was asked to complete. */
   final List<Integer> flushes = new CopyOnWriteArrayList<>();
   final AtomicBoolean failFlushes = new AtomicBoolean();
@@ -63,6 +66,7 @@ class CompletionBatcherTest {
     h2.setURL("jdbc:h2:mem:completion-" + UUID.randomUUID() + ";DB_CLOSE_DELAY=-1");
     OutboxSchema.migrate(h2);
     store = new JdbcOutboxStore(h2, new H2OutboxDialect());
+    admin = new JdbcOutboxAdminStore(h2, new H2OutboxDialect());
     try (Connection c = h2.getConnection(); PreparedStatement ps = c.prepareStatement(
         "INSERT INTO outbox_message (operation_id, destination, payload, content_type) VALUES (?, 'b', '{}', 'application/json')")) {
       for (int i = 0; i < 16; i++) {
@@ -124,10 +128,10 @@ class CompletionBatcherTest {
     assertEquals(16, flushes.stream().mapToInt(Integer::intValue).sum());
     assertTrue(flushes.size() < 16, "batched, not one by one: " + flushes);
     assertTrue(flushes.stream().allMatch(n -> n <= 8), "no batch above its size: " + flushes);
-    assertEquals(15L, store.countByState().get('S'));
-    assertEquals('W', store.findMessage(lost.id()).orElseThrow().state(), "the real owner keeps the job");
+    assertEquals(15L, admin.countByState().get('S'));
+    assertEquals('W', admin.findMessage(lost.id()).orElseThrow().state(), "the real owner keeps the job");
     assertEquals(List.of(AttemptOutcome.STALE),
-        store.attempts(lost.id()).stream().map(StoredAttempt::outcome).toList());
+        admin.attempts(lost.id()).stream().map(StoredAttempt::outcome).toList());
   }
 
   private static AttemptRecord ok() {
@@ -145,8 +149,8 @@ class CompletionBatcherTest {
       }
       Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> flushes.size() >= 2);
       assertTrue(answers.isEmpty(), "no answer while every flush fails: " + answers);
-      assertEquals(4L, store.countByState().get('W'), "nothing completed: the jobs stay leased");
-      assertTrue(claimed.stream().allMatch(m -> store.attempts(m.id()).isEmpty()), "and no attempt row");
+      assertEquals(4L, admin.countByState().get('W'), "nothing completed: the jobs stay leased");
+      assertTrue(claimed.stream().allMatch(m -> admin.attempts(m.id()).isEmpty()), "and no attempt row");
 
       failFlushes.set(false);
       Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> answers.size() == 4);
@@ -154,12 +158,12 @@ class CompletionBatcherTest {
       for (ClaimedMessage m : claimed) {
         assertFalse(batcher.markDelivered(m, ok()), "a repeated completion finds the claim gone");
       }
-      assertEquals(4L, store.countByState().get('S'));
+      assertEquals(4L, admin.countByState().get('S'));
     }
-    assertEquals(4L, store.countByState().get('S'));
+    assertEquals(4L, admin.countByState().get('S'));
     for (ClaimedMessage m : claimed) {
       assertEquals(List.of(AttemptOutcome.DELIVERED, AttemptOutcome.STALE),
-          store.attempts(m.id()).stream().map(StoredAttempt::outcome).toList());
+          admin.attempts(m.id()).stream().map(StoredAttempt::outcome).toList());
     }
   }
 
@@ -179,7 +183,7 @@ class CompletionBatcherTest {
         "the retry found its own committed attempt: completed, not stale: " + answers);
     for (ClaimedMessage m : claimed) {
       assertEquals(List.of(AttemptOutcome.DELIVERED),
-          store.attempts(m.id()).stream().map(StoredAttempt::outcome).toList(),
+          admin.attempts(m.id()).stream().map(StoredAttempt::outcome).toList(),
           "one DELIVERED attempt under the claim's token, no STALE row for the retry");
     }
   }
@@ -204,9 +208,9 @@ class CompletionBatcherTest {
       frozen.countDown();
       assertEquals(Completion.STALE, mineDone.get(10, TimeUnit.SECONDS), "its token check changed no row");
       assertEquals(Completion.COMPLETED, otherDone.get(10, TimeUnit.SECONDS));
-      assertEquals('W', store.findMessage(mine.id()).orElseThrow().state(), "the new owner keeps it");
+      assertEquals('W', admin.findMessage(mine.id()).orElseThrow().state(), "the new owner keeps it");
       assertEquals(List.of(AttemptOutcome.LEASE_EXPIRED, AttemptOutcome.STALE),
-          store.attempts(mine.id()).stream().map(StoredAttempt::outcome).toList());
+          admin.attempts(mine.id()).stream().map(StoredAttempt::outcome).toList());
     }
   }
 
@@ -220,8 +224,8 @@ class CompletionBatcherTest {
       batcher.submit(m, ok(), done::complete);
       assertEquals(Completion.UNKNOWN, done.get(10, TimeUnit.SECONDS));
     }
-    assertEquals('W', store.findMessage(m.id()).orElseThrow().state(), "nothing committed: still leased");
-    assertTrue(store.attempts(m.id()).isEmpty(), "no STALE attempt: nothing was found lost");
+    assertEquals('W', admin.findMessage(m.id()).orElseThrow().state(), "nothing committed: still leased");
+    assertTrue(admin.attempts(m.id()).isEmpty(), "no STALE attempt: nothing was found lost");
   }
 
   @Test

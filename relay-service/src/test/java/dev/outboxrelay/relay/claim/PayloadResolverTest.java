@@ -17,6 +17,7 @@ import dev.outboxrelay.outbox.store.ClaimedMessage;
 import dev.outboxrelay.outbox.store.JdbcOutboxStore;
 import dev.outboxrelay.outbox.store.StoredMessage;
 import dev.outboxrelay.outbox.store.dialect.H2OutboxDialect;
+import dev.outboxrelay.outbox.store.JdbcOutboxAdminStore;
 import dev.outboxrelay.relay.lease.LeaseHeartbeat;
 import dev.outboxrelay.relay.metrics.RelayMetrics;
 import dev.outboxrelay.relay.sink.HttpSink;
@@ -50,6 +51,7 @@ class PayloadResolverTest {
 
   JdbcDataSource ds;
   JdbcOutboxStore store;
+  JdbcOutboxAdminStore admin;
   RecordingHttpReceiver receiver;
   LeaseHeartbeat heartbeat;
   final Outbox outbox = new Outbox(OutboxConfig.builder().destinations("billing").inlinePayloadBytes(INLINE).build());
@@ -60,6 +62,7 @@ class PayloadResolverTest {
     ds.setURL("jdbc:h2:mem:payloads-" + UUID.randomUUID() + ";DB_CLOSE_DELAY=-1");
     OutboxSchema.migrate(ds);
     store = new JdbcOutboxStore(ds, new H2OutboxDialect());
+    admin = new JdbcOutboxAdminStore(ds, new H2OutboxDialect());
     receiver = new RecordingHttpReceiver();
   }
 
@@ -91,7 +94,7 @@ class PayloadResolverTest {
 
     deliverer(store).deliver(heartbeat.hold(claimed, System.nanoTime()), () -> {});
 
-    StoredMessage m = store.findByOperationId("op-large").orElseThrow();
+    StoredMessage m = admin.findByOperationId("op-large").orElseThrow();
     assertEquals('S', m.state());
     RecordingHttpReceiver.Request req = receiver.requestsFor("op-large").get(0);
     assertArrayEquals(body.getBytes(StandardCharsets.UTF_8), req.body().getBytes(StandardCharsets.UTF_8));
@@ -111,7 +114,7 @@ class PayloadResolverTest {
     assertEquals(PayloadResolver.MISSING, f.errorClass());
 
     deliverer(store).deliver(heartbeat.hold(claimed, System.nanoTime()), () -> {});
-    StoredMessage m = store.findByOperationId("op-missing").orElseThrow();
+    StoredMessage m = admin.findByOperationId("op-missing").orElseThrow();
     assertEquals('D', m.state());
     assertTrue(m.lastError().startsWith("PayloadMissing: permanent failure: the by-reference payload of message "
         + m.id() + " is missing"), m.lastError());
@@ -126,7 +129,7 @@ class PayloadResolverTest {
 
     deliverer(flaky).deliver(heartbeat.hold(claimed, System.nanoTime()), () -> {});
 
-    StoredMessage m = store.findByOperationId("op-db-down").orElseThrow();
+    StoredMessage m = admin.findByOperationId("op-db-down").orElseThrow();
     assertEquals('R', m.state(), "back to ready, with backoff");
     assertEquals(1, m.attempts());
     assertTrue(m.lastError().startsWith("PayloadLoadFailed: loading the by-reference payload of message "
@@ -162,7 +165,7 @@ class PayloadResolverTest {
   }
 
   List<AttemptOutcome> outcomes(StoredMessage m) {
-    return store.attempts(m.id()).stream().map(a -> a.outcome()).toList();
+    return admin.attempts(m.id()).stream().map(a -> a.outcome()).toList();
   }
 
   /** The H2 database, except that every statement reading outbox_payload fails like a dropped connection. */

@@ -11,6 +11,7 @@ import dev.outboxrelay.outbox.store.JdbcOutboxStore;
 import dev.outboxrelay.outbox.store.StoredMessage;
 import dev.outboxrelay.outbox.store.dialect.PostgresOutboxDialect;
 import dev.outboxrelay.outbox.store.dialect.ReadyNotifications;
+import dev.outboxrelay.outbox.store.JdbcOutboxAdminStore;
 import dev.outboxrelay.outbox.testing.TestDatabases;
 import dev.outboxrelay.relay.lease.LeaseHeartbeat;
 import dev.outboxrelay.relay.metrics.RelayMetrics;
@@ -51,6 +52,7 @@ class ReadyListenerIT {
 
   DataSource ds;
   JdbcOutboxStore store;
+  JdbcOutboxAdminStore admin;
   Outbox outbox;
   RecordingHttpReceiver receiver;
   RelayMetrics metrics;
@@ -75,6 +77,7 @@ class ReadyListenerIT {
       s.execute("DELETE FROM outbox_message");
     }
     store = new JdbcOutboxStore(ds, new PostgresOutboxDialect());
+    admin = new JdbcOutboxAdminStore(ds, new PostgresOutboxDialect());
     outbox = new Outbox(OutboxConfig.builder().destinations("billing").build());
     receiver = new RecordingHttpReceiver();
     SinkRegistry sinks = new SinkRegistry(Map.of("billing",
@@ -206,7 +209,7 @@ class ReadyListenerIT {
   }
 
   private boolean sent(String op) {
-    return store.findByOperationId(op).map(StoredMessage::state).orElse('?') == 'S';
+    return admin.findByOperationId(op).map(StoredMessage::state).orElse('?') == 'S';
   }
 
   private int listenerPid() throws SQLException {

@@ -138,7 +138,7 @@ class ConsolePageTest extends BrowserPageTest {
       assertEquals(2, expectedIds.size());
 
       // ---- error class and time range: typed into the form, applied by the database -----------
-      Instant died = store.databaseNow();
+      Instant died = admin.databaseNow();
       console(browser, "operator", "?view=jobs");
       browser.find("#f-error_class").sendKeys("HTTP 422");
       browser.find("#f-from").sendKeys(died.minusSeconds(3600).toString());

@@ -10,6 +10,7 @@ import dev.outboxrelay.outbox.store.ClaimedMessage;
 import dev.outboxrelay.outbox.store.JdbcOutboxStore;
 import dev.outboxrelay.outbox.store.OutboxStore;
 import dev.outboxrelay.outbox.store.dialect.H2OutboxDialect;
+import dev.outboxrelay.outbox.store.JdbcOutboxAdminStore;
 import dev.outboxrelay.relay.background.Pass;
 import dev.outboxrelay.relay.state.StateChangeLog;
 import java.lang.reflect.InvocationTargetException;
@@ -32,6 +33,8 @@ class LeaseHeartbeatTest {
   static final Duration LEASE = Duration.ofSeconds(30);
 
   JdbcOutboxStore store;
+
+  JdbcOutboxAdminStore admin;
   /** How many claims each renewLeases call carried. */
   final List<Integer> renewals = new CopyOnWriteArrayList<>();
   OutboxStore counting;
@@ -42,6 +45,7 @@ class LeaseHeartbeatTest {
     h2.setURL("jdbc:h2:mem:heartbeat-" + UUID.randomUUID() + ";DB_CLOSE_DELAY=-1");
     OutboxSchema.migrate(h2);
     store = new JdbcOutboxStore(h2, new H2OutboxDialect());
+    admin = new JdbcOutboxAdminStore(h2, new H2OutboxDialect());
     try (Connection c = h2.getConnection(); PreparedStatement ps = c.prepareStatement(
         "INSERT INTO outbox_message (operation_id, destination, payload, content_type) VALUES (?, 'b', '{}', 'application/json')")) {
       for (int i = 0; i < 5; i++) {
@@ -79,8 +83,8 @@ class LeaseHeartbeatTest {
     for (int i = 0; i < 3; i++) {
       assertFalse(held.get(i).lost());
       assertTrue(held.get(i).ownedFor().compareTo(LEASE.minusSeconds(5)) > 0, "renewed for a whole lease");
-      assertTrue(store.findMessage(claimed.get(i).id()).orElseThrow().leaseUntil()
-          .isAfter(store.databaseNow().plus(LEASE.minusSeconds(5))), "lease_until extended");
+      assertTrue(admin.findMessage(claimed.get(i).id()).orElseThrow().leaseUntil()
+          .isAfter(admin.databaseNow().plus(LEASE.minusSeconds(5))), "lease_until extended");
     }
 
     assertEquals(0, heartbeat.runOnce().work(), "a lost claim is not asked about (or counted) again");

@@ -75,7 +75,7 @@ class ConfiguredNamesRelayTest {
     }
 
     Awaitility.await().atMost(WAIT).until(() -> !RelayTestResources.receiver.requestsFor(op).isEmpty());
-    Awaitility.await().atMost(WAIT).until(() -> relay.store().findByOperationId(op)
+    Awaitility.await().atMost(WAIT).until(() -> relay.admin().findByOperationId(op)
         .map(StoredMessage::state).orElse('?') == 'S');
     assertEquals(1, count("SELECT COUNT(*) FROM relay_names_it.orders_message WHERE operation_id = ?", op));
     assertEquals(1, count("SELECT COUNT(*) FROM relay_names_it.orders_attempt a JOIN"

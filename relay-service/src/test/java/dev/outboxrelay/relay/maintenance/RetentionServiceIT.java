@@ -8,7 +8,7 @@ import dev.outboxrelay.outbox.store.AttemptRecord;
 import dev.outboxrelay.outbox.store.ClaimRequest;
 import dev.outboxrelay.outbox.store.ClaimedMessage;
 import dev.outboxrelay.outbox.store.JdbcOutboxStore;
-import dev.outboxrelay.outbox.store.JdbcReconciliationStore;
+import dev.outboxrelay.outbox.store.JdbcFleetLock;
 import dev.outboxrelay.outbox.testing.TestDatabases;
 import dev.outboxrelay.relay.maintenance.RetentionService.RetentionPass;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -30,13 +30,13 @@ class RetentionServiceIT {
   private static final Duration KEEP = Duration.ofHours(1);
   private final DataSource ds = TestDatabases.h2();
   private JdbcOutboxStore store;
-  private JdbcReconciliationStore locks;
+  private JdbcFleetLock locks;
 
   @BeforeEach
   void setUp() {
     resetAll();
     store = JdbcOutboxStore.create(ds);
-    locks = JdbcReconciliationStore.create(ds);
+    locks = JdbcFleetLock.create(ds);
   }
 
   @AfterEach
@@ -55,12 +55,12 @@ class RetentionServiceIT {
     RetentionService relayA = new RetentionService(store, locks, settings, new RetentionMetrics(registryA), "relay-a");
     RetentionService relayB = new RetentionService(store, locks, settings, new RetentionMetrics(registryB), "relay-b");
 
-    assertTrue(locks.acquireLock(RETENTION_LOCK, "relay-b", Duration.ofMinutes(1)), "relay b runs a pass");
+    assertTrue(locks.acquire(RETENTION_LOCK, "relay-b", Duration.ofMinutes(1)), "relay b runs a pass");
     assertEquals(Optional.empty(), relayA.retainOnce(), "relay a must not run while b holds the lease");
     assertEquals(Optional.empty(), relayA.runScheduled());
     assertEquals(7, TestDatabases.countMessages(ds), "nothing deleted by relay a");
     assertEquals(0.0, deletedTotal(registryA));
-    locks.releaseLock(RETENTION_LOCK, "relay-b");
+    locks.release(RETENTION_LOCK, "relay-b");
 
     // The 5 old jobs in batches of 2: 2 + 2 + 1 (fewer than a batch ends the pass).
     assertEquals(Optional.of(new RetentionPass(5, 3, false)), relayA.retainOnce());
@@ -69,7 +69,7 @@ class RetentionServiceIT {
         sent.get(4)), "their attempts went with them");
     assertEquals(5.0, deletedTotal(registryA));
     assertTrue(lastRunAge(registryA) < 5, "last run age " + lastRunAge(registryA));
-    assertTrue(locks.lockHolder(RETENTION_LOCK).orElseThrow().expired(), "the lease is released after the pass");
+    assertTrue(locks.holder(RETENTION_LOCK).orElseThrow().expired(), "the lease is released after the pass");
 
     assertEquals(Optional.empty(), relayB.runScheduled(), "a pass ended moments ago: relay b's tick skips");
     assertTrue(lastRunAge(registryB) < 5, "relay b shows the fleet's last pass: " + lastRunAge(registryB));

@@ -62,7 +62,7 @@ class DestinationBacklogMetricsTest {
     try (Connection c = ds.getConnection()) {
       outbox.enqueue(c, message(first, key));
     }
-    Awaitility.await().atMost(WAIT).until(() -> relay.store().findByOperationId(first).orElseThrow().state() == 'W');
+    Awaitility.await().atMost(WAIT).until(() -> relay.admin().findByOperationId(first).orElseThrow().state() == 'W');
     try (Connection c = ds.getConnection()) {
       outbox.enqueue(c, message(second, key));
     }
@@ -75,7 +75,7 @@ class DestinationBacklogMetricsTest {
       assertEquals(0.0, gauge(scrape, "outbox_destination_ready_oldest_age_seconds", "signed"));
     });
 
-    Awaitility.await().atMost(WAIT).until(() -> relay.store().findByOperationId(second).orElseThrow().state() == 'S');
+    Awaitility.await().atMost(WAIT).until(() -> relay.admin().findByOperationId(second).orElseThrow().state() == 'S');
     Awaitility.await().atMost(WAIT).untilAsserted(() -> {
       String scrape = scrape();
       assertEquals(0.0, gauge(scrape, "outbox_destination_ready", "billing"), "drained");

@@ -44,7 +44,7 @@ class ExportedMetricNamesTest {
           .enqueue(c, OutboxMessage.builder().operationId(op).destination("billing").payload("{}").build());
     }
     Awaitility.await().atMost(Duration.ofSeconds(30))
-        .until(() -> relay.store().findByOperationId(op).orElseThrow().state() == 'S');
+        .until(() -> relay.admin().findByOperationId(op).orElseThrow().state() == 'S');
     given().auth().preemptive().basic("operator", "operator-pw").contentType("application/json").body("")
         .post("/reconciliation/runs").then().statusCode(201);
 

@@ -36,7 +36,7 @@ import org.openqa.selenium.support.ui.Select;
 class ReconciliationPageTest extends BrowserPageTest {
   @Test
   void thePageShowsExactlyWhatTheReportSaysAndFiltersItsItems() throws Exception {
-    Instant start = store.databaseNow().minusSeconds(60);
+    Instant start = admin.databaseNow().minusSeconds(60);
     receiver.script("dead-1", new Response(422, Map.of(), "{\"error\":\"amount missing\"}", 0));
     List<String> ops = List.of("ok-1", "ok-2", "ok-3", "twice-1", "dead-1");
     for (String op : ops) {
@@ -46,13 +46,13 @@ class ReconciliationPageTest extends BrowserPageTest {
       }
     }
     Awaitility.await().atMost(WAIT).until(() -> ops.stream().allMatch(op -> {
-      char state = store.findByOperationId(op).orElseThrow().state();
+      char state = admin.findByOperationId(op).orElseThrow().state();
       return op.startsWith("dead") ? state == 'D' : state == 'S';
     }));
     receiver.applyAgainInLedger("twice-1");
     receiver.confirmInLedger("ghost-1", DEST);
     receiver.confirmInLedger("ghost-2", DEST);
-    String window = "{\"window_start\":\"" + start + "\",\"window_end\":\"" + store.databaseNow().plusSeconds(60)
+    String window = "{\"window_start\":\"" + start + "\",\"window_end\":\"" + admin.databaseNow().plusSeconds(60)
         + "\"}";
     for (int run = 0; run < 2; run++) {
       as("operator").contentType("application/json").body(window)

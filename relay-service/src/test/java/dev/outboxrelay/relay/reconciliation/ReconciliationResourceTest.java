@@ -12,10 +12,12 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.outboxrelay.outbox.Outbox;
 import dev.outboxrelay.outbox.OutboxConfig;
 import dev.outboxrelay.outbox.OutboxMessage;
-import dev.outboxrelay.outbox.store.JdbcReconciliationStore;
+import dev.outboxrelay.outbox.store.FleetLock;
+import dev.outboxrelay.outbox.store.JdbcFleetLock;
 import dev.outboxrelay.outbox.store.OutboxStore;
 import dev.outboxrelay.outbox.store.ReconciliationStore;
 import dev.outboxrelay.outbox.store.StoredMessage;
+import dev.outboxrelay.outbox.store.OutboxAdminStore;
 import dev.outboxrelay.relay.lifecycle.RelayService;
 import dev.outboxrelay.relay.testing.RecordingHttpReceiver;
 import dev.outboxrelay.relay.testing.RecordingHttpReceiver.Response;
@@ -62,6 +64,7 @@ class ReconciliationResourceTest {
 
   RecordingHttpReceiver receiver;
   OutboxStore store;
+  OutboxAdminStore admin;
   final Outbox outbox = new Outbox(OutboxConfig.builder().destinations(DEST).build());
 
   @BeforeEach
@@ -69,6 +72,7 @@ class ReconciliationResourceTest {
     receiver = RelayTestResources.receiver;
     receiver.reset();
     store = relay.store();
+    admin = relay.admin();
     try (Connection c = ds.getConnection(); Statement s = c.createStatement()) {
       s.execute("DELETE FROM outbox_reconciliation_item");
       s.execute("DELETE FROM outbox_reconciliation_run");
@@ -95,7 +99,7 @@ class ReconciliationResourceTest {
   }
 
   StoredMessage job(String op) {
-    return store.findByOperationId(op).orElseThrow();
+    return admin.findByOperationId(op).orElseThrow();
   }
 
   void awaitState(String op, char state) {
@@ -108,7 +112,7 @@ class ReconciliationResourceTest {
 
   @Test
   void reportsEveryDifferenceExactlyAndActsOnlyOnRowsThatDidNotChange() throws Exception {
-    Instant start = store.databaseNow().minusSeconds(60);
+    Instant start = admin.databaseNow().minusSeconds(60);
     receiver.script("dead-1", new Response(422, Map.of(), "{\"error\":\"amount missing\"}", 0));
     // The sink applies lost-ack-1 but its answer is an error: a lost completion, seen as D.
     receiver.script("lost-ack-1", new Response(422, Map.of(), "{\"error\":\"timeout upstream\"}", 0));
@@ -125,8 +129,8 @@ class ReconciliationResourceTest {
     receiver.confirmInLedger("lost-ack-1", DEST);
     receiver.confirmInLedger("ghost-1", DEST);
     Instant lostSentAt = job("lost-1").sentAt();
-    Awaitility.await().atMost(WAIT).until(() -> store.databaseNow().isAfter(lostSentAt.plusSeconds(1)));
-    Instant end = store.databaseNow().plusSeconds(60);
+    Awaitility.await().atMost(WAIT).until(() -> admin.databaseNow().isAfter(lostSentAt.plusSeconds(1)));
+    Instant end = admin.databaseNow().plusSeconds(60);
 
     JsonPath first = operator().contentType("application/json").body(window(start, end))
         .post("/reconciliation/runs").then().statusCode(201)
@@ -145,7 +149,7 @@ class ReconciliationResourceTest {
     StoredMessage lostAck = job("lost-ack-1");
     StoredMessage dead = job("dead-1");
     StoredMessage twice = job("twice-1");
-    StoredMessage lost = store.findMessage(job("lost-1").id()).orElseThrow();
+    StoredMessage lost = admin.findMessage(job("lost-1").id()).orElseThrow();
     assertEquals(List.of(
         item("ghost-1", null, null, "confirmed_not_sent", null, 1, null, null),
         item("lost-ack-1", lostAck.id(), "D", "confirmed_not_sent", null, 1, lostAck.lastError(), "accepted"),
@@ -202,7 +206,7 @@ class ReconciliationResourceTest {
   void withoutABodyTheRunCoversTheConfiguredWindowEndingNow() throws Exception {
     enqueue("ok-1");
     awaitState("ok-1", 'S');
-    Instant before = store.databaseNow();
+    Instant before = admin.databaseNow();
     JsonPath run = operator().post("/reconciliation/runs").then().statusCode(201).extract().jsonPath();
     Instant end = Instant.parse(run.getString("window_end"));
     assertTrue(!end.isBefore(before), end + " is not before " + before);
@@ -287,8 +291,8 @@ class ReconciliationResourceTest {
 
   @Test
   void aRunWhileAnotherRelayHoldsTheLeaseIsRefusedUntilTheLeaseExpires() {
-    ReconciliationStore other = JdbcReconciliationStore.create(ds);
-    assertTrue(other.acquireLock(ReconciliationStore.RECONCILIATION_LOCK, "relay-elsewhere", Duration.ofMinutes(5)));
+    FleetLock other = JdbcFleetLock.create(ds);
+    assertTrue(other.acquire(ReconciliationStore.RECONCILIATION_LOCK, "relay-elsewhere", Duration.ofMinutes(5)));
     JsonPath busy = problem(operator().post("/reconciliation/runs"), 409, null);
     assertTrue(busy.getString("detail").contains("relay-elsewhere"), busy.getString("detail"));
     assertEquals(0L, count("SELECT COUNT(*) FROM outbox_reconciliation_run"));
@@ -300,7 +304,7 @@ class ReconciliationResourceTest {
       throw new IllegalStateException(e);
     }
     operator().post("/reconciliation/runs").then().statusCode(201);
-    assertTrue(other.acquireLock(ReconciliationStore.RECONCILIATION_LOCK, "relay-elsewhere", Duration.ofMinutes(5)),
+    assertTrue(other.acquire(ReconciliationStore.RECONCILIATION_LOCK, "relay-elsewhere", Duration.ofMinutes(5)),
         "the relay released the lease after its run");
   }
 

@@ -6,6 +6,7 @@ import dev.outboxrelay.outbox.Outbox;
 import dev.outboxrelay.outbox.OutboxConfig;
 import dev.outboxrelay.outbox.OutboxMessage;
 import dev.outboxrelay.outbox.store.OutboxStore;
+import dev.outboxrelay.outbox.store.OutboxAdminStore;
 import dev.outboxrelay.relay.lifecycle.RelayService;
 import io.agroal.api.AgroalDataSource;
 import io.quarkus.agroal.DataSource;
@@ -44,6 +45,7 @@ public abstract class BrowserPageTest {
 
   protected RecordingHttpReceiver receiver;
   protected OutboxStore store;
+  protected OutboxAdminStore admin;
   protected final Outbox outbox = new Outbox(OutboxConfig.builder().destinations(DEST).build());
 
   /** Children before parents: every row a page could show, none left by an earlier test. */
@@ -54,6 +56,7 @@ public abstract class BrowserPageTest {
   void emptyOutbox() throws SQLException {
     (receiver = RelayTestResources.receiver).reset();
     store = relay.store();
+    admin = relay.admin();
     try (Connection c = ds.getConnection(); Statement s = c.createStatement()) {
       for (String table : TABLES) {
         s.execute("DELETE FROM " + table);
@@ -84,10 +87,10 @@ public abstract class BrowserPageTest {
   }
 
   protected char state(String operationId) {
-    return store.findByOperationId(operationId).orElseThrow().state();
+    return admin.findByOperationId(operationId).orElseThrow().state();
   }
 
   protected long id(String operationId) {
-    return store.findByOperationId(operationId).orElseThrow().id();
+    return admin.findByOperationId(operationId).orElseThrow().id();
   }
 }

@@ -1,5 +1,6 @@
 package dev.outboxrelay.outbox.store.dialect;
 
+import dev.outboxrelay.outbox.jdbc.JdbcTransactions;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;

@@ -1,4 +1,4 @@
-package dev.outboxrelay.outbox.store.dialect;
+package dev.outboxrelay.outbox.jdbc;
 
 import java.sql.Connection;
 import java.sql.SQLException;

@@ -1,0 +1,105 @@
+package dev.outboxrelay.outbox.store;
+
+import dev.outboxrelay.outbox.OutboxStoreException;
+import dev.outboxrelay.outbox.jdbc.JdbcStatements;
+import dev.outboxrelay.outbox.jdbc.JdbcStatements.Binder;
+import dev.outboxrelay.outbox.schema.OutboxTables;
+import dev.outboxrelay.outbox.schema.TableRendering;
+import dev.outboxrelay.outbox.store.dialect.OutboxDialect;
+import dev.outboxrelay.outbox.store.dialect.ReconciliationDialect;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.Objects;
+import java.util.Optional;
+import javax.sql.DataSource;
+
+/**
+ * {@link FleetLock} over JDBC: one row per lock name in the outbox's lock table. Statements come
+ * from the {@link ReconciliationDialect}; SQL errors become {@link OutboxStoreException} naming the
+ * lock and owner.
+ */
+public class JdbcFleetLock implements FleetLock {
+  private final DataSource dataSource;
+  /** Reads times, and tells unique violations and conflicts, for the same database. */
+  private final OutboxDialect outbox;
+  private final ReconciliationDialect dialect;
+
+  public JdbcFleetLock(DataSource dataSource, OutboxDialect outbox) {
+    this(dataSource, outbox, OutboxTables.DEFAULT);
+  }
+
+  /** The locks of the outbox named by {@code tables}: its statements are rendered for those names. */
+  public JdbcFleetLock(DataSource dataSource, OutboxDialect outbox, OutboxTables tables) {
+    this.dataSource = TableRendering.dataSource(Objects.requireNonNull(dataSource, "dataSource"),
+        Objects.requireNonNull(tables, "tables"));
+    this.outbox = Objects.requireNonNull(outbox, "outbox");
+    this.dialect = ReconciliationDialect.of(outbox);
+  }
+
+  /** Detects the dialect from one connection of {@code dataSource}. */
+  public static JdbcFleetLock create(DataSource dataSource) {
+    return create(dataSource, OutboxTables.DEFAULT);
+  }
+
+  /** Detects the dialect from one connection of {@code dataSource}; the outbox named by {@code tables}. */
+  public static JdbcFleetLock create(DataSource dataSource, OutboxTables tables) {
+    return new JdbcFleetLock(dataSource, Dialects.detect(dataSource), tables);
+  }
+
+  @Override
+  public boolean acquire(String name, String owner, Duration leaseFor) {
+    String what = "acquisition of lock '" + name + "' by " + owner;
+    int taken = update(what, dialect.takeLockSql(), ps -> {
+      ps.setString(1, owner);
+      ps.setLong(2, leaseFor.toMillis());
+      ps.setString(3, name);
+      ps.setString(4, owner);
+    });
+    if (taken == 1) {
+      return true;
+    }
+    try (Connection c = JdbcStatements.autoCommitConnection(dataSource);
+        PreparedStatement ps = c.prepareStatement(dialect.insertLockSql())) {
+      ps.setString(1, name);
+      ps.setString(2, owner);
+      ps.setLong(3, leaseFor.toMillis());
+      return ps.executeUpdate() == 1;
+    } catch (SQLException e) {
+      if (outbox.isUniqueViolation(e)) {
+        return false; // created by a concurrent contender, whose lease is live
+      }
+      throw new OutboxStoreException(what + " failed", e);
+    }
+  }
+
+  @Override
+  public boolean renew(String name, String owner, Duration leaseFor) {
+    return update("renewal of lock '" + name + "' by " + owner, dialect.renewLockSql(), ps -> {
+      ps.setLong(1, leaseFor.toMillis());
+      ps.setString(2, name);
+      ps.setString(3, owner);
+    }) == 1;
+  }
+
+  @Override
+  public void release(String name, String owner) {
+    update("release of lock '" + name + "' by " + owner, dialect.releaseLockSql(), ps -> {
+      ps.setString(1, name);
+      ps.setString(2, owner);
+    });
+  }
+
+  @Override
+  public Optional<LockHolder> holder(String name) {
+    return JdbcStatements.query(dataSource, "read of lock '" + name + "'", dialect.lockHolderSql(),
+        ps -> ps.setString(1, name),
+        rs -> new LockHolder(name, rs.getString(1), outbox.readInstant(rs, 2), outbox.readInstant(rs, 3)))
+        .stream().findFirst();
+  }
+
+  private int update(String what, String sql, Binder binder) {
+    return JdbcStatements.update(dataSource, outbox::isRetryableConflict, what, sql, binder);
+  }
+}

@@ -1,0 +1,76 @@
+package dev.outboxrelay.outbox.store;
+
+import static dev.outboxrelay.outbox.store.dialect.OutboxDialect.readAll;
+
+import com.fasterxml.jackson.core.type.TypeReference;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.outboxrelay.outbox.jdbc.JdbcStatements.Binder;
+import dev.outboxrelay.outbox.store.dialect.OutboxDialect;
+import java.io.IOException;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Instant;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * A job's row as the stores read it: {@link OutboxDialect#CLAIM_COLUMNS} into a {@link
+ * ClaimedMessage}, {@link OutboxDialect#MESSAGE_COLUMNS} into a {@link StoredMessage}, times and
+ * tokens through the dialect's hooks. Maps what a statement returns; calls no store.
+ */
+final class JobRows {
+  private static final ObjectMapper JSON = new ObjectMapper();
+  private static final TypeReference<LinkedHashMap<String, String>> HEADERS = new TypeReference<>() {};
+
+  private final OutboxDialect dialect;
+
+  JobRows(OutboxDialect dialect) {
+    this.dialect = dialect;
+  }
+
+  /** The one job (of {@link OutboxDialect#MESSAGE_COLUMNS}) a query on {@code c} returns, if any. */
+  Optional<StoredMessage> queryOne(Connection c, String sql, Binder binder) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(sql)) {
+      binder.bind(ps);
+      return readAll(ps, this::stored).stream().findFirst();
+    }
+  }
+
+  ClaimedMessage claimed(ResultSet rs) throws SQLException {
+    return new ClaimedMessage(
+        rs.getLong(1), rs.getString(2), rs.getString(3), rs.getString(4), rs.getString(5),
+        rs.getString(6), headers(rs.getString(7)), rs.getInt(8), dialect.readUuid(rs, 9),
+        instant(rs, 10), instant(rs, 11), rs.getBoolean(12));
+  }
+
+  StoredMessage stored(ResultSet rs) throws SQLException {
+    return new StoredMessage(
+        rs.getLong(1), rs.getString(2), rs.getString(3), rs.getString(4), rs.getString(5),
+        rs.getString(6), rs.getString(7), rs.getString(8).charAt(0), dialect.readUuid(rs, 9),
+        instant(rs, 10), instant(rs, 11), rs.getInt(12), rs.getString(13), instant(rs, 14),
+        instant(rs, 15), instant(rs, 16), instant(rs, 17), rs.getBoolean(18));
+  }
+
+  Instant instant(ResultSet rs, int column) throws SQLException {
+    return dialect.readInstant(rs, column);
+  }
+
+  /** A {@code headers} column's JSON object, in its order. */
+  static LinkedHashMap<String, String> parseHeaders(String json) throws IOException {
+    return JSON.readValue(json, HEADERS);
+  }
+
+  private static Map<String, String> headers(String json) throws SQLException {
+    if (json == null || json.isEmpty()) {
+      return Map.of();
+    }
+    try {
+      return parseHeaders(json);
+    } catch (IOException e) {
+      throw new SQLException("headers column is not a JSON object of strings: " + json, e);
+    }
+  }
+}

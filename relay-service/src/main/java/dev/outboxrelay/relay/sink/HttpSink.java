@@ -30,6 +30,12 @@ import java.util.concurrent.CompletionStage;
  * (honouring {@code Retry-After}, seconds or HTTP date); any other status permanent. Refused
  * connections, resets and timeouts retry.
  *
+ * <p>Each destination has its own client, and the client its own single thread for the work the
+ * JDK client hands off its selector thread (parsing answers, completing their stages): the
+ * client's default, a cached pool, handed every answer to another thread and cost about twice the
+ * CPU per request on loopback (docs/performance.md, "Where drain-http and drain-kafka lose their
+ * time"). The work per answer is short and never blocks, so one thread serves many connections.
+ *
  * <p>With a secret, every request carries {@value WebhookSignature#HEADER} over the exact body
  * bytes sent, timestamped at send (a retry is signed afresh). The secret is held only here and is
  * never logged or put into a result.
@@ -68,6 +74,7 @@ public final class HttpSink implements MessageSink {
     this(url, requestTimeout, HttpClient.newBuilder()
         .connectTimeout(connectTimeout)
         .followRedirects(HttpClient.Redirect.NEVER)
+        .executor(SendThread.named("outbox-http-" + url.getHost() + ":" + port(url)))
         .build(), Clock.systemUTC(), hmacSecret);
   }
 

@@ -1,6 +1,7 @@
 package dev.outboxrelay.relay.bench;
 
 import java.io.IOException;
+import java.nio.file.DirectoryStream;
 import java.lang.management.ManagementFactory;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -41,6 +42,32 @@ final class HostStats {
     } catch (IOException | RuntimeException e) {
       return -1;
     }
+  }
+
+  /**
+   * CPU seconds (user + system) the live threads of this process whose name starts with {@code
+   * prefix} have used so far (Linux keeps the first 15 characters of a thread's name). A thread
+   * that ended took its figure with it.
+   */
+  static double threadCpuSeconds(String prefix) {
+    String shortPrefix = prefix.length() > 15 ? prefix.substring(0, 15) : prefix;
+    long ticks = 0;
+    try (DirectoryStream<Path> tasks = Files.newDirectoryStream(Path.of("/proc/self/task"))) {
+      for (Path task : tasks) {
+        try {
+          if (Files.readString(task.resolve("comm")).startsWith(shortPrefix)) {
+            String stat = Files.readString(task.resolve("stat"));
+            String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+            ticks += Long.parseLong(f[11]) + Long.parseLong(f[12]);
+          }
+        } catch (IOException ended) {
+          // The thread ended while being read.
+        }
+      }
+    } catch (IOException | RuntimeException e) {
+      return -1;
+    }
+    return ticks / CLK_TCK;
   }
 
   /** Busy CPU seconds of the whole host so far (every core, every process: the database too). */

@@ -473,21 +473,29 @@ final class Scenarios {
 
   /**
    * The drain through the relay's HTTP sink to a receiver on loopback in this JVM that answers
-   * 200 at once on kept-alive connections (one handler thread per relay worker); the sink has a
-   * destination's default timeouts (connect 2s, request 10s).
+   * 200 at once on kept-alive connections (one event-loop thread); the sink has a destination's
+   * default timeouts (connect 2s, request 10s). {@code relay_cpu_cores} is this JVM's, the
+   * receiver's share ({@code receiver_cpu_cores}, its thread) included; {@code
+   * relay_cpu_us_per_job} leaves it out.
    */
   private void drainHttp() throws Exception {
     double limit = sqlLimitRate();
     DrainResult base = drainOne();
     int jobs = sizes.drainJobs();
-    try (LoopbackReceiver receiver = new LoopbackReceiver(relayConfig.concurrency())) {
+    try (LoopbackReceiver receiver = new LoopbackReceiver()) {
       HttpSink http = new HttpSink(receiver.uri(), Duration.ofSeconds(2), Duration.ofSeconds(10));
+      double receiverCpu0 = HostStats.threadCpuSeconds(LoopbackReceiver.EVENT_LOOP_THREAD);
       DrainResult r = drainInProcess(jobs, 0, true, recording -> recordingAfter(http, recording));
+      double receiverCores = (HostStats.threadCpuSeconds(LoopbackReceiver.EVENT_LOOP_THREAD) - receiverCpu0)
+          / r.seconds();
       long requests = receiver.requests();
       int distinct = receiver.distinctMessages();
       double ratio = r.jobsPerS() / base.jobsPerS();
       drainLine("drain-http", r, limit).put("sink", "http-loopback").put("requests", requests)
           .put("distinct_messages", distinct).put("connections", receiver.connections())
+          .put("receiver", "vertx-1-event-loop").put("receiver_cpu_cores", receiverCores)
+          .put("relay_cpu_us_per_job", (r.relayCpuCores() - receiverCores) * 1e6 / r.jobsPerS())
+          .put("drain_relay_cpu_us_per_job", base.relayCpuCores() * 1e6 / base.jobsPerS())
           .put("drain_jobs_per_s", base.jobsPerS()).put("ratio_to_drain", ratio)
           .target("ratio_to_drain>=0.3", ratio >= 0.3).print();
       if (requests != distinct || (r.drained() && distinct != jobs)) {
@@ -522,7 +530,10 @@ final class Scenarios {
         drainLine("drain-kafka", r, limit).put("sink", "kafka-kraft-1-node")
             .put("acks", settings.get("acks")).put("idempotence", settings.get("enable.idempotence"))
             .put("linger_ms", settings.getOrDefault("linger.ms", "default"))
-            .put("records_in_topic", records).put("drain_jobs_per_s", base.jobsPerS()).put("ratio_to_drain", ratio)
+            .put("records_in_topic", records)
+            .put("relay_cpu_us_per_job", r.relayCpuCores() * 1e6 / r.jobsPerS())
+            .put("drain_relay_cpu_us_per_job", base.relayCpuCores() * 1e6 / base.jobsPerS())
+            .put("drain_jobs_per_s", base.jobsPerS()).put("ratio_to_drain", ratio)
             .target("ratio_to_drain>=0.5", ratio >= 0.5).print();
         if (records != r.sent()) {
           throw new IllegalStateException("drain-kafka: " + records + " records in the topic for " + r.sent()

@@ -9,6 +9,7 @@ import dev.outboxrelay.outbox.testing.ServiceProcess;
 import dev.outboxrelay.outbox.testing.TestDatabases;
 import dev.outboxrelay.outbox.testing.TimeSpans;
 import io.restassured.path.json.JsonPath;
+import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -177,21 +178,44 @@ class InboxKillChaosIT {
       launch();
     }
 
+    /**
+     * Starts a receiver and waits until it answers. Relays deliver as soon as it listens, so it may
+     * halt after a commit (the fault under test) before its health check answered: that counts as
+     * a halt and another one starts.
+     */
     private void launch() throws Exception {
-      current = ServiceProcess.launchMain("receiver-" + (++started), InboxChaosReceiver.class.getName(),
-          jar -> jar.contains("outbox-lib") || jar.contains("postgresql") || jar.contains("jackson"), port,
-          settings, Path.of("target", "chaos", x.name()).toAbsolutePath());
-      current.awaitReady(Duration.ofSeconds(60));
+      while (true) {
+        current = ServiceProcess.launchMain("receiver-" + (++started), InboxChaosReceiver.class.getName(),
+            jar -> jar.contains("outbox-lib") || jar.contains("postgresql") || jar.contains("jackson"), port,
+            settings, Path.of("target", "chaos", x.name()).toAbsolutePath());
+        try {
+          current.awaitReady(Duration.ofSeconds(60));
+          return;
+        } catch (RuntimeException e) {
+          if (!haltedByItself()) {
+            throw e;
+          }
+          countHalt();
+        }
+      }
+    }
+
+    private boolean haltedByItself() throws IOException {
+      return !current.alive() && current.logText().contains(InboxChaosReceiver.HALT_LINE);
+    }
+
+    private void countHalt() {
+      halts++;
+      settings.remove("receiver.halt-at-commit");
     }
 
     /** A receiver that halted by itself after a commit is counted and replaced. */
     void restartIfHalted() throws Exception {
       if (!current.alive()) {
-        if (!current.logText().contains(InboxChaosReceiver.HALT_LINE)) {
+        if (!haltedByItself()) {
           throw new IllegalStateException("the receiver exited by itself:\n" + current.tail());
         }
-        halts++;
-        settings.remove("receiver.halt-at-commit");
+        countHalt();
         launch();
       }
     }

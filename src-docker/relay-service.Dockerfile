@@ -29,7 +29,9 @@ USER 10001
 EXPOSE 8081
 # Heap follows the container's memory limit; an OutOfMemoryError ends the process (the
 # orchestrator restarts it, and its leases expire to another relay) instead of limping on.
-ENV JAVA_OPTS="-XX:MaxRAMPercentage=75 -XX:+ExitOnOutOfMemoryError -Djava.util.logging.manager=org.jboss.logmanager.LogManager" \
+# Common pool of 2: with 1 or 2 CPUs the JDK starts a thread for every HTTP answer otherwise
+# (docs/deployment.md, "JVM options").
+ENV JAVA_OPTS="-XX:MaxRAMPercentage=75 -XX:+ExitOnOutOfMemoryError -Djava.util.logging.manager=org.jboss.logmanager.LogManager -Djava.util.concurrent.ForkJoinPool.common.parallelism=2" \
     QUARKUS_HTTP_PORT=8081
 # Ready: database reachable, claims succeeding, backlog age under outbox.relay.ready-max-backlog-age.
 HEALTHCHECK --interval=10s --timeout=3s --start-period=60s --retries=3 \

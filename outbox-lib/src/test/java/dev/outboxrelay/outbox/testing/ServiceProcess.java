@@ -86,6 +86,8 @@ public final class ServiceProcess implements AutoCloseable {
     cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
     cmd.add("-Xmx" + heap);
     cmd.add("-XX:TieredStopAtLevel=1");
+    // As the relay image runs it (docs/deployment.md, "JVM options").
+    cmd.add("-Djava.util.concurrent.ForkJoinPool.common.parallelism=2");
     cmd.add("-Dquarkus.http.port=" + httpPort);
     properties.forEach((k, v) -> cmd.add("-D" + k + "=" + v));
     return cmd;

@@ -24,6 +24,9 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ForkJoinPool;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.jboss.logging.Logger;
 
 /**
  * POSTs the payload to a URL. Status mapping: 2xx delivered; 408, 409, 425, 429 and 5xx retry
@@ -35,6 +38,13 @@ import java.util.concurrent.CompletionStage;
  * client's default, a cached pool, handed every answer to another thread and cost about twice the
  * CPU per request on loopback (docs/performance.md, "Where drain-http and drain-kafka lose their
  * time"). The work per answer is short and never blocks, so one thread serves many connections.
+ *
+ * <p>Whatever its own executor, the JDK client completes the stage {@code sendAsync} returns on
+ * {@code CompletableFuture}'s default executor, which with a common pool of parallelism 1 (a JVM
+ * that sees 1 or 2 CPUs) starts a new thread for every answer: about three times the relay's CPU
+ * per HTTP send on 2 cores. The relay image and the project's launchers set {@value
+ * #COMMON_POOL_FLAG}; a relay started without it logs a warning once (docs/deployment.md, "JVM
+ * options").
  *
  * <p>With a secret, every request carries {@value WebhookSignature#HEADER} over the exact body
  * bytes sent, timestamped at send (a retry is signed afresh). The secret is held only here and is
@@ -54,6 +64,11 @@ public final class HttpSink implements MessageSink {
   private static final int SUMMARY_BODY_CHARS = 200;
   /** A Retry-After beyond this is treated as this: a typo must not park a job for a year. */
   static final Duration MAX_RETRY_AFTER = Duration.ofHours(24);
+  /** The JVM option that keeps the JDK client from starting a thread per answer (class Javadoc). */
+  public static final String COMMON_POOL_FLAG = "-Djava.util.concurrent.ForkJoinPool.common.parallelism=2";
+
+  private static final Logger LOG = Logger.getLogger(HttpSink.class);
+  private static final AtomicBoolean SERIAL_POOL_WARNED = new AtomicBoolean();
 
   private final URI url;
   private final Duration requestTimeout;
@@ -76,6 +91,17 @@ public final class HttpSink implements MessageSink {
         .followRedirects(HttpClient.Redirect.NEVER)
         .executor(SendThread.named("outbox-http-" + url.getHost() + ":" + port(url)))
         .build(), Clock.systemUTC(), hmacSecret);
+    warnIfAnswersStartThreads();
+  }
+
+  /** Logs once per JVM when every HTTP answer would start a thread of its own (class Javadoc). */
+  private static void warnIfAnswersStartThreads() {
+    int parallelism = ForkJoinPool.getCommonPoolParallelism();
+    if (parallelism < 2 && SERIAL_POOL_WARNED.compareAndSet(false, true)) {
+      LOG.warnf("The JVM's common pool has parallelism %d, so the JDK HTTP client starts a thread for "
+          + "every answer (about three times the CPU per send on 2 CPUs). Start the relay with %s, as "
+          + "its image does (docs/deployment.md, \"JVM options\").", parallelism, COMMON_POOL_FLAG);
+    }
   }
 
   HttpSink(URI url, Duration requestTimeout, HttpClient client, Clock clock, Optional<String> hmacSecret) {

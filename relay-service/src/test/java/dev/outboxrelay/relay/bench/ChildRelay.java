@@ -1,5 +1,6 @@
 package dev.outboxrelay.relay.bench;
 
+import dev.outboxrelay.relay.sink.HttpSink;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -59,6 +60,7 @@ final class ChildRelay implements AutoCloseable {
     List<String> cmd = new ArrayList<>();
     cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
     cmd.add("-Xmx" + HEAP);
+    cmd.add(HttpSink.COMMON_POOL_FLAG);
     for (Map.Entry<Object, Object> p : System.getProperties().entrySet()) {
       if (String.valueOf(p.getKey()).startsWith("outbox.")) {
         cmd.add("-D" + p.getKey() + "=" + p.getValue());

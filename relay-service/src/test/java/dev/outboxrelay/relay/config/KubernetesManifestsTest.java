@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
+import dev.outboxrelay.relay.sink.HttpSink;
 import java.io.IOException;
 import java.io.Reader;
 import java.nio.file.Files;
@@ -206,6 +207,8 @@ class KubernetesManifestsTest {
     // The image's other JVM flags stay (JAVA_OPTS replaces the image's default as a whole).
     Matcher dockerOpts = Pattern.compile("JAVA_OPTS=\"([^\"]*)\"").matcher(readDockerfile());
     assertTrue(dockerOpts.find(), "relay-service.Dockerfile sets JAVA_OPTS");
+    assertTrue(dockerOpts.group(1).contains(HttpSink.COMMON_POOL_FLAG),
+        "the image keeps the JDK HTTP client from starting a thread per answer: " + HttpSink.COMMON_POOL_FLAG);
     for (String flag : dockerOpts.group(1).split("\\s+")) {
       if (!flag.startsWith("-XX:MaxRAMPercentage=")) {
         assertTrue(javaOpts.contains(flag), "JAVA_OPTS keeps the image's " + flag);

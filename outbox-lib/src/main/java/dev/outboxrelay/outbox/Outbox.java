@@ -2,8 +2,8 @@ package dev.outboxrelay.outbox;
 
 import dev.outboxrelay.outbox.store.JdbcEnqueueStore;
 import dev.outboxrelay.outbox.store.NewMessage;
+import dev.outboxrelay.outbox.store.dialect.Dialect;
 import dev.outboxrelay.outbox.store.dialect.DialectDetector;
-import dev.outboxrelay.outbox.store.dialect.OutboxDialect;
 import dev.outboxrelay.outbox.trace.TraceContextSource;
 import java.sql.Connection;
 import java.sql.SQLException;
@@ -104,7 +104,7 @@ public class Outbox {
     JdbcEnqueueStore s = store;
     if (s == null) {
       try {
-        OutboxDialect dialect = DialectDetector.detect(connection.getMetaData());
+        Dialect dialect = DialectDetector.detect(connection.getMetaData());
         s = new JdbcEnqueueStore(dialect, config.tables());
         store = s;
       } catch (SQLException e) {

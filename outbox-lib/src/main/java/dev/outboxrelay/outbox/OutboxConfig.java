@@ -1,7 +1,7 @@
 package dev.outboxrelay.outbox;
 
 import dev.outboxrelay.outbox.schema.OutboxTables;
-import dev.outboxrelay.outbox.store.dialect.OutboxDialect;
+import dev.outboxrelay.outbox.store.dialect.Dialect;
 import java.time.Duration;
 import java.util.Collection;
 import java.util.LinkedHashSet;
@@ -21,7 +21,7 @@ import java.util.Set;
  * in the payload (docs/library.md "Large payloads").
  */
 public record OutboxConfig(Set<String> destinations, int maxPayloadBytes, int inlinePayloadBytes,
-    OutboxDialect dialect, OutboxTables tables) {
+    Dialect dialect, OutboxTables tables) {
 
   /** 1 MiB of UTF-8: larger documents belong in storage, referenced from the payload. */
   public static final int DEFAULT_MAX_PAYLOAD_BYTES = 1024 * 1024;
@@ -75,12 +75,12 @@ public record OutboxConfig(Set<String> destinations, int maxPayloadBytes, int in
 
   /** Settings for the default-named tables. */
   public OutboxConfig(
-      Set<String> destinations, int maxPayloadBytes, int inlinePayloadBytes, OutboxDialect dialect) {
+      Set<String> destinations, int maxPayloadBytes, int inlinePayloadBytes, Dialect dialect) {
     this(destinations, maxPayloadBytes, inlinePayloadBytes, dialect, OutboxTables.DEFAULT);
   }
 
   /** Settings with the default inline threshold (capped at {@code maxPayloadBytes}). */
-  public OutboxConfig(Set<String> destinations, int maxPayloadBytes, OutboxDialect dialect) {
+  public OutboxConfig(Set<String> destinations, int maxPayloadBytes, Dialect dialect) {
     this(destinations, maxPayloadBytes, defaultInline(maxPayloadBytes), dialect);
   }
 
@@ -98,7 +98,7 @@ public record OutboxConfig(Set<String> destinations, int maxPayloadBytes, int in
     private final Set<String> destinations = new LinkedHashSet<>();
     private int maxPayloadBytes = DEFAULT_MAX_PAYLOAD_BYTES;
     private Integer inlinePayloadBytes;
-    private OutboxDialect dialect;
+    private Dialect dialect;
     private OutboxTables tables = OutboxTables.DEFAULT;
 
     private Builder() {}
@@ -130,7 +130,7 @@ public record OutboxConfig(Set<String> destinations, int maxPayloadBytes, int in
     }
 
     /** Optional: skip detection from the connection's metadata. */
-    public Builder dialect(OutboxDialect dialect) {
+    public Builder dialect(Dialect dialect) {
       this.dialect = dialect;
       return this;
     }

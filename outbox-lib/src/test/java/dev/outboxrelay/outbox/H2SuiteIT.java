@@ -5,8 +5,8 @@ import dev.outboxrelay.outbox.store.ConfiguredNamesContractTest;
 import dev.outboxrelay.outbox.store.OutboxAdminStoreContractTest;
 import dev.outboxrelay.outbox.store.OutboxStoreContractTest;
 import dev.outboxrelay.outbox.store.ReconciliationStoreContractTest;
-import dev.outboxrelay.outbox.store.dialect.H2OutboxDialect;
-import dev.outboxrelay.outbox.store.dialect.OutboxDialect;
+import dev.outboxrelay.outbox.store.dialect.Dialect;
+import dev.outboxrelay.outbox.store.dialect.H2Dialect;
 import dev.outboxrelay.outbox.testing.TestDatabases;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -31,8 +31,8 @@ class H2SuiteIT {
     }
 
     @Override
-    protected Class<? extends OutboxDialect> expectedDialect() {
-      return H2OutboxDialect.class;
+    protected Class<? extends Dialect> expectedDialect() {
+      return H2Dialect.class;
     }
   }
 
@@ -45,8 +45,8 @@ class H2SuiteIT {
     }
 
     @Override
-    protected Class<? extends OutboxDialect> expectedDialect() {
-      return H2OutboxDialect.class;
+    protected Class<? extends Dialect> expectedDialect() {
+      return H2Dialect.class;
     }
   }
 

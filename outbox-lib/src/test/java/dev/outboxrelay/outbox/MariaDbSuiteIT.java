@@ -10,8 +10,8 @@ import dev.outboxrelay.outbox.store.OutboxAdminStoreContractTest;
 import dev.outboxrelay.outbox.store.OutboxStoreContractTest;
 import dev.outboxrelay.outbox.store.ReconciliationStore;
 import dev.outboxrelay.outbox.store.ReconciliationStoreContractTest;
-import dev.outboxrelay.outbox.store.dialect.MariaDbOutboxDialect;
-import dev.outboxrelay.outbox.store.dialect.OutboxDialect;
+import dev.outboxrelay.outbox.store.dialect.Dialect;
+import dev.outboxrelay.outbox.store.dialect.MariaDbDialect;
 import dev.outboxrelay.outbox.testing.TestDatabases;
 import java.time.Instant;
 import javax.sql.DataSource;
@@ -47,8 +47,8 @@ class MariaDbSuiteIT {
     }
 
     @Override
-    protected Class<? extends OutboxDialect> expectedDialect() {
-      return MariaDbOutboxDialect.class;
+    protected Class<? extends Dialect> expectedDialect() {
+      return MariaDbDialect.class;
     }
 
     @Override
@@ -69,8 +69,8 @@ class MariaDbSuiteIT {
     }
 
     @Override
-    protected Class<? extends OutboxDialect> expectedDialect() {
-      return MariaDbOutboxDialect.class;
+    protected Class<? extends Dialect> expectedDialect() {
+      return MariaDbDialect.class;
     }
 
     @Override

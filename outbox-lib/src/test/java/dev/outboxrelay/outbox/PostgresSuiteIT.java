@@ -6,15 +6,15 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import dev.outboxrelay.outbox.inbox.InboxContractTest;
 import dev.outboxrelay.outbox.store.ClaimRequest;
 import dev.outboxrelay.outbox.store.ClaimedMessage;
-import dev.outboxrelay.outbox.store.Confirmation;
 import dev.outboxrelay.outbox.store.ConfiguredNamesContractTest;
+import dev.outboxrelay.outbox.store.Confirmation;
 import dev.outboxrelay.outbox.store.JdbcOutboxStore;
 import dev.outboxrelay.outbox.store.JdbcReconciliationStore;
 import dev.outboxrelay.outbox.store.OutboxAdminStoreContractTest;
 import dev.outboxrelay.outbox.store.OutboxStoreContractTest;
 import dev.outboxrelay.outbox.store.ReconciliationStoreContractTest;
-import dev.outboxrelay.outbox.store.dialect.OutboxDialect;
-import dev.outboxrelay.outbox.store.dialect.PostgresOutboxDialect;
+import dev.outboxrelay.outbox.store.dialect.Dialect;
+import dev.outboxrelay.outbox.store.dialect.PostgresDialect;
 import dev.outboxrelay.outbox.testing.TestDatabases;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -50,8 +50,8 @@ class PostgresSuiteIT {
     }
 
     @Override
-    protected Class<? extends OutboxDialect> expectedDialect() {
-      return PostgresOutboxDialect.class;
+    protected Class<? extends Dialect> expectedDialect() {
+      return PostgresDialect.class;
     }
 
     /**
@@ -83,8 +83,8 @@ class PostgresSuiteIT {
     }
 
     @Override
-    protected Class<? extends OutboxDialect> expectedDialect() {
-      return PostgresOutboxDialect.class;
+    protected Class<? extends Dialect> expectedDialect() {
+      return PostgresDialect.class;
     }
   }
 
@@ -116,7 +116,7 @@ class PostgresSuiteIT {
     @Test
     void aConfirmationBatchChosenAsADeadlockVictimIsRunAgain() throws Exception {
       JdbcReconciliationStore victim = new JdbcReconciliationStore(
-          TestDatabases.postgres(TestDatabases.OUTBOX_LIB_SCHEMA, "-c deadlock_timeout=3s"), store.outboxDialect());
+          TestDatabases.postgres(TestDatabases.OUTBOX_LIB_SCHEMA, "-c deadlock_timeout=3s"), store.dialect());
       long deadlocksBefore = deadlocks();
       ExecutorService caller = Executors.newSingleThreadExecutor();
       try (Connection other = ds.getConnection()) {
@@ -142,10 +142,10 @@ class PostgresSuiteIT {
     }
 
     private void confirm(Connection c, String operationId) throws SQLException {
-      try (PreparedStatement ps = c.prepareStatement(store.dialect().upsertConfirmationSql())) {
+      try (PreparedStatement ps = c.prepareStatement(store.statements().upsertConfirmationSql())) {
         ps.setString(1, operationId);
         ps.setString(2, "http:billing");
-        store.outboxDialect().bindInstant(ps, 3, now);
+        store.dialect().binding().bindInstant(ps, 3, now);
         ps.setInt(4, 1);
         ps.setString(5, "other");
         ps.executeUpdate();

@@ -5,12 +5,13 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.outboxrelay.outbox.inbox.InboxContractTest;
+import dev.outboxrelay.outbox.store.ClaimRequest;
 import dev.outboxrelay.outbox.store.ConfiguredNamesContractTest;
 import dev.outboxrelay.outbox.store.OutboxAdminStoreContractTest;
 import dev.outboxrelay.outbox.store.OutboxStoreContractTest;
 import dev.outboxrelay.outbox.store.ReconciliationStoreContractTest;
-import dev.outboxrelay.outbox.store.dialect.OutboxDialect;
-import dev.outboxrelay.outbox.store.dialect.SqlServerOutboxDialect;
+import dev.outboxrelay.outbox.store.dialect.Dialect;
+import dev.outboxrelay.outbox.store.dialect.SqlServerDialect;
 import dev.outboxrelay.outbox.testing.RequiresSqlServer;
 import dev.outboxrelay.outbox.testing.TestDatabases;
 import java.sql.Connection;
@@ -57,8 +58,8 @@ class SqlServerSuiteIT {
     }
 
     @Override
-    protected Class<? extends OutboxDialect> expectedDialect() {
-      return SqlServerOutboxDialect.class;
+    protected Class<? extends Dialect> expectedDialect() {
+      return SqlServerDialect.class;
     }
 
     @Override
@@ -76,7 +77,7 @@ class SqlServerSuiteIT {
       try (Connection c = ds.getConnection()) {
         c.setAutoCommit(false);
         SQLException e = assertThrows(SQLException.class,
-            () -> store.dialect().claim(c, UUID.randomUUID(), 30_000, 10, rs -> rs.getLong(1)));
+            () -> store.claimOn(c, ClaimRequest.of(10, Duration.ofSeconds(30))));
         assertTrue(e.getMessage().contains("auto-commit"), e.getMessage());
         c.rollback();
       }
@@ -108,8 +109,8 @@ class SqlServerSuiteIT {
     }
 
     @Override
-    protected Class<? extends OutboxDialect> expectedDialect() {
-      return SqlServerOutboxDialect.class;
+    protected Class<? extends Dialect> expectedDialect() {
+      return SqlServerDialect.class;
     }
 
     @Override

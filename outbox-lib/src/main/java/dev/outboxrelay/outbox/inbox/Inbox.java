@@ -1,6 +1,8 @@
 package dev.outboxrelay.outbox.inbox;
 
 import dev.outboxrelay.outbox.OutboxStoreException;
+import dev.outboxrelay.outbox.store.dialect.DialectDetector;
+import dev.outboxrelay.outbox.store.dialect.InboxStatements;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.sql.Connection;
@@ -44,7 +46,7 @@ public class Inbox {
   private static final HexFormat HEX = HexFormat.of();
 
   private final InboxConfig config;
-  private volatile InboxDialect dialect;
+  private volatile InboxStatements dialect;
 
   public Inbox(InboxConfig config) {
     this.config = Objects.requireNonNull(config, "config");
@@ -58,7 +60,7 @@ public class Inbox {
   public InboxReceipt receive(Connection connection, InboxDelivery delivery, InboxHandler handler) {
     validate(delivery);
     Objects.requireNonNull(handler, "handler");
-    InboxDialect d = dialect(connection);
+    InboxStatements d = dialect(connection);
     String digest = sha256(delivery.payload());
     try {
       if (connection.getAutoCommit()) {
@@ -89,7 +91,7 @@ public class Inbox {
   }
 
   /** The inbox row of a first delivery, or false when the ID was applied (and committed). */
-  private boolean insert(Connection c, InboxDialect d, InboxDelivery delivery, String digest)
+  private boolean insert(Connection c, InboxStatements d, InboxDelivery delivery, String digest)
       throws SQLException {
     try (PreparedStatement ps = c.prepareStatement(d.insertSql())) {
       ps.setString(1, delivery.destination());
@@ -103,14 +105,14 @@ public class Inbox {
       }
       return ps.executeUpdate() == 1;
     } catch (SQLException e) {
-      if (d.isUniqueViolation(e)) {
+      if (d.dialect().errors().isUniqueViolation(e)) {
         return false;
       }
       throw e;
     }
   }
 
-  private InboxReceipt apply(Connection c, InboxDialect d, InboxDelivery delivery,
+  private InboxReceipt apply(Connection c, InboxStatements d, InboxDelivery delivery,
       InboxHandler handler, Savepoint savepoint) throws SQLException {
     String outcome;
     try {
@@ -149,14 +151,14 @@ public class Inbox {
       ps.setString(1, delivery.destination());
       ps.setString(2, delivery.operationId());
       try (ResultSet rs = ps.executeQuery()) {
-        appliedAt = rs.next() ? d.readInstant(rs, 1) : null;
+        appliedAt = rs.next() ? d.dialect().binding().readInstant(rs, 1) : null;
       }
     }
     return new InboxReceipt(delivery.operationId(), delivery.destination(), true, outcome, 1, appliedAt);
   }
 
   /** The committed row, locked; null when it is gone. Conflict when the payload differs. */
-  private InboxReceipt repeat(Connection c, InboxDialect d, InboxDelivery delivery, String digest)
+  private InboxReceipt repeat(Connection c, InboxStatements d, InboxDelivery delivery, String digest)
       throws SQLException {
     String storedDigest;
     String outcome;
@@ -172,7 +174,7 @@ public class Inbox {
         storedDigest = rs.getString(1);
         outcome = rs.getString(2);
         deliveries = rs.getLong(3);
-        appliedAt = d.readInstant(rs, 4);
+        appliedAt = d.dialect().binding().readInstant(rs, 4);
       }
     }
     if (!digest.equals(storedDigest)) {
@@ -187,8 +189,8 @@ public class Inbox {
         deliveries + 1, appliedAt);
   }
 
-  private static void release(Connection c, InboxDialect d, Savepoint savepoint) throws SQLException {
-    if (savepoint == null || !d.releasesSavepoints()) {
+  private static void release(Connection c, InboxStatements d, Savepoint savepoint) throws SQLException {
+    if (savepoint == null || !d.dialect().releasesSavepoints()) {
       return;
     }
     try {
@@ -230,11 +232,11 @@ public class Inbox {
     }
   }
 
-  InboxDialect dialect(Connection connection) {
-    InboxDialect d = dialect;
+  InboxStatements dialect(Connection connection) {
+    InboxStatements d = dialect;
     if (d == null) {
       try {
-        d = InboxDialect.forProductName(connection.getMetaData().getDatabaseProductName());
+        d = DialectDetector.forProductName(connection.getMetaData().getDatabaseProductName()).inbox();
       } catch (SQLException e) {
         throw new OutboxStoreException("cannot read database metadata to choose the inbox dialect", e);
       }

@@ -1,6 +1,8 @@
 package dev.outboxrelay.outbox.inbox;
 
 import dev.outboxrelay.outbox.OutboxStoreException;
+import dev.outboxrelay.outbox.store.dialect.DialectDetector;
+import dev.outboxrelay.outbox.store.dialect.InboxStatements;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -35,13 +37,13 @@ public final class InboxLedger {
       throw new IllegalArgumentException("limit must be >= 1, was " + limit);
     }
     try (Connection c = dataSource.getConnection()) {
-      InboxDialect d = InboxDialect.forProductName(c.getMetaData().getDatabaseProductName());
+      InboxStatements d = DialectDetector.forProductName(c.getMetaData().getDatabaseProductName()).inbox();
       boolean one = destination != null;
       List<InboxLedgerEntry> rows = new ArrayList<>();
       try (PreparedStatement ps = c.prepareStatement(d.ledgerSql(since != null, one))) {
         int i = 1;
         if (since != null) {
-          d.bindInstant(ps, i++, since);
+          d.dialect().binding().bindInstant(ps, i++, since);
         }
         if (one) {
           ps.setString(i++, destination);
@@ -62,7 +64,7 @@ public final class InboxLedger {
       }
       List<InboxLedgerEntry> run = new ArrayList<>();
       try (PreparedStatement ps = c.prepareStatement(d.ledgerAtSql(one))) {
-        d.bindInstant(ps, 1, boundary);
+        d.dialect().binding().bindInstant(ps, 1, boundary);
         if (one) {
           ps.setString(2, destination);
         }
@@ -70,7 +72,7 @@ public final class InboxLedger {
       }
       boolean more;
       try (PreparedStatement ps = c.prepareStatement(d.ledgerMoreSql(one))) {
-        d.bindInstant(ps, 1, boundary);
+        d.dialect().binding().bindInstant(ps, 1, boundary);
         if (one) {
           ps.setString(2, destination);
         }
@@ -87,7 +89,7 @@ public final class InboxLedger {
   /** Totals over the whole inbox: operation IDs applied and deliveries received. */
   public Totals totals() {
     try (Connection c = dataSource.getConnection()) {
-      InboxDialect d = InboxDialect.forProductName(c.getMetaData().getDatabaseProductName());
+      InboxStatements d = DialectDetector.forProductName(c.getMetaData().getDatabaseProductName()).inbox();
       try (PreparedStatement ps = c.prepareStatement(d.totalsSql()); ResultSet rs = ps.executeQuery()) {
         rs.next();
         return new Totals(rs.getLong(1), rs.getLong(2));
@@ -107,14 +109,14 @@ public final class InboxLedger {
     }
   }
 
-  private static void read(InboxDialect d, PreparedStatement ps, List<InboxLedgerEntry> out)
+  private static void read(InboxStatements d, PreparedStatement ps, List<InboxLedgerEntry> out)
       throws SQLException {
     try (ResultSet rs = ps.executeQuery()) {
       while (rs.next()) {
         long messageId = rs.getLong(3);
         Long mid = rs.wasNull() ? null : messageId;
-        out.add(new InboxLedgerEntry(rs.getString(1), rs.getString(2), mid, d.readInstant(rs, 4),
-            rs.getLong(5), 1));
+        out.add(new InboxLedgerEntry(rs.getString(1), rs.getString(2), mid,
+            d.dialect().binding().readInstant(rs, 4), rs.getLong(5), 1));
       }
     }
   }

@@ -1,6 +1,9 @@
 package dev.outboxrelay.outbox.inbox;
 
 import dev.outboxrelay.outbox.OutboxStoreException;
+import dev.outboxrelay.outbox.store.dialect.BoundSql;
+import dev.outboxrelay.outbox.store.dialect.DialectDetector;
+import dev.outboxrelay.outbox.store.dialect.InboxStatements;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
@@ -72,17 +75,12 @@ public final class InboxRetention {
   /** One batch: at most {@code batchSize} rows applied before {@code cutoff}, committed. */
   public int deleteBatch(Instant cutoff) {
     try (Connection c = dataSource.getConnection()) {
-      InboxDialect d = InboxDialect.forProductName(c.getMetaData().getDatabaseProductName());
+      InboxStatements d = DialectDetector.forProductName(c.getMetaData().getDatabaseProductName()).inbox();
       boolean auto = c.getAutoCommit();
       c.setAutoCommit(true);
-      try (PreparedStatement ps = c.prepareStatement(d.deleteBatchSql())) {
-        if (d.limitFirst()) {
-          ps.setInt(1, batchSize);
-          d.bindInstant(ps, 2, cutoff);
-        } else {
-          d.bindInstant(ps, 1, cutoff);
-          ps.setInt(2, batchSize);
-        }
+      BoundSql delete = d.deleteBatch(cutoff, batchSize);
+      try (PreparedStatement ps = c.prepareStatement(delete.sql())) {
+        d.dialect().binding().bindAll(ps, delete.params());
         return ps.executeUpdate();
       } finally {
         c.setAutoCommit(auto);

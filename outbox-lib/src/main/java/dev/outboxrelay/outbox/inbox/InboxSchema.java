@@ -1,6 +1,8 @@
 package dev.outboxrelay.outbox.inbox;
 
 import dev.outboxrelay.outbox.OutboxStoreException;
+import dev.outboxrelay.outbox.store.dialect.Dialect;
+import dev.outboxrelay.outbox.store.dialect.DialectDetector;
 import java.sql.Connection;
 import java.sql.SQLException;
 import javax.sql.DataSource;
@@ -27,15 +29,15 @@ public final class InboxSchema {
   }
 
   static Flyway flyway(DataSource dataSource) {
-    InboxDialect dialect;
+    Dialect dialect;
     try (Connection c = dataSource.getConnection()) {
-      dialect = InboxDialect.forProductName(c.getMetaData().getDatabaseProductName());
+      dialect = DialectDetector.forProductName(c.getMetaData().getDatabaseProductName());
     } catch (SQLException e) {
       throw new OutboxStoreException("cannot connect to migrate the inbox schema", e);
     }
     return Flyway.configure(InboxSchema.class.getClassLoader())
         .dataSource(dataSource)
-        .locations(dialect.migrationLocation())
+        .locations(dialect.inboxMigrationLocation())
         .table(HISTORY_TABLE)
         .baselineOnMigrate(true)
         .baselineVersion("0")

@@ -7,7 +7,8 @@ import java.util.function.Predicate;
 
 /**
  * Runs a unit of work again when the database rolled it back as a deadlock victim or a
- * serialization conflict (which errors those are is the dialect's {@code isRetryableConflict}):
+ * serialization conflict (which errors those are is the dialect's {@code
+ * ErrorCodes.isRetryableConflict}):
  * the victim's transaction was undone whole, so nothing of the failed run remains.
  */
 public final class ConflictRetry {

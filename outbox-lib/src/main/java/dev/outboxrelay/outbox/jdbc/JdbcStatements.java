@@ -1,9 +1,6 @@
 package dev.outboxrelay.outbox.jdbc;
 
-import static dev.outboxrelay.outbox.store.dialect.OutboxDialect.readAll;
-
 import dev.outboxrelay.outbox.OutboxStoreException;
-import dev.outboxrelay.outbox.store.dialect.OutboxDialect;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
@@ -57,10 +54,10 @@ public final class JdbcStatements {
    * transaction too.
    */
   public static <T> List<T> query(DataSource dataSource, String what, String sql, Binder binder,
-      OutboxDialect.RowMapper<T> mapper) {
+      Rows.Mapper<T> mapper) {
     try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(sql)) {
       binder.bind(ps);
-      return readAll(ps, mapper);
+      return Rows.list(ps, mapper);
     } catch (SQLException e) {
       throw new OutboxStoreException(what + " failed", e);
     }

@@ -1,8 +1,8 @@
 package dev.outboxrelay.outbox.schema;
 
 import dev.outboxrelay.outbox.OutboxStoreException;
+import dev.outboxrelay.outbox.store.dialect.Dialect;
 import dev.outboxrelay.outbox.store.dialect.DialectDetector;
-import dev.outboxrelay.outbox.store.dialect.OutboxDialect;
 import java.io.IOException;
 import java.io.Reader;
 import java.io.StringReader;
@@ -48,7 +48,7 @@ public final class OutboxSchema {
 
   /** Migrates the outbox named by {@code tables}; returns the number of scripts applied (0 when current). */
   public static int migrate(DataSource dataSource, OutboxTables tables) {
-    OutboxDialect dialect;
+    Dialect dialect;
     try (Connection c = dataSource.getConnection()) {
       dialect = DialectDetector.detect(c.getMetaData());
     } catch (SQLException e) {
@@ -57,11 +57,11 @@ public final class OutboxSchema {
     return migrate(dataSource, dialect, tables);
   }
 
-  public static int migrate(DataSource dataSource, OutboxDialect dialect) {
+  public static int migrate(DataSource dataSource, Dialect dialect) {
     return migrate(dataSource, dialect, OutboxTables.DEFAULT);
   }
 
-  public static int migrate(DataSource dataSource, OutboxDialect dialect, OutboxTables tables) {
+  public static int migrate(DataSource dataSource, Dialect dialect, OutboxTables tables) {
     MigrateResult result = configuration(dataSource, dialect, tables, !tables.isDefault()).load().migrate();
     return result.migrationsExecuted;
   }
@@ -71,7 +71,7 @@ public final class OutboxSchema {
    * OutboxTables#render} (always for configured names; tests force it for the defaults to show
    * that the rendered scripts have the checksums existing databases recorded).
    */
-  static FluentConfiguration configuration(DataSource dataSource, OutboxDialect dialect,
+  static FluentConfiguration configuration(DataSource dataSource, Dialect dialect,
       OutboxTables tables, boolean render) {
     FluentConfiguration config = Flyway.configure(OutboxSchema.class.getClassLoader())
         .dataSource(dataSource)
@@ -162,7 +162,7 @@ public final class OutboxSchema {
   }
 
   /** For tests: the script names of {@code dialect}'s migrations. */
-  static List<String> scriptNames(OutboxDialect dialect) {
+  static List<String> scriptNames(Dialect dialect) {
     FluentConfiguration config = Flyway.configure(OutboxSchema.class.getClassLoader())
         .locations(dialect.migrationLocation());
     return new Scanner<>(JavaMigration.class, config, config.getLocations())

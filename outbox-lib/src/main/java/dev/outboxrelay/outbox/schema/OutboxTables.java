@@ -23,7 +23,7 @@ import java.util.regex.Pattern;
  * IllegalArgumentException} naming the key, the rejected value and the rule.
  *
  * <p>SQL is written once, with the default names; {@link #render} turns it into this outbox's
- * names (dialect statements through {@link TableRendering}, migrations through {@link
+ * names (the dialects' statement sets when a store is made, migrations through {@link
  * OutboxSchema}). With the defaults rendering is the identity, so existing databases see the same
  * statements and the same migration checksums.
  */

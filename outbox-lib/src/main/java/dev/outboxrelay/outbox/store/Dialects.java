@@ -1,22 +1,23 @@
 package dev.outboxrelay.outbox.store;
 
 import dev.outboxrelay.outbox.OutboxStoreException;
+import dev.outboxrelay.outbox.jdbc.Rows;
+import dev.outboxrelay.outbox.store.dialect.BoundSql;
+import dev.outboxrelay.outbox.store.dialect.Dialect;
 import dev.outboxrelay.outbox.store.dialect.DialectDetector;
-import dev.outboxrelay.outbox.store.dialect.OutboxDialect;
+import dev.outboxrelay.outbox.store.dialect.TypeBinding;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
-import java.time.Instant;
 import java.util.List;
-import java.util.UUID;
 import javax.sql.DataSource;
 
-/** The dialect of a data source's database, and the binding of its statements' parameters. */
+/** The dialect of a data source's database, and running a dialect's bound statements. */
 final class Dialects {
   private Dialects() {}
 
   /** Detects the dialect from one connection of {@code dataSource}. */
-  static OutboxDialect detect(DataSource dataSource) {
+  static Dialect detect(DataSource dataSource) {
     try (Connection c = dataSource.getConnection()) {
       return DialectDetector.detect(c.getMetaData());
     } catch (SQLException e) {
@@ -24,20 +25,29 @@ final class Dialects {
     }
   }
 
-  /**
-   * Binds a dialect's parameters in order: times and tokens through the dialect's hooks (a
-   * MariaDB DATETIME holds UTC, SQL Server has datetime2 and uniqueidentifier), the rest as is.
-   */
-  static void bindAll(PreparedStatement ps, List<Object> params, OutboxDialect dialect) throws SQLException {
-    for (int i = 0; i < params.size(); i++) {
-      Object p = params.get(i);
-      if (p instanceof Instant t) {
-        dialect.bindInstant(ps, i + 1, t);
-      } else if (p instanceof UUID u) {
-        dialect.bindUuid(ps, i + 1, u);
-      } else {
-        ps.setObject(i + 1, p);
-      }
+  /** Runs a bound query on {@code c} and maps every row ({@link Rows#list}). */
+  static <T> List<T> query(Connection c, BoundSql sql, TypeBinding binding, Rows.Mapper<T> mapper)
+      throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(sql.sql())) {
+      binding.bindAll(ps, sql.params());
+      return Rows.list(ps, mapper);
+    }
+  }
+
+  /** Runs a bound statement whose rows may follow update counts ({@link Rows#listAfterCounts}). */
+  static <T> List<T> queryAfterCounts(Connection c, BoundSql sql, TypeBinding binding, Rows.Mapper<T> mapper)
+      throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(sql.sql())) {
+      binding.bindAll(ps, sql.params());
+      return Rows.listAfterCounts(ps, mapper);
+    }
+  }
+
+  /** Runs a bound update on {@code c}; returns the update count. */
+  static int update(Connection c, BoundSql sql, TypeBinding binding) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(sql.sql())) {
+      binding.bindAll(ps, sql.params());
+      return ps.executeUpdate();
     }
   }
 }

@@ -1,7 +1,5 @@
 package dev.outboxrelay.outbox.store;
 
-import static dev.outboxrelay.outbox.store.dialect.OutboxDialect.readAll;
-
 import dev.outboxrelay.outbox.DuplicateOperationException;
 import dev.outboxrelay.outbox.EnqueueResult;
 import dev.outboxrelay.outbox.InvalidMessageException;
@@ -9,9 +7,10 @@ import dev.outboxrelay.outbox.OutboxConfig;
 import dev.outboxrelay.outbox.OutboxMessage;
 import dev.outboxrelay.outbox.OutboxStoreException;
 import dev.outboxrelay.outbox.jdbc.JdbcTransactions;
+import dev.outboxrelay.outbox.jdbc.Rows;
 import dev.outboxrelay.outbox.schema.OutboxTables;
-import dev.outboxrelay.outbox.schema.TableRendering;
-import dev.outboxrelay.outbox.store.dialect.OutboxDialect;
+import dev.outboxrelay.outbox.store.dialect.Dialect;
+import dev.outboxrelay.outbox.store.dialect.JobStatements;
 import dev.outboxrelay.outbox.trace.TraceContextSource;
 import java.io.IOException;
 import java.sql.Connection;
@@ -27,37 +26,34 @@ import java.util.Optional;
 /**
  * The caller's enqueue over JDBC: inserts a validated job on a connection the caller passes in, in
  * the caller's transaction (used by {@code Outbox}). It holds no connections of its own. Statements
- * come from the {@link OutboxDialect}, rendered for the outbox's table names; SQL errors become
- * {@link OutboxStoreException} naming the operation ID.
+ * come from the dialect's {@link JobStatements}, rendered for the outbox's table names when the
+ * store is made; SQL errors become {@link OutboxStoreException} naming the operation ID.
  */
 public class JdbcEnqueueStore {
-  private final OutboxDialect dialect;
-  private final OutboxTables tables;
-  /** Renders the statements run on caller connections. */
-  private final TableRendering rendering;
+  private final Dialect dialect;
+  private final JobStatements jobs;
   private final KeyHeads keyHeads;
   private final JobRows rows;
 
-  public JdbcEnqueueStore(OutboxDialect dialect) {
+  public JdbcEnqueueStore(Dialect dialect) {
     this(dialect, OutboxTables.DEFAULT);
   }
 
   /** Inserts into the outbox named by {@code tables}. */
-  public JdbcEnqueueStore(OutboxDialect dialect, OutboxTables tables) {
+  public JdbcEnqueueStore(Dialect dialect, OutboxTables tables) {
     this.dialect = Objects.requireNonNull(dialect, "dialect");
-    this.tables = Objects.requireNonNull(tables, "tables");
-    this.rendering = TableRendering.of(tables);
-    this.keyHeads = new KeyHeads(dialect);
-    this.rows = new JobRows(dialect);
+    this.jobs = dialect.jobs(Objects.requireNonNull(tables, "tables"));
+    this.keyHeads = new KeyHeads(jobs);
+    this.rows = new JobRows(dialect.binding());
   }
 
-  public OutboxDialect dialect() {
+  public Dialect dialect() {
     return dialect;
   }
 
   /** The names of this store's tables. */
   public OutboxTables tables() {
-    return tables;
+    return jobs.tables();
   }
 
   /**
@@ -68,7 +64,7 @@ public class JdbcEnqueueStore {
    * connection in auto-commit mode (no caller transaction) the two commit together in a short
    * transaction of their own, or a relay could claim the job before its body exists.
    */
-  public EnqueueResult insert(Connection caller, NewMessage n) {
+  public EnqueueResult insert(Connection c, NewMessage n) {
     OutboxMessage m = n.message();
     Duration delay = m.deliverAfter();
     if (delay.isNegative() || delay.compareTo(OutboxConfig.MAX_DELIVER_AFTER) > 0) {
@@ -77,7 +73,6 @@ public class JdbcEnqueueStore {
       throw new InvalidMessageException("deliver_after", "delay " + delay + " is outside 0 to "
           + OutboxConfig.MAX_DELIVER_AFTER.toDays() + " days (OutboxConfig.MAX_DELIVER_AFTER)");
     }
-    Connection c = rendering.connection(caller);
     PayloadDigest digest = n.byReference() ? PayloadDigest.of(m.payload()) : null;
     try {
       if (digest != null && c.getAutoCommit()) {
@@ -98,7 +93,7 @@ public class JdbcEnqueueStore {
       }
       return new EnqueueResult(id.get(), true);
     }
-    StoredMessage existing = rows.queryOne(c, dialect.findByOperationIdSql(), ps -> ps.setString(1, m.operationId()))
+    StoredMessage existing = rows.queryOne(c, jobs.findByOperationIdSql(), ps -> ps.setString(1, m.operationId()))
         .orElseThrow(() -> new IllegalStateException(
             "operation_id '" + m.operationId() + "' conflicted but no row holds it"));
     String difference = difference(c, existing, n, digest);
@@ -111,7 +106,7 @@ public class JdbcEnqueueStore {
   private Optional<Long> tryInsert(Connection c, NewMessage n, PayloadDigest digest) throws SQLException {
     OutboxMessage m = n.message();
     boolean keyWait = m.orderingKey() != null && keyHeads.holdLatestUnfinished(c, m.orderingKey());
-    try (PreparedStatement ps = c.prepareStatement(dialect.insertIfAbsentSql())) {
+    try (PreparedStatement ps = c.prepareStatement(jobs.insertIfAbsentSql())) {
       ps.setString(1, m.operationId());
       ps.setString(2, m.destination());
       ps.setString(3, m.orderingKey());
@@ -129,7 +124,7 @@ public class JdbcEnqueueStore {
         return rs.next() ? Optional.of(rs.getLong(1)) : Optional.empty();
       }
     } catch (SQLException e) {
-      if (dialect.isUniqueViolation(e)) {
+      if (dialect.errors().isUniqueViolation(e)) {
         return Optional.empty();
       }
       throw e;
@@ -142,14 +137,14 @@ public class JdbcEnqueueStore {
    * transaction usable (H2), a caller that commits anyway must not commit a job without its body.
    */
   private void insertPayload(Connection c, long id, String body, PayloadDigest digest) throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement(dialect.insertPayloadSql())) {
+    try (PreparedStatement ps = c.prepareStatement(jobs.insertPayloadSql())) {
       ps.setLong(1, id);
       ps.setString(2, body);
       ps.setInt(3, digest.sizeBytes());
       ps.setString(4, digest.sha256());
       ps.executeUpdate();
     } catch (SQLException e) {
-      try (PreparedStatement ps = c.prepareStatement(dialect.deleteInsertedMessageSql())) {
+      try (PreparedStatement ps = c.prepareStatement(jobs.deleteInsertedMessageSql())) {
         ps.setLong(1, id);
         ps.executeUpdate();
       } catch (SQLException cleanup) {
@@ -212,9 +207,9 @@ public class JdbcEnqueueStore {
     }
     PayloadDigest stored;
     if (existing.payloadByReference()) {
-      try (PreparedStatement ps = c.prepareStatement(dialect.payloadDigestSql())) {
+      try (PreparedStatement ps = c.prepareStatement(jobs.payloadDigestSql())) {
         ps.setLong(1, existing.id());
-        stored = readAll(ps, rs -> new PayloadDigest(rs.getInt(1), rs.getString(2).strip()))
+        stored = Rows.list(ps, rs -> new PayloadDigest(rs.getInt(1), rs.getString(2).strip()))
             .stream().findFirst().orElse(null);
       }
     } else {

@@ -4,9 +4,8 @@ import dev.outboxrelay.outbox.OutboxStoreException;
 import dev.outboxrelay.outbox.jdbc.JdbcStatements;
 import dev.outboxrelay.outbox.jdbc.JdbcStatements.Binder;
 import dev.outboxrelay.outbox.schema.OutboxTables;
-import dev.outboxrelay.outbox.schema.TableRendering;
-import dev.outboxrelay.outbox.store.dialect.OutboxDialect;
-import dev.outboxrelay.outbox.store.dialect.ReconciliationDialect;
+import dev.outboxrelay.outbox.store.dialect.Dialect;
+import dev.outboxrelay.outbox.store.dialect.ReconciliationStatements;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
@@ -17,25 +16,23 @@ import javax.sql.DataSource;
 
 /**
  * {@link FleetLock} over JDBC: one row per lock name in the outbox's lock table. Statements come
- * from the {@link ReconciliationDialect}; SQL errors become {@link OutboxStoreException} naming the
+ * from the dialect's {@link ReconciliationStatements}; SQL errors become {@link OutboxStoreException} naming the
  * lock and owner.
  */
 public class JdbcFleetLock implements FleetLock {
   private final DataSource dataSource;
-  /** Reads times, and tells unique violations and conflicts, for the same database. */
-  private final OutboxDialect outbox;
-  private final ReconciliationDialect dialect;
+  private final Dialect dialect;
+  private final ReconciliationStatements statements;
 
-  public JdbcFleetLock(DataSource dataSource, OutboxDialect outbox) {
-    this(dataSource, outbox, OutboxTables.DEFAULT);
+  public JdbcFleetLock(DataSource dataSource, Dialect dialect) {
+    this(dataSource, dialect, OutboxTables.DEFAULT);
   }
 
   /** The locks of the outbox named by {@code tables}: its statements are rendered for those names. */
-  public JdbcFleetLock(DataSource dataSource, OutboxDialect outbox, OutboxTables tables) {
-    this.dataSource = TableRendering.dataSource(Objects.requireNonNull(dataSource, "dataSource"),
-        Objects.requireNonNull(tables, "tables"));
-    this.outbox = Objects.requireNonNull(outbox, "outbox");
-    this.dialect = ReconciliationDialect.of(outbox);
+  public JdbcFleetLock(DataSource dataSource, Dialect dialect, OutboxTables tables) {
+    this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
+    this.dialect = Objects.requireNonNull(dialect, "dialect");
+    this.statements = dialect.reconciliation(Objects.requireNonNull(tables, "tables"));
   }
 
   /** Detects the dialect from one connection of {@code dataSource}. */
@@ -51,7 +48,7 @@ public class JdbcFleetLock implements FleetLock {
   @Override
   public boolean acquire(String name, String owner, Duration leaseFor) {
     String what = "acquisition of lock '" + name + "' by " + owner;
-    int taken = update(what, dialect.takeLockSql(), ps -> {
+    int taken = update(what, statements.takeLockSql(), ps -> {
       ps.setString(1, owner);
       ps.setLong(2, leaseFor.toMillis());
       ps.setString(3, name);
@@ -61,13 +58,13 @@ public class JdbcFleetLock implements FleetLock {
       return true;
     }
     try (Connection c = JdbcStatements.autoCommitConnection(dataSource);
-        PreparedStatement ps = c.prepareStatement(dialect.insertLockSql())) {
+        PreparedStatement ps = c.prepareStatement(statements.insertLockSql())) {
       ps.setString(1, name);
       ps.setString(2, owner);
       ps.setLong(3, leaseFor.toMillis());
       return ps.executeUpdate() == 1;
     } catch (SQLException e) {
-      if (outbox.isUniqueViolation(e)) {
+      if (dialect.errors().isUniqueViolation(e)) {
         return false; // created by a concurrent contender, whose lease is live
       }
       throw new OutboxStoreException(what + " failed", e);
@@ -76,7 +73,7 @@ public class JdbcFleetLock implements FleetLock {
 
   @Override
   public boolean renew(String name, String owner, Duration leaseFor) {
-    return update("renewal of lock '" + name + "' by " + owner, dialect.renewLockSql(), ps -> {
+    return update("renewal of lock '" + name + "' by " + owner, statements.renewLockSql(), ps -> {
       ps.setLong(1, leaseFor.toMillis());
       ps.setString(2, name);
       ps.setString(3, owner);
@@ -85,7 +82,7 @@ public class JdbcFleetLock implements FleetLock {
 
   @Override
   public void release(String name, String owner) {
-    update("release of lock '" + name + "' by " + owner, dialect.releaseLockSql(), ps -> {
+    update("release of lock '" + name + "' by " + owner, statements.releaseLockSql(), ps -> {
       ps.setString(1, name);
       ps.setString(2, owner);
     });
@@ -93,13 +90,13 @@ public class JdbcFleetLock implements FleetLock {
 
   @Override
   public Optional<LockHolder> holder(String name) {
-    return JdbcStatements.query(dataSource, "read of lock '" + name + "'", dialect.lockHolderSql(),
+    return JdbcStatements.query(dataSource, "read of lock '" + name + "'", statements.lockHolderSql(),
         ps -> ps.setString(1, name),
-        rs -> new LockHolder(name, rs.getString(1), outbox.readInstant(rs, 2), outbox.readInstant(rs, 3)))
+        rs -> new LockHolder(name, rs.getString(1), dialect.binding().readInstant(rs, 2), dialect.binding().readInstant(rs, 3)))
         .stream().findFirst();
   }
 
   private int update(String what, String sql, Binder binder) {
-    return JdbcStatements.update(dataSource, outbox::isRetryableConflict, what, sql, binder);
+    return JdbcStatements.update(dataSource, dialect.errors()::isRetryableConflict, what, sql, binder);
   }
 }

@@ -9,10 +9,12 @@ import dev.outboxrelay.outbox.jdbc.ConflictRetry;
 import dev.outboxrelay.outbox.jdbc.JdbcStatements;
 import dev.outboxrelay.outbox.jdbc.JdbcStatements.Binder;
 import dev.outboxrelay.outbox.jdbc.JdbcTransactions;
+import dev.outboxrelay.outbox.jdbc.Rows;
 import dev.outboxrelay.outbox.schema.OutboxTables;
-import dev.outboxrelay.outbox.schema.TableRendering;
+import dev.outboxrelay.outbox.store.dialect.AdminStatements;
 import dev.outboxrelay.outbox.store.dialect.BoundSql;
-import dev.outboxrelay.outbox.store.dialect.OutboxDialect;
+import dev.outboxrelay.outbox.store.dialect.Dialect;
+import dev.outboxrelay.outbox.store.dialect.Listing;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -24,30 +26,34 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.TreeMap;
 import javax.sql.DataSource;
 
 /**
  * {@link OutboxAdminStore} over JDBC: the counts and ages the gauges read, the jobs and attempts
- * an operator inspects, and the operator's replay and cancel. Statements come from the {@link
- * OutboxDialect}; SQL errors become {@link OutboxStoreException} naming the operation.
+ * an operator inspects, and the operator's replay and cancel. Statements come from the dialect's
+ * {@link AdminStatements}, rendered for the outbox's names when the store is made; SQL errors
+ * become {@link OutboxStoreException} naming the operation.
  */
 public class JdbcOutboxAdminStore implements OutboxAdminStore {
   private final DataSource dataSource;
-  private final OutboxDialect dialect;
+  private final Dialect dialect;
+  private final AdminStatements admin;
   private final KeyHeads keyHeads;
   private final JobRows rows;
 
-  public JdbcOutboxAdminStore(DataSource dataSource, OutboxDialect dialect) {
+  public JdbcOutboxAdminStore(DataSource dataSource, Dialect dialect) {
     this(dataSource, dialect, OutboxTables.DEFAULT);
   }
 
-  /** The outbox named by {@code tables}: every statement is rendered for those names ({@link TableRendering}). */
-  public JdbcOutboxAdminStore(DataSource dataSource, OutboxDialect dialect, OutboxTables tables) {
-    this.dataSource = TableRendering.dataSource(Objects.requireNonNull(dataSource, "dataSource"),
-        Objects.requireNonNull(tables, "tables"));
+  /** The outbox named by {@code tables}: its statements are rendered for those names. */
+  public JdbcOutboxAdminStore(DataSource dataSource, Dialect dialect, OutboxTables tables) {
+    this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
     this.dialect = Objects.requireNonNull(dialect, "dialect");
-    this.keyHeads = new KeyHeads(dialect);
-    this.rows = new JobRows(dialect);
+    Objects.requireNonNull(tables, "tables");
+    this.admin = dialect.admin(tables);
+    this.keyHeads = new KeyHeads(dialect.jobs(tables));
+    this.rows = new JobRows(dialect.binding());
   }
 
   /** Detects the dialect from one connection of {@code dataSource}. */
@@ -68,7 +74,7 @@ public class JdbcOutboxAdminStore implements OutboxAdminStore {
     for (JobState s : JobState.values()) {
       counts.put(s.code(), 0L);
     }
-    query("count by state", dialect.countByStateSql(), ps -> {}, rs -> {
+    query("count by state", admin.countByStateSql(), ps -> {}, rs -> {
       counts.put(rs.getString(1).charAt(0), rs.getLong(2));
       return null;
     });
@@ -77,19 +83,19 @@ public class JdbcOutboxAdminStore implements OutboxAdminStore {
 
   @Override
   public Optional<Duration> oldestReadyAge() {
-    return query("oldest ready age", dialect.oldestReadySql(), ps -> {}, rs -> {
-      Instant oldest = dialect.readInstant(rs, 1);
-      Instant now = dialect.readInstant(rs, 2);
+    return query("oldest ready age", admin.oldestReadySql(), ps -> {}, rs -> {
+      Instant oldest = rows.instant(rs, 1);
+      Instant now = rows.instant(rs, 2);
       return oldest == null ? null : Duration.between(oldest, now);
     }).stream().filter(Objects::nonNull).findFirst();
   }
 
   @Override
   public Map<String, DestinationBacklog> backlogByDestination() {
-    Map<String, DestinationBacklog> backlog = new java.util.TreeMap<>();
-    query("backlog by destination", dialect.backlogByDestinationSql(), ps -> {}, rs -> {
-      Instant oldest = dialect.readInstant(rs, 3);
-      Instant now = dialect.readInstant(rs, 4);
+    Map<String, DestinationBacklog> backlog = new TreeMap<>();
+    query("backlog by destination", admin.backlogByDestinationSql(), ps -> {}, rs -> {
+      Instant oldest = rows.instant(rs, 3);
+      Instant now = rows.instant(rs, 4);
       Duration age = oldest == null ? Duration.ZERO : Duration.between(oldest, now);
       backlog.put(rs.getString(1), new DestinationBacklog(rs.getLong(2), age));
       return null;
@@ -99,28 +105,28 @@ public class JdbcOutboxAdminStore implements OutboxAdminStore {
 
   @Override
   public Instant databaseNow() {
-    return query("database now", dialect.databaseNowSql(), ps -> {},
-        rs -> dialect.readInstant(rs, 1)).get(0);
+    return query("database now", admin.databaseNowSql(), ps -> {},
+        rs -> rows.instant(rs, 1)).get(0);
   }
 
   @Override
   public Optional<StoredMessage> findMessage(long id) {
-    return query("read of message " + id, dialect.findMessageSql(), ps -> ps.setLong(1, id),
+    return query("read of message " + id, admin.findMessageSql(), ps -> ps.setLong(1, id),
         rows::stored).stream().findFirst();
   }
 
 
   @Override
   public Optional<StoredMessage> findByOperationId(String operationId) {
-    return query("read of operation_id '" + operationId + "'", dialect.findByOperationIdSql(),
+    return query("read of operation_id '" + operationId + "'", admin.findByOperationIdSql(),
         ps -> ps.setString(1, operationId), rows::stored).stream().findFirst();
   }
 
   @Override
   public List<StoredAttempt> attempts(long messageId) {
-    return query("attempts of message " + messageId, dialect.attemptsSql(),
+    return query("attempts of message " + messageId, admin.attemptsSql(),
         ps -> ps.setLong(1, messageId), rs -> new StoredAttempt(
-            rs.getLong(1), rs.getInt(2), dialect.readUuid(rs, 3), instant(rs, 4), instant(rs, 5),
+            rs.getLong(1), rs.getInt(2), dialect.binding().readUuid(rs, 3), instant(rs, 4), instant(rs, 5),
             AttemptOutcome.valueOf(rs.getString(6)), rs.getString(7), rs.getString(8), rs.getString(9),
             rs.getString(10)));
   }
@@ -129,7 +135,8 @@ public class JdbcOutboxAdminStore implements OutboxAdminStore {
 
   @Override
   public List<MessageSummary> listMessages(MessageQuery q) {
-    BoundSql sql = dialect.listMessages(q);
+    BoundSql sql = admin.listMessages(new Listing(q.state(), q.destination(), q.orderingKey(), q.errorClass(),
+        q.operationIdContains(), q.from(), q.to(), q.afterId(), q.limit()));
     return query("listing of " + q, sql.sql(), params(sql), rs -> new MessageSummary(
         rs.getLong(1), rs.getString(2), rs.getString(3), rs.getString(4), rs.getString(5),
         rs.getString(6).charAt(0), rs.getInt(7), rs.getString(8), rs.getString(9), instant(rs, 10),
@@ -139,7 +146,7 @@ public class JdbcOutboxAdminStore implements OutboxAdminStore {
 
   @Override
   public boolean replayDead(long id) {
-    return update("replay of message " + id, dialect.replayDeadSql(), ps -> ps.setLong(1, id)) == 1;
+    return update("replay of message " + id, admin.replayDeadSql(), ps -> ps.setLong(1, id)) == 1;
   }
 
   @Override
@@ -149,19 +156,19 @@ public class JdbcOutboxAdminStore implements OutboxAdminStore {
       return retryingConflicts(() -> {
         try (Connection conn = dataSource.getConnection()) {
           return JdbcTransactions.inTransaction(conn, c -> {
-            try (PreparedStatement ps = c.prepareStatement(dialect.cancelReadySql())) {
+            try (PreparedStatement ps = c.prepareStatement(admin.cancelReadySql())) {
               ps.setString(1, error);
               ps.setLong(2, id);
               if (ps.executeUpdate() != 1) {
                 return false;
               }
             }
-            try (PreparedStatement ps = c.prepareStatement(dialect.insertCancelAttemptSql())) {
+            try (PreparedStatement ps = c.prepareStatement(admin.insertCancelAttemptSql())) {
               ps.setString(1, error);
               ps.setLong(2, id);
               ps.executeUpdate();
             }
-            Optional<StoredMessage> cancelled = rows.queryOne(c, dialect.findMessageSql(), ps -> ps.setLong(1, id));
+            Optional<StoredMessage> cancelled = rows.queryOne(c, admin.findMessageSql(), ps -> ps.setLong(1, id));
             if (cancelled.isPresent() && cancelled.get().orderingKey() != null) {
               keyHeads.promoteHeads(c, List.of(cancelled.get().orderingKey()));
             }
@@ -176,7 +183,7 @@ public class JdbcOutboxAdminStore implements OutboxAdminStore {
 
   @Override
   public long countDead(DeadJobFilter f) {
-    BoundSql sql = dialect.countDead(f.destination(), f.errorClass(), f.deadFrom(), f.deadTo(),
+    BoundSql sql = admin.countDead(f.destination(), f.errorClass(), f.deadFrom(), f.deadTo(),
         f.orderingKey());
     return query("count of dead jobs matching " + f, sql.sql(), params(sql),
         rs -> rs.getLong(1)).get(0);
@@ -187,15 +194,15 @@ public class JdbcOutboxAdminStore implements OutboxAdminStore {
     if (limit <= 0) {
       throw new IllegalArgumentException("limit must be positive, was " + limit);
     }
-    BoundSql sql = dialect.replayDead(f.destination(), f.errorClass(), f.deadFrom(), f.deadTo(),
+    BoundSql sql = admin.replayDead(f.destination(), f.errorClass(), f.deadFrom(), f.deadTo(),
         f.orderingKey(), limit);
     return update("replay of dead jobs matching " + f, sql.sql(), params(sql));
   }
 
   @Override
   public Map<String, Map<Character, Long>> countByDestinationAndState() {
-    Map<String, Map<Character, Long>> counts = new java.util.TreeMap<>();
-    query("count by destination and state", dialect.countByDestinationAndStateSql(), ps -> {}, rs -> {
+    Map<String, Map<Character, Long>> counts = new TreeMap<>();
+    query("count by destination and state", admin.countByDestinationAndStateSql(), ps -> {}, rs -> {
       counts.computeIfAbsent(rs.getString(1), d -> {
         Map<Character, Long> zero = new LinkedHashMap<>();
         for (JobState s : JobState.values()) {
@@ -210,33 +217,33 @@ public class JdbcOutboxAdminStore implements OutboxAdminStore {
 
   @Override
   public List<DeadJobCount> countDeadByErrorClass() {
-    return query("count of dead jobs by error class", dialect.countDeadByErrorClassSql(), ps -> {},
+    return query("count of dead jobs by error class", admin.countDeadByErrorClassSql(), ps -> {},
         rs -> new DeadJobCount(rs.getString(1), rs.getLong(2)));
   }
 
   @Override
   public List<DeadOrderingKey> deadOrderingKeys(int limit) {
-    return query("ordering keys with dead jobs", dialect.deadOrderingKeysSql(), ps -> ps.setInt(1, limit),
+    return query("ordering keys with dead jobs", admin.deadOrderingKeysSql(), ps -> ps.setInt(1, limit),
         rs -> new DeadOrderingKey(rs.getString(1), rs.getLong(2), rs.getLong(3)));
   }
 
   // ---- helpers -------------------------------------------------------------------------------
 
   private <T> T retryingConflicts(ConflictRetry.Work<T> work) throws SQLException {
-    return ConflictRetry.run(dialect::isRetryableConflict, work);
+    return ConflictRetry.run(dialect.errors()::isRetryableConflict, work);
   }
 
   private int update(String what, String sql, Binder binder) {
-    return JdbcStatements.update(dataSource, dialect::isRetryableConflict, what, sql, binder);
+    return JdbcStatements.update(dataSource, dialect.errors()::isRetryableConflict, what, sql, binder);
   }
 
-  private <T> List<T> query(String what, String sql, Binder binder, OutboxDialect.RowMapper<T> mapper) {
+  private <T> List<T> query(String what, String sql, Binder binder, Rows.Mapper<T> mapper) {
     return JdbcStatements.query(dataSource, what, sql, binder, mapper);
   }
 
-  /** Binds a dialect's statement's parameters ({@link Dialects#bindAll}). */
+  /** Binds a dialect's statement's parameters (its {@code TypeBinding}). */
   private Binder params(BoundSql sql) {
-    return ps -> Dialects.bindAll(ps, sql.params(), dialect);
+    return ps -> dialect.binding().bindAll(ps, sql.params());
   }
 
   private Instant instant(ResultSet rs, int column) throws SQLException {

@@ -2,35 +2,41 @@ package dev.outboxrelay.outbox.store;
 
 import static dev.outboxrelay.outbox.jdbc.Columns.MAX_TEXT;
 import static dev.outboxrelay.outbox.jdbc.Columns.truncate;
-import static dev.outboxrelay.outbox.store.dialect.OutboxDialect.readAll;
 
 import dev.outboxrelay.outbox.OutboxStoreException;
 import dev.outboxrelay.outbox.jdbc.ConflictRetry;
 import dev.outboxrelay.outbox.jdbc.JdbcStatements;
 import dev.outboxrelay.outbox.jdbc.JdbcStatements.Binder;
 import dev.outboxrelay.outbox.jdbc.JdbcTransactions;
+import dev.outboxrelay.outbox.jdbc.Rows;
 import dev.outboxrelay.outbox.schema.OutboxTables;
-import dev.outboxrelay.outbox.schema.TableRendering;
 import dev.outboxrelay.outbox.store.dialect.BoundSql;
-import dev.outboxrelay.outbox.store.dialect.OutboxDialect;
+import dev.outboxrelay.outbox.store.dialect.Dialect;
+import dev.outboxrelay.outbox.store.dialect.JobStatements;
 import dev.outboxrelay.outbox.store.dialect.ReadyNotifications;
+import dev.outboxrelay.outbox.store.dialect.TypeBinding;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.Set;
 import java.util.UUID;
 import javax.sql.DataSource;
 
 /**
  * {@link OutboxStore} over JDBC: the relay's transitions (claim, lease, complete, fail, release,
- * reap) and retention. Statements come from the {@link OutboxDialect}; this class only binds
- * parameters, runs short transactions and maps rows. A unit of work the database rolled back as
+ * reap) and retention. Statements come from the dialect's {@link JobStatements}, rendered for
+ * the outbox's names when the store is made; this class only runs them in short transactions and
+ * maps rows. A unit of work the database rolled back as
  * a deadlock victim runs again ({@link ConflictRetry}). SQL errors become {@link
  * OutboxStoreException} naming the operation and row. The caller's enqueue is {@link
  * JdbcEnqueueStore}, the operator's queries {@link JdbcOutboxAdminStore}.
@@ -40,25 +46,24 @@ public class JdbcOutboxStore implements OutboxStore {
   private static final int MAX_RELAY_INSTANCE = 200;
 
   private final DataSource dataSource;
-  private final OutboxDialect dialect;
-  private final OutboxTables tables;
+  private final Dialect dialect;
+  private final JobStatements jobs;
+  private final TypeBinding binding;
   private final KeyHeads keyHeads;
   private final JobRows rows;
 
-  public JdbcOutboxStore(DataSource dataSource, OutboxDialect dialect) {
+  public JdbcOutboxStore(DataSource dataSource, Dialect dialect) {
     this(dataSource, dialect, OutboxTables.DEFAULT);
   }
 
-  /**
-   * A store of the outbox named by {@code tables}: every statement it runs on {@code dataSource}
-   * is rendered for those names ({@link TableRendering}).
-   */
-  public JdbcOutboxStore(DataSource dataSource, OutboxDialect dialect, OutboxTables tables) {
-    this.tables = Objects.requireNonNull(tables, "tables");
-    this.dataSource = TableRendering.dataSource(Objects.requireNonNull(dataSource, "dataSource"), tables);
+  /** A store of the outbox named by {@code tables}: its statements are rendered for those names. */
+  public JdbcOutboxStore(DataSource dataSource, Dialect dialect, OutboxTables tables) {
+    this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
     this.dialect = Objects.requireNonNull(dialect, "dialect");
-    this.keyHeads = new KeyHeads(dialect);
-    this.rows = new JobRows(dialect);
+    this.jobs = dialect.jobs(Objects.requireNonNull(tables, "tables"));
+    this.binding = dialect.binding();
+    this.keyHeads = new KeyHeads(jobs);
+    this.rows = new JobRows(binding);
   }
 
   /** Detects the dialect from one connection of {@code dataSource}. */
@@ -71,13 +76,13 @@ public class JdbcOutboxStore implements OutboxStore {
     return new JdbcOutboxStore(dataSource, Dialects.detect(dataSource), tables);
   }
 
-  public OutboxDialect dialect() {
+  public Dialect dialect() {
     return dialect;
   }
 
   /** The names of this store's tables. */
   public OutboxTables tables() {
-    return tables;
+    return jobs.tables();
   }
 
   /**
@@ -85,7 +90,7 @@ public class JdbcOutboxStore implements OutboxStore {
    * dialect's, for this outbox's names.
    */
   public Optional<ReadyNotifications> readyNotifications() {
-    return dialect.readyNotifications().map(n -> n.forTables(tables));
+    return dialect.readyNotifications().map(n -> n.forTables(jobs.tables()));
   }
 
   // ---- claim and token-checked transitions ---------------------------------------------------
@@ -95,9 +100,8 @@ public class JdbcOutboxStore implements OutboxStore {
     try {
       return retryingConflicts(() -> {
         try (Connection c = JdbcStatements.autoCommitConnection(dataSource)) {
-          List<ClaimedMessage> claimed = new java.util.ArrayList<>(
-              dialect.claim(c, r.token(), r.leaseFor().toMillis(), r.limit(), rows::claimed));
-          claimed.sort((a, b) -> Long.compare(a.id(), b.id()));
+          List<ClaimedMessage> claimed = new ArrayList<>(claimOn(c, r));
+          claimed.sort(Comparator.comparingLong(ClaimedMessage::id));
           return claimed;
         }
       });
@@ -106,31 +110,62 @@ public class JdbcOutboxStore implements OutboxStore {
     }
   }
 
+  /**
+   * The claim's statements on a connection the caller holds in auto-commit mode, in the dialect's
+   * shape ({@link JobStatements}): one statement, or locking the candidates, claiming them and
+   * (where updates return no rows) reading them back in one short transaction at the dialect's
+   * isolation for locking reads. No retry, no ordering: {@link #claimBatch} adds those (the
+   * benchmark's SQL limit runs this with nothing around it).
+   */
+  public List<ClaimedMessage> claimOn(Connection c, ClaimRequest r) throws SQLException {
+    UUID token = r.token();
+    long leaseMillis = r.leaseFor().toMillis();
+    int limit = r.limit();
+    if (!jobs.claimLocksFirst()) {
+      return Dialects.queryAfterCounts(c, jobs.claim(token, leaseMillis, limit), binding, rows::claimed);
+    }
+    return JdbcTransactions.inTransaction(c, jobs.lockingReadIsolation(), tx -> {
+      List<Long> ids;
+      try (PreparedStatement ps = tx.prepareStatement(jobs.lockReadySql())) {
+        ps.setInt(1, limit);
+        ids = Rows.list(ps, rs -> rs.getLong(1));
+      }
+      if (ids.isEmpty()) {
+        return List.of();
+      }
+      BoundSql claim = jobs.claimLocked(token, leaseMillis, ids);
+      if (jobs.updateReturnsRows()) {
+        return Dialects.query(tx, claim, binding, rows::claimed);
+      }
+      Dialects.update(tx, claim, binding);
+      return Dialects.query(tx, jobs.readClaimed(token, ids), binding, rows::claimed);
+    });
+  }
+
   @Override
   public boolean renewLease(long id, UUID token, Duration leaseFor) {
-    return update("renew lease of message " + id, dialect.renewLeaseSql(), ps -> {
+    return update("renew lease of message " + id, jobs.renewLeaseSql(), ps -> {
       ps.setLong(1, leaseFor.toMillis());
       ps.setLong(2, id);
-      dialect.bindUuid(ps, 3, token);
+      binding.bindUuid(ps, 3, token);
     }) == 1;
   }
 
   @Override
-  public java.util.Set<Long> renewLeases(Map<Long, UUID> claims, Duration leaseFor) {
+  public Set<Long> renewLeases(Map<Long, UUID> claims, Duration leaseFor) {
     if (claims.isEmpty()) {
-      return java.util.Set.of();
+      return Set.of();
     }
     List<Long> ids = claims.keySet().stream().sorted().toList();
     try {
       return retryingConflicts(() -> {
         try (Connection c = dataSource.getConnection()) {
           return JdbcTransactions.inTransaction(c, tx -> {
-            java.util.Set<Long> renewed = new java.util.HashSet<>();
-            int step = dialect.maxCompletionPairs();
+            Set<Long> renewed = new HashSet<>();
+            int step = jobs.maxCompletionPairs();
             for (int from = 0; from < ids.size(); from += step) {
               List<Long> chunk = ids.subList(from, Math.min(ids.size(), from + step));
-              renewed.addAll(dialect.renewLeases(tx, chunk, chunk.stream().map(claims::get).toList(),
-                  leaseFor.toMillis()));
+              renewed.addAll(renewLeases(tx, chunk, chunk.stream().map(claims::get).toList(), leaseFor.toMillis()));
             }
             return renewed;
           });
@@ -141,11 +176,28 @@ public class JdbcOutboxStore implements OutboxStore {
     }
   }
 
+  /**
+   * Extends the leases of the pairs still held, in the caller's transaction; returns their ids.
+   * One statement where updates return rows, else the pairs still held are locked and then
+   * extended.
+   */
+  private List<Long> renewLeases(Connection tx, List<Long> ids, List<UUID> tokens, long leaseMillis)
+      throws SQLException {
+    if (jobs.updateReturnsRows()) {
+      return Dialects.query(tx, jobs.renewLeases(ids, tokens, leaseMillis), binding, rs -> rs.getLong(1));
+    }
+    List<Long> held = Dialects.query(tx, jobs.lockTokensHeld(ids, tokens), binding, rs -> rs.getLong(1));
+    if (!held.isEmpty()) {
+      Dialects.update(tx, jobs.renewLocked(held, leaseMillis), binding);
+    }
+    return held;
+  }
+
   @Override
-  public java.util.Set<Long> recordedUnder(List<ClaimedMessage> claims, AttemptOutcome outcome) {
+  public Set<Long> recordedUnder(List<ClaimedMessage> claims, AttemptOutcome outcome) {
     try (Connection c = dataSource.getConnection()) {
-      java.util.Set<Long> found = new java.util.HashSet<>();
-      int step = dialect.maxCompletionPairs();
+      Set<Long> found = new HashSet<>();
+      int step = jobs.maxCompletionPairs();
       for (int from = 0; from < claims.size(); from += step) {
         found.addAll(recordedUnder(c, claims.subList(from, Math.min(claims.size(), from + step)), outcome));
       }
@@ -156,26 +208,20 @@ public class JdbcOutboxStore implements OutboxStore {
     }
   }
 
-  private java.util.Set<Long> recordedUnder(Connection tx, List<ClaimedMessage> jobs, AttemptOutcome outcome)
+  private Set<Long> recordedUnder(Connection tx, List<ClaimedMessage> claims, AttemptOutcome outcome)
       throws SQLException {
-    java.util.Set<Long> found = new java.util.HashSet<>();
-    if (jobs.isEmpty()) {
+    Set<Long> found = new HashSet<>();
+    if (claims.isEmpty()) {
       return found;
     }
-    Map<Long, UUID> tokens = new java.util.HashMap<>();
-    jobs.forEach(m -> tokens.put(m.id(), m.claimToken()));
-    try (PreparedStatement ps = tx.prepareStatement(dialect.recordedAttemptsSql(jobs.size()))) {
-      ps.setString(1, outcome.name());
-      for (int i = 0; i < jobs.size(); i++) {
-        ps.setLong(i + 2, jobs.get(i).id());
-      }
-      try (ResultSet rs = ps.executeQuery()) {
-        while (rs.next()) {
-          long id = rs.getLong(1);
-          if (Objects.equals(tokens.get(id), dialect.readUuid(rs, 2))) {
-            found.add(id);
-          }
-        }
+    Map<Long, UUID> tokens = new HashMap<>();
+    claims.forEach(m -> tokens.put(m.id(), m.claimToken()));
+    record Recorded(long id, UUID token) {}
+    for (Recorded r : Dialects.query(tx, jobs.recordedAttempts(outcome.name(),
+        claims.stream().map(ClaimedMessage::id).toList()), binding,
+        rs -> new Recorded(rs.getLong(1), binding.readUuid(rs, 2)))) {
+      if (Objects.equals(tokens.get(r.id()), r.token())) {
+        found.add(r.id());
       }
     }
     return found;
@@ -183,34 +229,34 @@ public class JdbcOutboxStore implements OutboxStore {
 
   @Override
   public boolean markDelivered(ClaimedMessage m, AttemptRecord attempt) {
-    return transition(m, AttemptOutcome.DELIVERED, attempt, true, dialect.markDeliveredSql(), ps -> {
+    return transition(m, AttemptOutcome.DELIVERED, attempt, true, jobs.markDeliveredSql(), ps -> {
       ps.setLong(1, m.id());
-      dialect.bindUuid(ps, 2, m.claimToken());
+      binding.bindUuid(ps, 2, m.claimToken());
     });
   }
 
   @Override
-  public java.util.Set<Long> markDeliveredAll(List<DeliveredJob> jobs) {
+  public Set<Long> markDeliveredAll(List<DeliveredJob> jobs) {
     return markDeliveredAll(jobs, null).completed();
   }
 
   @Override
   public DeliveryBatch markDeliveredAll(List<DeliveredJob> jobs, ClaimRequest handOver) {
     if (jobs.isEmpty()) {
-      return new DeliveryBatch(java.util.Set.of(), List.of());
+      return new DeliveryBatch(Set.of(), List.of());
     }
     // Id order: concurrent batches that touch a common row (a stale claim) lock in the same order.
     List<DeliveredJob> sorted = jobs.stream()
-        .sorted(java.util.Comparator.comparingLong(j -> j.message().id())).toList();
+        .sorted(Comparator.comparingLong(j -> j.message().id())).toList();
     try {
       return retryingConflicts(() -> {
         try (Connection c = dataSource.getConnection()) {
           return JdbcTransactions.inTransaction(c, tx -> {
-            java.util.Set<Long> done = new java.util.HashSet<>();
-            int step = dialect.maxCompletionPairs();
+            Set<Long> done = new HashSet<>();
+            int step = this.jobs.maxCompletionPairs();
             for (int from = 0; from < sorted.size(); from += step) {
               List<DeliveredJob> chunk = sorted.subList(from, Math.min(sorted.size(), from + step));
-              done.addAll(dialect.markDeliveredAll(tx, chunk.stream().map(j -> j.message().id()).toList(),
+              done.addAll(markDeliveredOn(tx, chunk.stream().map(j -> j.message().id()).toList(),
                   chunk.stream().map(j -> j.message().claimToken()).toList()));
             }
             insertAttempts(tx, sorted, done);
@@ -230,34 +276,44 @@ public class JdbcOutboxStore implements OutboxStore {
   }
 
   /**
+   * W → S for (id, token) pairs still held, in the caller's transaction on {@code tx}, at most
+   * {@link JobStatements#maxCompletionPairs()}; returns the ids completed. One statement where
+   * updates return rows, else the pairs still held are locked and then completed (the locks make
+   * the update change exactly what the lock found). Records no attempt and promotes no head:
+   * {@link #markDeliveredAll(List, ClaimRequest)} does.
+   */
+  public List<Long> markDeliveredOn(Connection tx, List<Long> ids, List<UUID> tokens) throws SQLException {
+    if (jobs.updateReturnsRows()) {
+      return Dialects.query(tx, jobs.markDeliveredAll(ids, tokens), binding, rs -> rs.getLong(1));
+    }
+    List<Long> held = Dialects.query(tx, jobs.lockTokensHeld(ids, tokens), binding, rs -> rs.getLong(1));
+    if (held.isEmpty()) {
+      return held;
+    }
+    int changed = Dialects.update(tx, jobs.markLockedDelivered(held), binding);
+    if (changed != held.size()) {
+      throw new IllegalStateException("completed " + changed + " of the " + held.size()
+          + " locked jobs " + held + ": another transaction changed a locked row");
+    }
+    return held;
+  }
+
+  /**
    * Claims {@code heads} (just promoted, so this transaction holds their rows) that are ready and
    * due, under {@code r}'s token and lease; returns them in id order.
    */
   private List<ClaimedMessage> claimHeads(Connection tx, List<Long> heads, ClaimRequest r) throws SQLException {
-    try (PreparedStatement ps = tx.prepareStatement(dialect.claimHeldHeadsSql(heads.size()))) {
-      dialect.bindUuid(ps, 1, r.token());
-      ps.setLong(2, r.leaseFor().toMillis());
-      for (int i = 0; i < heads.size(); i++) {
-        ps.setLong(3 + i, heads.get(i));
-      }
-      if (ps.executeUpdate() == 0) {
-        return List.of();
-      }
+    if (Dialects.update(tx, jobs.claimHeldHeads(r.token(), r.leaseFor().toMillis(), heads), binding) == 0) {
+      return List.of();
     }
-    try (PreparedStatement ps = tx.prepareStatement(dialect.readClaimedSql(heads.size()))) {
-      dialect.bindUuid(ps, 1, r.token());
-      for (int i = 0; i < heads.size(); i++) {
-        ps.setLong(2 + i, heads.get(i));
-      }
-      return readAll(ps, rows::claimed);
-    }
+    return Dialects.query(tx, jobs.readClaimed(r.token(), heads), binding, rows::claimed);
   }
 
   /** The attempt rows of a batched completion, one batched statement: DELIVERED or STALE. */
-  private void insertAttempts(Connection c, List<DeliveredJob> jobs, java.util.Set<Long> done)
+  private void insertAttempts(Connection c, List<DeliveredJob> delivered, Set<Long> done)
       throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement(dialect.insertAttemptSql())) {
-      for (DeliveredJob j : jobs) {
+    try (PreparedStatement ps = c.prepareStatement(jobs.insertAttemptSql())) {
+      for (DeliveredJob j : delivered) {
         bindAttempt(ps, j.message(),
             done.contains(j.message().id()) ? AttemptOutcome.DELIVERED : AttemptOutcome.STALE, j.attempt());
         ps.addBatch();
@@ -268,28 +324,28 @@ public class JdbcOutboxStore implements OutboxStore {
 
   @Override
   public boolean markForRetry(ClaimedMessage m, Duration retryAfter, AttemptRecord attempt) {
-    return transition(m, AttemptOutcome.RETRY, attempt, false, dialect.markForRetrySql(), ps -> {
+    return transition(m, AttemptOutcome.RETRY, attempt, false, jobs.markForRetrySql(), ps -> {
       ps.setString(1, lastError(attempt));
       ps.setLong(2, Math.max(0, retryAfter.toMillis()));
       ps.setLong(3, m.id());
-      dialect.bindUuid(ps, 4, m.claimToken());
+      binding.bindUuid(ps, 4, m.claimToken());
     });
   }
 
   @Override
   public boolean markDead(ClaimedMessage m, AttemptRecord attempt) {
-    return transition(m, AttemptOutcome.DEAD, attempt, true, dialect.markDeadSql(), ps -> {
+    return transition(m, AttemptOutcome.DEAD, attempt, true, jobs.markDeadSql(), ps -> {
       ps.setString(1, lastError(attempt));
       ps.setLong(2, m.id());
-      dialect.bindUuid(ps, 3, m.claimToken());
+      binding.bindUuid(ps, 3, m.claimToken());
     });
   }
 
   @Override
   public boolean release(long id, UUID token) {
-    return update("release of message " + id, dialect.releaseSql(), ps -> {
+    return update("release of message " + id, jobs.releaseSql(), ps -> {
       ps.setLong(1, id);
-      dialect.bindUuid(ps, 2, token);
+      binding.bindUuid(ps, 2, token);
     }) == 1;
   }
 
@@ -326,7 +382,7 @@ public class JdbcOutboxStore implements OutboxStore {
 
   private void insertAttempt(Connection c, ClaimedMessage m, AttemptOutcome outcome, AttemptRecord a)
       throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement(dialect.insertAttemptSql())) {
+    try (PreparedStatement ps = c.prepareStatement(jobs.insertAttemptSql())) {
       bindAttempt(ps, m, outcome, a);
       ps.executeUpdate();
     }
@@ -336,8 +392,8 @@ public class JdbcOutboxStore implements OutboxStore {
       throws SQLException {
     ps.setLong(1, m.id());
     ps.setInt(2, m.attemptNo());
-    dialect.bindUuid(ps, 3, m.claimToken());
-    dialect.bindInstant(ps, 4, a.startedAt());
+    binding.bindUuid(ps, 3, m.claimToken());
+    binding.bindInstant(ps, 4, a.startedAt());
     ps.setLong(5, -a.elapsed().toMillis());
     ps.setString(6, outcome.name());
     ps.setString(7, truncate(a.errorClass(), 300));
@@ -367,10 +423,10 @@ public class JdbcOutboxStore implements OutboxStore {
     try (Connection conn = dataSource.getConnection()) {
       return JdbcTransactions.inTransaction(conn, c -> {
         List<Expired> expired;
-        try (PreparedStatement ps = c.prepareStatement(dialect.lockExpiredLeasesSql())) {
+        try (PreparedStatement ps = c.prepareStatement(jobs.lockExpiredLeasesSql())) {
           ps.setInt(1, limit);
-          expired = readAll(ps, rs -> new Expired(rs.getLong(1), dialect.readUuid(rs, 2),
-              rs.getInt(3), dialect.readInstant(rs, 4), rs.getString(5)));
+          expired = Rows.list(ps, rs -> new Expired(rs.getLong(1), binding.readUuid(rs, 2),
+              rs.getInt(3), binding.readInstant(rs, 4), rs.getString(5)));
         }
         int ready = 0;
         int dead = 0;
@@ -379,19 +435,19 @@ public class JdbcOutboxStore implements OutboxStore {
           String error = "lease expired: owner of claim " + e.token() + " did not finish attempt "
               + (e.attempts() + 1) + (last ? "; max attempts (" + maxAttempts + ") reached" : "");
           int changed;
-          try (PreparedStatement ps = c.prepareStatement(dialect.expireLeaseSql())) {
+          try (PreparedStatement ps = c.prepareStatement(jobs.expireLeaseSql())) {
             ps.setInt(1, maxAttempts);
             ps.setString(2, error);
             ps.setLong(3, e.id());
-            dialect.bindUuid(ps, 4, e.token());
+            binding.bindUuid(ps, 4, e.token());
             changed = ps.executeUpdate();
           }
           if (changed == 1) {
-            try (PreparedStatement ps = c.prepareStatement(dialect.insertExpiredAttemptSql())) {
+            try (PreparedStatement ps = c.prepareStatement(jobs.insertExpiredAttemptSql())) {
               ps.setLong(1, e.id());
               ps.setInt(2, e.attempts() + 1);
-              dialect.bindUuid(ps, 3, e.token());
-              dialect.bindInstant(ps, 4, e.claimedAt());
+              binding.bindUuid(ps, 3, e.token());
+              binding.bindInstant(ps, 4, e.claimedAt());
               ps.setString(5, error);
               ps.executeUpdate();
             }
@@ -418,21 +474,13 @@ public class JdbcOutboxStore implements OutboxStore {
       throw new IllegalArgumentException("keep must not be negative and limit must be positive, were "
           + keep + " and " + limit);
     }
-    BoundSql sql = dialect.deleteFinished(keep.toMillis(), limit);
+    BoundSql sql = jobs.deleteFinished(keep.toMillis(), limit);
     String what = "retention delete of up to " + limit + " jobs finished before now - " + keep;
     try {
       return retryingConflicts(() -> {
         try (Connection c = JdbcStatements.autoCommitConnection(dataSource)) {
-          int isolation = c.getTransactionIsolation();
-          // READ COMMITTED: under InnoDB's REPEATABLE READ the rows a DML statement's sub-select
-          // reads get shared next-key locks, which would hold back claims and enqueues.
-          c.setTransactionIsolation(Connection.TRANSACTION_READ_COMMITTED);
-          try (PreparedStatement ps = c.prepareStatement(sql.sql())) {
-            Dialects.bindAll(ps, sql.params(), dialect);
-            return ps.executeUpdate();
-          } finally {
-            c.setTransactionIsolation(isolation);
-          }
+          return JdbcTransactions.atIsolation(c, jobs.lockingReadIsolation(),
+              ac -> Dialects.update(ac, sql, binding));
         }
       });
     } catch (SQLException e) {
@@ -442,7 +490,7 @@ public class JdbcOutboxStore implements OutboxStore {
 
   @Override
   public Optional<StoredPayload> findPayload(long messageId) {
-    return query("read of the out-of-band payload of message " + messageId, dialect.findPayloadSql(),
+    return query("read of the out-of-band payload of message " + messageId, jobs.findPayloadSql(),
         ps -> ps.setLong(1, messageId), rs -> new StoredPayload(
             rs.getLong(1), rs.getString(2), rs.getInt(3), rs.getString(4))).stream().findFirst();
   }
@@ -450,14 +498,14 @@ public class JdbcOutboxStore implements OutboxStore {
   // ---- helpers -------------------------------------------------------------------------------
 
   private <T> T retryingConflicts(ConflictRetry.Work<T> work) throws SQLException {
-    return ConflictRetry.run(dialect::isRetryableConflict, work);
+    return ConflictRetry.run(dialect.errors()::isRetryableConflict, work);
   }
 
   private int update(String what, String sql, Binder binder) {
-    return JdbcStatements.update(dataSource, dialect::isRetryableConflict, what, sql, binder);
+    return JdbcStatements.update(dataSource, dialect.errors()::isRetryableConflict, what, sql, binder);
   }
 
-  private <T> List<T> query(String what, String sql, Binder binder, OutboxDialect.RowMapper<T> mapper) {
+  private <T> List<T> query(String what, String sql, Binder binder, Rows.Mapper<T> mapper) {
     return JdbcStatements.query(dataSource, what, sql, binder, mapper);
   }
 }

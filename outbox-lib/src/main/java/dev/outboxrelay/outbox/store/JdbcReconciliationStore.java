@@ -2,17 +2,17 @@ package dev.outboxrelay.outbox.store;
 
 import static dev.outboxrelay.outbox.jdbc.Columns.MAX_TEXT;
 import static dev.outboxrelay.outbox.jdbc.Columns.truncate;
-import static dev.outboxrelay.outbox.store.dialect.OutboxDialect.readAll;
 
 import dev.outboxrelay.outbox.OutboxStoreException;
 import dev.outboxrelay.outbox.jdbc.ConflictRetry;
 import dev.outboxrelay.outbox.jdbc.JdbcStatements;
 import dev.outboxrelay.outbox.jdbc.JdbcStatements.Binder;
 import dev.outboxrelay.outbox.jdbc.JdbcTransactions;
+import dev.outboxrelay.outbox.jdbc.Rows;
 import dev.outboxrelay.outbox.schema.OutboxTables;
-import dev.outboxrelay.outbox.schema.TableRendering;
-import dev.outboxrelay.outbox.store.dialect.OutboxDialect;
-import dev.outboxrelay.outbox.store.dialect.ReconciliationDialect;
+import dev.outboxrelay.outbox.store.dialect.Dialect;
+import dev.outboxrelay.outbox.store.dialect.ReconciliationStatements;
+import dev.outboxrelay.outbox.store.dialect.TypeBinding;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -28,29 +28,31 @@ import java.util.Optional;
 import javax.sql.DataSource;
 
 /**
- * {@link ReconciliationStore} over JDBC. Statements come from the {@link ReconciliationDialect};
- * this class binds parameters, runs short transactions and maps rows. A write the database rolled
+ * {@link ReconciliationStore} over JDBC. Statements come from the dialect's {@link
+ * ReconciliationStatements}, rendered for the outbox's names when the store is made; this class
+ * binds parameters, runs short transactions and maps rows. A write the database rolled
  * back as a deadlock victim runs again ({@link ConflictRetry}), as the outbox store's do. SQL
  * errors become {@link OutboxStoreException} naming the operation. The fleet lock the
  * reconciliation runs under is {@link JdbcFleetLock}.
  */
 public class JdbcReconciliationStore implements ReconciliationStore {
   private final DataSource dataSource;
-  /** Binds and reads times, and tells unique violations, for the same database. */
-  private final OutboxDialect outbox;
-  private final ReconciliationDialect dialect;
+  private final Dialect dialect;
+  /** Binds and reads times for the same database. */
+  private final TypeBinding binding;
+  private final ReconciliationStatements statements;
 
-  /** The reconciliation statements of {@code outbox}'s database ({@link ReconciliationDialect#of}). */
-  public JdbcReconciliationStore(DataSource dataSource, OutboxDialect outbox) {
-    this(dataSource, outbox, OutboxTables.DEFAULT);
+  /** The reconciliation of the default outbox on {@code dialect}'s database. */
+  public JdbcReconciliationStore(DataSource dataSource, Dialect dialect) {
+    this(dataSource, dialect, OutboxTables.DEFAULT);
   }
 
   /** The same for the outbox named by {@code tables}: its statements are rendered for those names. */
-  public JdbcReconciliationStore(DataSource dataSource, OutboxDialect outbox, OutboxTables tables) {
-    this.dataSource = TableRendering.dataSource(Objects.requireNonNull(dataSource, "dataSource"),
-        Objects.requireNonNull(tables, "tables"));
-    this.outbox = Objects.requireNonNull(outbox, "outbox");
-    this.dialect = ReconciliationDialect.of(outbox);
+  public JdbcReconciliationStore(DataSource dataSource, Dialect dialect, OutboxTables tables) {
+    this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
+    this.dialect = Objects.requireNonNull(dialect, "dialect");
+    this.binding = dialect.binding();
+    this.statements = dialect.reconciliation(Objects.requireNonNull(tables, "tables"));
   }
 
   /** Detects the dialect from one connection of {@code dataSource}. */
@@ -63,13 +65,13 @@ public class JdbcReconciliationStore implements ReconciliationStore {
     return new JdbcReconciliationStore(dataSource, Dialects.detect(dataSource), tables);
   }
 
-  public ReconciliationDialect dialect() {
+  public Dialect dialect() {
     return dialect;
   }
 
-  /** The outbox dialect whose hooks bind and read this store's times. */
-  public OutboxDialect outboxDialect() {
-    return outbox;
+  /** This store's statements, rendered for its outbox's names. */
+  public ReconciliationStatements statements() {
+    return statements;
   }
 
   // ---- confirmations -------------------------------------------------------------------------
@@ -89,11 +91,11 @@ public class JdbcReconciliationStore implements ReconciliationStore {
   private int upsertOnce(List<Confirmation> confirmations) throws SQLException {
     try (Connection conn = dataSource.getConnection()) {
       return JdbcTransactions.inTransaction(conn, c -> {
-        try (PreparedStatement ps = c.prepareStatement(dialect.upsertConfirmationSql())) {
+        try (PreparedStatement ps = c.prepareStatement(statements.upsertConfirmationSql())) {
           for (Confirmation k : confirmations) {
             ps.setString(1, k.operationId());
             ps.setString(2, k.destination());
-            outbox.bindInstant(ps, 3, k.confirmedAt());
+            binding.bindInstant(ps, 3, k.confirmedAt());
             ps.setInt(4, k.appliedCount());
             ps.setString(5, truncate(k.source(), 200));
             ps.addBatch();
@@ -111,15 +113,15 @@ public class JdbcReconciliationStore implements ReconciliationStore {
   public List<WindowEntry> classifyWindow(String destination, Instant start, Instant end, Duration gracePeriod) {
     String what = "classification of destination '" + destination + "' in [" + start + ", " + end + ")";
     try (Connection c = dataSource.getConnection();
-        PreparedStatement ps = c.prepareStatement(dialect.classifyWindowSql())) {
+        PreparedStatement ps = c.prepareStatement(statements.classifyWindowSql())) {
       ps.setLong(1, -gracePeriod.toMillis());
       ps.setString(2, destination);
-      outbox.bindInstant(ps, 3, start);
-      outbox.bindInstant(ps, 4, end);
+      binding.bindInstant(ps, 3, start);
+      binding.bindInstant(ps, 4, end);
       ps.setString(5, destination);
-      outbox.bindInstant(ps, 6, start);
-      outbox.bindInstant(ps, 7, end);
-      return readAll(ps, rs -> {
+      binding.bindInstant(ps, 6, start);
+      binding.bindInstant(ps, 7, end);
+      return Rows.list(ps, rs -> {
         long id = rs.getLong(1);
         Long messageId = rs.wasNull() ? null : id;
         String state = rs.getString(4);
@@ -137,8 +139,8 @@ public class JdbcReconciliationStore implements ReconciliationStore {
   @Override
   public boolean confirmSent(WindowEntry e) {
     requireJob(e, "confirm");
-    return update("confirmation of message " + e.messageId(), dialect.confirmSentSql(), ps -> {
-      outbox.bindInstant(ps, 1, e.confirmedAt());
+    return update("confirmation of message " + e.messageId(), statements.confirmSentSql(), ps -> {
+      binding.bindInstant(ps, 1, e.confirmedAt());
       ps.setLong(2, e.messageId());
       ps.setInt(3, e.attempts());
     }) == 1;
@@ -147,7 +149,7 @@ public class JdbcReconciliationStore implements ReconciliationStore {
   @Override
   public boolean redrive(WindowEntry e, String reason) {
     requireJob(e, "re-drive");
-    return update("re-drive of message " + e.messageId(), dialect.redriveSql(), ps -> {
+    return update("re-drive of message " + e.messageId(), statements.redriveSql(), ps -> {
       ps.setString(1, truncate(reason, MAX_TEXT));
       ps.setLong(2, e.messageId());
       ps.setInt(3, e.attempts());
@@ -160,9 +162,9 @@ public class JdbcReconciliationStore implements ReconciliationStore {
     if (e.confirmedAt() == null) {
       throw new IllegalStateException("message " + e.messageId() + " has no confirmation to accept");
     }
-    return update("acceptance of message " + e.messageId(), dialect.acceptConfirmedSql(), ps -> {
-      outbox.bindInstant(ps, 1, e.confirmedAt());
-      outbox.bindInstant(ps, 2, e.confirmedAt());
+    return update("acceptance of message " + e.messageId(), statements.acceptConfirmedSql(), ps -> {
+      binding.bindInstant(ps, 1, e.confirmedAt());
+      binding.bindInstant(ps, 2, e.confirmedAt());
       ps.setLong(3, e.messageId());
       ps.setString(4, String.valueOf(e.state()));
       ps.setInt(5, e.attempts());
@@ -183,7 +185,7 @@ public class JdbcReconciliationStore implements ReconciliationStore {
     try {
       return Optional.of(retryingConflicts(() -> insertRun(s)));
     } catch (SQLException e) {
-      if (s.scheduleSlot() != null && outbox.isUniqueViolation(e)) {
+      if (s.scheduleSlot() != null && dialect.errors().isUniqueViolation(e)) {
         return Optional.empty(); // another relay reconciled this slot first
       }
       throw new OutboxStoreException("start of a reconciliation run for [" + s.windowStart() + ", "
@@ -193,12 +195,12 @@ public class JdbcReconciliationStore implements ReconciliationStore {
 
   private long insertRun(RunStart s) throws SQLException {
     try (Connection c = JdbcStatements.autoCommitConnection(dataSource);
-        PreparedStatement ps = c.prepareStatement(dialect.insertRunSql(), new String[] {"id"})) {
-      outbox.bindInstant(ps, 1, s.windowStart());
-      outbox.bindInstant(ps, 2, s.windowEnd());
+        PreparedStatement ps = c.prepareStatement(statements.insertRunSql(), new String[] {"id"})) {
+      binding.bindInstant(ps, 1, s.windowStart());
+      binding.bindInstant(ps, 2, s.windowEnd());
       ps.setString(3, s.triggeredBy());
       ps.setString(4, truncate(s.owner(), 200));
-      outbox.bindInstant(ps, 5, s.scheduleSlot());
+      binding.bindInstant(ps, 5, s.scheduleSlot());
       ps.executeUpdate();
       try (ResultSet keys = ps.getGeneratedKeys()) {
         if (!keys.next()) {
@@ -211,8 +213,8 @@ public class JdbcReconciliationStore implements ReconciliationStore {
 
   @Override
   public boolean scheduleSlotTaken(Instant slot) {
-    return query("schedule slot " + slot, dialect.countRunsInSlotSql(),
-        ps -> outbox.bindInstant(ps, 1, slot), rs -> rs.getLong(1)).get(0) > 0;
+    return query("schedule slot " + slot, statements.countRunsInSlotSql(),
+        ps -> binding.bindInstant(ps, 1, slot), rs -> rs.getLong(1)).get(0) > 0;
   }
 
   @Override
@@ -229,7 +231,7 @@ public class JdbcReconciliationStore implements ReconciliationStore {
       List<ReconciliationItem> items, String error) throws SQLException {
     try (Connection conn = dataSource.getConnection()) {
       return JdbcTransactions.inTransaction(conn, c -> {
-        try (PreparedStatement ps = c.prepareStatement(dialect.finishRunSql())) {
+        try (PreparedStatement ps = c.prepareStatement(statements.finishRunSql())) {
           int i = 1;
           for (ReconciliationCategory category : ReconciliationCategory.REPORTED) {
             Integer n = counts.get(category);
@@ -246,7 +248,7 @@ public class JdbcReconciliationStore implements ReconciliationStore {
             return false;
           }
         }
-        try (PreparedStatement ps = c.prepareStatement(dialect.insertItemSql())) {
+        try (PreparedStatement ps = c.prepareStatement(statements.insertItemSql())) {
           for (ReconciliationItem item : items) {
             ps.setLong(1, runId);
             ps.setString(2, item.operationId());
@@ -258,7 +260,7 @@ public class JdbcReconciliationStore implements ReconciliationStore {
             ps.setString(4, item.destination());
             ps.setString(5, item.state() == null ? null : String.valueOf(item.state()));
             ps.setString(6, item.category().wireName());
-            outbox.bindInstant(ps, 7, item.sentAt());
+            binding.bindInstant(ps, 7, item.sentAt());
             ps.setInt(8, item.confirmedCount());
             ps.setString(9, truncate(item.lastError(), MAX_TEXT));
             ps.setString(10, item.action());
@@ -275,25 +277,25 @@ public class JdbcReconciliationStore implements ReconciliationStore {
 
   @Override
   public Optional<ReconciliationRun> findRun(long runId) {
-    return query("read of reconciliation run " + runId, dialect.findRunSql(), ps -> ps.setLong(1, runId),
+    return query("read of reconciliation run " + runId, statements.findRunSql(), ps -> ps.setLong(1, runId),
         this::run).stream().findFirst().map(r -> r.withItems(items(r.id())));
   }
 
   @Override
   public Optional<ReconciliationRun> latestFinishedRun() {
-    return query("read of the latest reconciliation run", dialect.latestFinishedRunSql(), ps -> {},
+    return query("read of the latest reconciliation run", statements.latestFinishedRunSql(), ps -> {},
         this::run).stream().findFirst().map(r -> r.withItems(items(r.id())));
   }
 
   @Override
   public List<ReconciliationRun> recentRuns(int limit) {
-    return query("read of the latest " + limit + " reconciliation runs", dialect.recentRunsSql(),
+    return query("read of the latest " + limit + " reconciliation runs", statements.recentRunsSql(),
         ps -> ps.setInt(1, limit), this::run);
   }
 
   @Override
   public Optional<Map.Entry<ReconciliationRun, Duration>> latestSuccessfulRun() {
-    return query("read of the latest successful reconciliation run", dialect.latestSuccessfulRunSql(),
+    return query("read of the latest successful reconciliation run", statements.latestSuccessfulRunSql(),
         ps -> {}, rs -> {
           ReconciliationRun run = run(rs);
           Instant now = instant(rs, 16);
@@ -302,7 +304,7 @@ public class JdbcReconciliationStore implements ReconciliationStore {
   }
 
   private List<ReconciliationItem> items(long runId) {
-    return query("items of reconciliation run " + runId, dialect.itemsSql(), ps -> ps.setLong(1, runId),
+    return query("items of reconciliation run " + runId, statements.itemsSql(), ps -> ps.setLong(1, runId),
         rs -> {
           long id = rs.getLong(2);
           Long messageId = rs.wasNull() ? null : id;
@@ -332,25 +334,25 @@ public class JdbcReconciliationStore implements ReconciliationStore {
 
   @Override
   public Instant databaseNow() {
-    return query("database now", dialect.databaseNowSql(), ps -> {}, rs -> instant(rs, 1)).get(0);
+    return query("database now", statements.databaseNowSql(), ps -> {}, rs -> instant(rs, 1)).get(0);
   }
 
   // ---- helpers -------------------------------------------------------------------------------
 
   /** Runs {@code work} again while the database rolls it back as a deadlock victim ({@link ConflictRetry}). */
   private <T> T retryingConflicts(ConflictRetry.Work<T> work) throws SQLException {
-    return ConflictRetry.run(outbox::isRetryableConflict, work);
+    return ConflictRetry.run(dialect.errors()::isRetryableConflict, work);
   }
 
   private int update(String what, String sql, Binder binder) {
-    return JdbcStatements.update(dataSource, outbox::isRetryableConflict, what, sql, binder);
+    return JdbcStatements.update(dataSource, dialect.errors()::isRetryableConflict, what, sql, binder);
   }
 
-  private <T> List<T> query(String what, String sql, Binder binder, OutboxDialect.RowMapper<T> mapper) {
+  private <T> List<T> query(String what, String sql, Binder binder, Rows.Mapper<T> mapper) {
     return JdbcStatements.query(dataSource, what, sql, binder, mapper);
   }
 
   private Instant instant(ResultSet rs, int column) throws SQLException {
-    return outbox.readInstant(rs, column);
+    return binding.readInstant(rs, column);
   }
 }

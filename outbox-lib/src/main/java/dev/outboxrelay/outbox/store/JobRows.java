@@ -1,11 +1,11 @@
 package dev.outboxrelay.outbox.store;
 
-import static dev.outboxrelay.outbox.store.dialect.OutboxDialect.readAll;
-
 import com.fasterxml.jackson.core.type.TypeReference;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.outboxrelay.outbox.jdbc.JdbcStatements.Binder;
-import dev.outboxrelay.outbox.store.dialect.OutboxDialect;
+import dev.outboxrelay.outbox.jdbc.Rows;
+import dev.outboxrelay.outbox.store.dialect.Dialect;
+import dev.outboxrelay.outbox.store.dialect.TypeBinding;
 import java.io.IOException;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -17,45 +17,45 @@ import java.util.Map;
 import java.util.Optional;
 
 /**
- * A job's row as the stores read it: {@link OutboxDialect#CLAIM_COLUMNS} into a {@link
- * ClaimedMessage}, {@link OutboxDialect#MESSAGE_COLUMNS} into a {@link StoredMessage}, times and
- * tokens through the dialect's hooks. Maps what a statement returns; calls no store.
+ * A job's row as the stores read it: {@link Dialect#CLAIM_COLUMNS} into a {@link
+ * ClaimedMessage}, {@link Dialect#MESSAGE_COLUMNS} into a {@link StoredMessage}, times and
+ * tokens through the dialect's {@link TypeBinding}. Maps what a statement returns; calls no store.
  */
 final class JobRows {
   private static final ObjectMapper JSON = new ObjectMapper();
   private static final TypeReference<LinkedHashMap<String, String>> HEADERS = new TypeReference<>() {};
 
-  private final OutboxDialect dialect;
+  private final TypeBinding binding;
 
-  JobRows(OutboxDialect dialect) {
-    this.dialect = dialect;
+  JobRows(TypeBinding binding) {
+    this.binding = binding;
   }
 
-  /** The one job (of {@link OutboxDialect#MESSAGE_COLUMNS}) a query on {@code c} returns, if any. */
+  /** The one job (of {@link Dialect#MESSAGE_COLUMNS}) a query on {@code c} returns, if any. */
   Optional<StoredMessage> queryOne(Connection c, String sql, Binder binder) throws SQLException {
     try (PreparedStatement ps = c.prepareStatement(sql)) {
       binder.bind(ps);
-      return readAll(ps, this::stored).stream().findFirst();
+      return Rows.list(ps, this::stored).stream().findFirst();
     }
   }
 
   ClaimedMessage claimed(ResultSet rs) throws SQLException {
     return new ClaimedMessage(
         rs.getLong(1), rs.getString(2), rs.getString(3), rs.getString(4), rs.getString(5),
-        rs.getString(6), headers(rs.getString(7)), rs.getInt(8), dialect.readUuid(rs, 9),
+        rs.getString(6), headers(rs.getString(7)), rs.getInt(8), binding.readUuid(rs, 9),
         instant(rs, 10), instant(rs, 11), rs.getBoolean(12));
   }
 
   StoredMessage stored(ResultSet rs) throws SQLException {
     return new StoredMessage(
         rs.getLong(1), rs.getString(2), rs.getString(3), rs.getString(4), rs.getString(5),
-        rs.getString(6), rs.getString(7), rs.getString(8).charAt(0), dialect.readUuid(rs, 9),
+        rs.getString(6), rs.getString(7), rs.getString(8).charAt(0), binding.readUuid(rs, 9),
         instant(rs, 10), instant(rs, 11), rs.getInt(12), rs.getString(13), instant(rs, 14),
         instant(rs, 15), instant(rs, 16), instant(rs, 17), rs.getBoolean(18));
   }
 
   Instant instant(ResultSet rs, int column) throws SQLException {
-    return dialect.readInstant(rs, column);
+    return binding.readInstant(rs, column);
   }
 
   /** A {@code headers} column's JSON object, in its order. */

@@ -1,14 +1,16 @@
 package dev.outboxrelay.outbox.store;
 
-import static dev.outboxrelay.outbox.store.dialect.OutboxDialect.readAll;
-
 import dev.outboxrelay.outbox.jdbc.JdbcStatements.Binder;
-import dev.outboxrelay.outbox.store.dialect.OutboxDialect;
+import dev.outboxrelay.outbox.jdbc.Rows;
+import dev.outboxrelay.outbox.store.dialect.JobStatements;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.Collection;
 import java.util.List;
 import java.util.Optional;
+import java.util.TreeSet;
 
 /**
  * Which job is its ordering key's head (docs/design.md "Ordering keys"), on both sides of {@code
@@ -16,10 +18,10 @@ import java.util.Optional;
  * cancelled) makes the key's next job the head. Runs inside the caller's transaction.
  */
 final class KeyHeads {
-  private final OutboxDialect dialect;
+  private final JobStatements jobs;
 
-  KeyHeads(OutboxDialect dialect) {
-    this.dialect = dialect;
+  KeyHeads(JobStatements jobs) {
+    this.jobs = jobs;
   }
 
   /**
@@ -35,16 +37,16 @@ final class KeyHeads {
     long below = Long.MAX_VALUE;
     while (true) {
       long bound = below;
-      Optional<Long> latest = extremeId(c, dialect.latestUnfinishedBelowSql(), ps -> {
+      Optional<Long> latest = extremeId(c, jobs.latestUnfinishedBelowSql(), ps -> {
         ps.setString(1, key);
         ps.setLong(2, bound);
       }, true);
       if (latest.isEmpty()) {
         return false;
       }
-      try (PreparedStatement ps = c.prepareStatement(dialect.lockUnfinishedSql())) {
+      try (PreparedStatement ps = c.prepareStatement(jobs.lockUnfinishedSql())) {
         ps.setLong(1, latest.get());
-        if (!readAll(ps, rs -> rs.getLong(1)).isEmpty()) {
+        if (!Rows.list(ps, rs -> rs.getLong(1)).isEmpty()) {
           return true;
         }
       }
@@ -57,7 +59,7 @@ final class KeyHeads {
       throws SQLException {
     try (PreparedStatement ps = c.prepareStatement(sql)) {
       binder.bind(ps);
-      return readAll(ps, rs -> rs.getLong(1)).stream().reduce(max ? Math::max : Math::min);
+      return Rows.list(ps, rs -> rs.getLong(1)).stream().reduce(max ? Math::max : Math::min);
     }
   }
 
@@ -67,15 +69,15 @@ final class KeyHeads {
    * finishes in another transaction meanwhile changes no row, and the next one is taken. Returns
    * the heads' ids.
    */
-  List<Long> promoteHeads(Connection tx, java.util.Collection<String> keys) throws SQLException {
-    List<Long> heads = new java.util.ArrayList<>();
-    for (String key : new java.util.TreeSet<>(keys)) {
+  List<Long> promoteHeads(Connection tx, Collection<String> keys) throws SQLException {
+    List<Long> heads = new ArrayList<>();
+    for (String key : new TreeSet<>(keys)) {
       while (true) {
-        Optional<Long> head = extremeId(tx, dialect.earliestUnfinishedSql(), ps -> ps.setString(1, key), false);
+        Optional<Long> head = extremeId(tx, jobs.earliestUnfinishedSql(), ps -> ps.setString(1, key), false);
         if (head.isEmpty()) {
           break;
         }
-        try (PreparedStatement ps = tx.prepareStatement(dialect.promoteHeadSql())) {
+        try (PreparedStatement ps = tx.prepareStatement(jobs.promoteHeadSql())) {
           ps.setLong(1, head.get());
           if (ps.executeUpdate() == 1) {
             heads.add(head.get());

@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.UUID;
 
 /**
@@ -26,15 +27,15 @@ public interface OutboxStore {
    * {@code claims} (id → claim token) whose row is still {@code W} with that token, in one short
    * transaction, and returns their ids. A claim not returned is lost: another relay may own it.
    */
-  java.util.Set<Long> renewLeases(Map<Long, UUID> claims, Duration leaseFor);
+  Set<Long> renewLeases(Map<Long, UUID> claims, Duration leaseFor);
 
   /**
    * Of {@code claims}, the ids that hold an attempt with {@code outcome} recorded under that very
    * claim's token: read back after a transition that got no answer (the connection broke at
    * commit, the process froze), whether it committed, before running it again. One statement per
-   * {@link dev.outboxrelay.outbox.store.dialect.OutboxDialect#maxCompletionPairs()} claims.
+   * {@link dev.outboxrelay.outbox.store.dialect.Dialect#maxCompletionPairs()} claims.
    */
-  java.util.Set<Long> recordedUnder(List<ClaimedMessage> claims, AttemptOutcome outcome);
+  Set<Long> recordedUnder(List<ClaimedMessage> claims, AttemptOutcome outcome);
 
   /** {@code W → S}; records the attempt ({@code STALE} if ownership was lost). */
   boolean markDelivered(ClaimedMessage message, AttemptRecord attempt);
@@ -42,12 +43,12 @@ public interface OutboxStore {
   /**
    * {@link #markDelivered} for many jobs in one short transaction: the jobs whose rows still hold
    * their claim token go {@code W → S} (in one statement per {@link
-   * dev.outboxrelay.outbox.store.dialect.OutboxDialect#maxCompletionPairs()} jobs), the others
+   * dev.outboxrelay.outbox.store.dialect.Dialect#maxCompletionPairs()} jobs), the others
    * change nothing; every job gets its attempt row ({@code DELIVERED}, or {@code STALE} when its
    * claim was lost) in the same transaction. Returns the ids completed. On an exception nothing
    * was committed: the jobs stay leased, and a retry completes each at most once.
    */
-  java.util.Set<Long> markDeliveredAll(List<DeliveredJob> jobs);
+  Set<Long> markDeliveredAll(List<DeliveredJob> jobs);
 
   /**
    * {@link #markDeliveredAll(List)}, and in the same transaction the key-affine hand-over: the

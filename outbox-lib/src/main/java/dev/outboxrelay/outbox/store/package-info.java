@@ -4,7 +4,11 @@
  * dev.outboxrelay.outbox.store.JdbcOutboxStore}), {@link dev.outboxrelay.outbox.store.OutboxAdminStore}
  * for the operator's and the gauges' reads and actions, {@link
  * dev.outboxrelay.outbox.store.ReconciliationStore} and {@link dev.outboxrelay.outbox.store.FleetLock};
- * {@link dev.outboxrelay.outbox.store.JdbcEnqueueStore} inserts on the caller's connection.
+ * {@link dev.outboxrelay.outbox.store.JdbcEnqueueStore} inserts on the caller's connection. Each
+ * store takes its statements from the dialect's statement sets ({@code store.dialect}), rendered
+ * for its outbox's names when it is made, and runs them itself: the claim in the dialect's shape
+ * (one statement, or lock, claim and read back), batches of (id, token) pairs as one statement or
+ * as a lock followed by an update, and maps every row through {@code jdbc.Rows}.
  *
  * <p>Claim/lease model: {@link dev.outboxrelay.outbox.store.OutboxStore#claimBatch} moves up to
  * {@code limit} ready ({@code R}), due rows to {@code W} in one atomic statement, stamping a new

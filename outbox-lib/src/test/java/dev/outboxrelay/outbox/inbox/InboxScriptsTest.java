@@ -5,6 +5,8 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.outboxrelay.outbox.store.dialect.Dialect;
+import dev.outboxrelay.outbox.store.dialect.DialectDetector;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
@@ -43,9 +45,9 @@ class InboxScriptsTest {
   @Test
   void eachDialectMigratesFromItsOwnFolderWithItsOwnHistory() {
     for (String db : DIALECTS) {
-      InboxDialect d = InboxDialect.forProductName(db);
+      Dialect d = DialectDetector.forProductName(db);
       assertEquals(db, d.name());
-      assertEquals("classpath:db/inbox/" + db, d.migrationLocation());
+      assertEquals("classpath:db/inbox/" + db, d.inboxMigrationLocation());
     }
     assertEquals("outbox_inbox_schema_history", InboxSchema.HISTORY_TABLE);
     assertFalse(InboxSchema.HISTORY_TABLE.equals(dev.outboxrelay.outbox.schema.OutboxSchema.HISTORY_TABLE));

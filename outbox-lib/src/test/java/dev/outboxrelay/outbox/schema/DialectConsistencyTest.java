@@ -5,11 +5,13 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
-import dev.outboxrelay.outbox.store.MessageQuery;
+import dev.outboxrelay.outbox.store.dialect.AdminStatements;
 import dev.outboxrelay.outbox.store.dialect.BoundSql;
+import dev.outboxrelay.outbox.store.dialect.Dialect;
 import dev.outboxrelay.outbox.store.dialect.DialectDetector;
-import dev.outboxrelay.outbox.store.dialect.OutboxDialect;
-import dev.outboxrelay.outbox.store.dialect.ReconciliationDialect;
+import dev.outboxrelay.outbox.store.dialect.JobStatements;
+import dev.outboxrelay.outbox.store.dialect.Listing;
+import dev.outboxrelay.outbox.store.dialect.ReconciliationStatements;
 import java.io.IOException;
 import java.lang.reflect.Field;
 import java.lang.reflect.Method;
@@ -23,6 +25,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.UUID;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
@@ -64,10 +67,10 @@ class DialectConsistencyTest {
 
   @Test
   void everyDialectHasEveryStatementWithTheParametersTheStoreBinds() throws Exception {
-    Map<String, String> reference = statements(dialect("postgresql"));
+    Map<String, String> reference = outboxStatements(dialect("postgresql"));
     assertEquals(31, reference.size(), "statements found: " + reference.keySet());
     for (String db : MigrationScriptsTest.DATABASES) {
-      Map<String, String> statements = statements(dialect(db));
+      Map<String, String> statements = outboxStatements(dialect(db));
       assertEquals(reference.keySet(), statements.keySet(), db);
       for (var e : reference.entrySet()) {
         String sql = statements.get(e.getKey());
@@ -80,11 +83,11 @@ class DialectConsistencyTest {
 
   @Test
   void everyReconciliationDialectHasEveryStatementWithTheSameParameters() throws Exception {
-    Map<String, String> reference = statements(ReconciliationDialect.of(dialect("postgresql")));
+    Map<String, String> reference = statements(dialect("postgresql").reconciliation(OutboxTables.DEFAULT));
     assertEquals(20, reference.size(), "statements found: " + reference.keySet());
     for (String db : MigrationScriptsTest.DATABASES) {
-      ReconciliationDialect reconciliation = ReconciliationDialect.of(dialect(db));
-      assertEquals(db, reconciliation.name());
+      ReconciliationStatements reconciliation = dialect(db).reconciliation(OutboxTables.DEFAULT);
+      assertEquals(db, reconciliation.dialect().name());
       Map<String, String> statements = statements(reconciliation);
       assertEquals(reference.keySet(), statements.keySet(), db);
       for (var e : reference.entrySet()) {
@@ -163,7 +166,7 @@ class DialectConsistencyTest {
         "SET TRANSACTION ISOLATION LEVEL READ COMMITTED", "SELECT TOP (?)",
         "WITH (UPDLOCK, READPAST, READCOMMITTEDLOCK)", "c.state = 'R'",
         "c.deliver_after <= SYSUTCDATETIME()", "ORDER BY c.id)", "UPDATE candidate SET state = 'W'",
-        "OUTPUT inserted.id", "INTO @claimed", "SELECT " + OutboxDialect.CLAIM_COLUMNS + " FROM @claimed")) {
+        "OUTPUT inserted.id", "INTO @claimed", "SELECT " + Dialect.CLAIM_COLUMNS + " FROM @claimed")) {
       assertTrue(claim.contains(required), "the SQL Server claim lacks '" + required + "': " + claim);
     }
     assertFalse(claim.contains("SNAPSHOT"), claim);
@@ -173,7 +176,7 @@ class DialectConsistencyTest {
   /** Retention on SQL Server: small batches under row locks, skipping locked rows (README). */
   @Test
   void theSqlServerRetentionDeletesSmallBatchesUnderRowLocks() {
-    BoundSql delete = dialect("sqlserver").deleteFinished(1000, 500);
+    BoundSql delete = dialect("sqlserver").jobs(OutboxTables.DEFAULT).deleteFinished(1000, 500);
     assertTrue(delete.sql().startsWith("DELETE TOP (?) FROM outbox_message WITH (ROWLOCK, READPAST) WHERE"),
         delete.sql());
     assertEquals(List.of(500, -1000L), delete.params(), "TOP first, then the cutoff");
@@ -185,7 +188,7 @@ class DialectConsistencyTest {
    */
   @Test
   void theSqlServerUpsertHoldsItsKeyRange() {
-    String upsert = ReconciliationDialect.of(dialect("sqlserver")).upsertConfirmationSql();
+    String upsert = dialect("sqlserver").reconciliation(OutboxTables.DEFAULT).upsertConfirmationSql();
     assertTrue(upsert.startsWith("MERGE INTO outbox_confirmation WITH (HOLDLOCK)"), upsert);
     assertTrue(upsert.endsWith(";"), "a MERGE must end with a semicolon: " + upsert);
   }
@@ -234,73 +237,108 @@ class DialectConsistencyTest {
           assertTrue(rendered.contains("names_it.orders_message"), db + " " + e.getKey() + ": " + rendered);
         }
       }
+      // The sets made for the names hold exactly the default statements rendered for them.
+      Map<String, String> forNames = statements(dialect(db).jobs(custom));
+      forNames.putAll(statements(dialect(db).admin(custom)));
+      forNames.putAll(statements(dialect(db).reconciliation(custom)));
+      Map<String, String> defaults = outboxStatements(dialect(db));
+      defaults.putAll(statements(dialect(db).reconciliation(OutboxTables.DEFAULT)));
+      assertEquals(defaults.keySet(), forNames.keySet(), db);
+      defaults.forEach((name, statement) -> assertEquals(custom.render(statement), forNames.get(name),
+          db + " " + name));
     }
   }
 
   // ---- helpers -------------------------------------------------------------------------------
 
-  private static OutboxDialect dialect(String db) {
-    OutboxDialect d = DialectDetector.forProductName(db);
+  private static Dialect dialect(String db) {
+    Dialect d = DialectDetector.forProductName(db);
     assertEquals(db, d.name());
     return d;
   }
 
-  /** Every public no-argument {@code *Sql()} statement of the dialect, by method name. */
-  private static Map<String, String> statements(Object dialect) throws Exception {
-    Class<?> api = dialect instanceof OutboxDialect ? OutboxDialect.class : ReconciliationDialect.class;
+  /** The job and operator statements of a dialect for the default names: what the stores run. */
+  private static Map<String, String> outboxStatements(Dialect dialect) throws Exception {
+    Map<String, String> sql = statements(dialect.jobs(OutboxTables.DEFAULT));
+    sql.putAll(statements(dialect.admin(OutboxTables.DEFAULT)));
+    return sql;
+  }
+
+  /**
+   * Every public no-argument {@code *Sql()} statement of a statement set, by method name; the
+   * claim's lock (only where the claim locks first) is among {@link #allSql}'s claim statements.
+   */
+  private static Map<String, String> statements(Object set) throws Exception {
     Map<String, String> sql = new LinkedHashMap<>();
-    for (Method m : api.getMethods()) {
-      if (m.getName().endsWith("Sql") && m.getParameterCount() == 0 && m.getReturnType() == String.class) {
-        sql.put(m.getName(), (String) m.invoke(dialect));
+    for (Method m : set.getClass().getMethods()) {
+      if (m.getName().endsWith("Sql") && m.getParameterCount() == 0 && m.getReturnType() == String.class
+          && !m.getName().equals("lockReadySql")) {
+        sql.put(m.getName(), (String) m.invoke(set));
       }
     }
     return sql;
   }
 
   /**
-   * The statements plus the dialect's own SQL constants (its claim), time fragments, the operator
-   * statements built with every filter set, and the same for its reconciliation dialect.
+   * The statements plus the claim's (in its dialect's shape), the batches' for 3 pairs, the clock's
+   * fragments and the dialect's own SQL constants, the operator statements built with every filter
+   * set, and the reconciliation's.
    */
-  private static Map<String, String> allSql(OutboxDialect dialect) throws Exception {
-    Map<String, String> sql = statements(dialect);
-    sql.putAll(constantsAndFragments(dialect, OutboxDialect.class));
-    builtSql(dialect).forEach((name, bound) -> sql.put(name, bound.sql()));
+  private static Map<String, String> allSql(Dialect dialect) throws Exception {
+    Map<String, String> sql = outboxStatements(dialect);
+    JobStatements jobs = dialect.jobs(OutboxTables.DEFAULT);
+    UUID token = UUID.randomUUID();
+    List<Long> ids = List.of(1L, 2L, 3L);
+    List<UUID> tokens = List.of(token, token, token);
+    if (jobs.claimLocksFirst()) {
+      sql.put("LOCK_READY_SQL", jobs.lockReadySql());
+      sql.put("CLAIM_LOCKED_SQL", jobs.claimLocked(token, 1000, ids).sql());
+    } else {
+      sql.put("CLAIM_SQL", jobs.claim(token, 1000, 10).sql());
+    }
+    sql.put("readClaimedSql", jobs.readClaimed(token, ids).sql());
+    sql.put("claimHeldHeadsSql", jobs.claimHeldHeads(token, 1000, ids).sql());
+    sql.put("recordedAttemptsSql", jobs.recordedAttempts("DELIVERED", ids).sql());
+    if (jobs.updateReturnsRows()) {
+      sql.put("renewLeasesSql", jobs.renewLeases(ids, tokens, 1000).sql());
+    } else {
+      sql.put("renewLockedSql", jobs.renewLocked(ids, 1000).sql());
+    }
     sql.putAll(batchedCompletionSql(dialect, 3));
-    ReconciliationDialect reconciliation = ReconciliationDialect.of(dialect);
-    statements(reconciliation).forEach((name, statement) -> sql.put("reconciliation." + name, statement));
-    constantsAndFragments(reconciliation, ReconciliationDialect.class)
-        .forEach((name, statement) -> sql.put("reconciliation." + name, statement));
-    return sql;
-  }
-
-  private static Map<String, String> constantsAndFragments(Object dialect, Class<?> base) throws Exception {
-    Map<String, String> sql = new LinkedHashMap<>();
     for (Field f : dialect.getClass().getDeclaredFields()) {
       if (Modifier.isStatic(f.getModifiers()) && f.getType() == String.class) {
         f.setAccessible(true);
         sql.put(f.getName(), (String) f.get(null));
       }
     }
-    for (String fragment : List.of("now", "nowPlusMillisParam")) {
-      Method m = base.getDeclaredMethod(fragment);
-      m.setAccessible(true);
-      sql.put(fragment, (String) m.invoke(dialect));
-    }
+    sql.put("now", dialect.clock().now());
+    sql.put("nowPlusMillisParam", dialect.clock().nowPlusMillisParam());
+    sql.put("statementNow", dialect.clock().statementNow());
+    sql.put("statementNowPlusMillisParam", dialect.clock().statementNowPlusMillisParam());
+    builtSql(dialect).forEach((name, bound) -> sql.put(name, bound.sql()));
+    statements(dialect.reconciliation(OutboxTables.DEFAULT))
+        .forEach((name, statement) -> sql.put("reconciliation." + name, statement));
     return sql;
   }
 
   /**
    * The statements of the batched completion for {@code pairs} (id, token) pairs: the dialect's one
-   * statement, or the lock-then-update pair of the default path.
+   * statement, or the lock-then-update pair where updates return no rows.
    */
-  private static Map<String, String> batchedCompletionSql(OutboxDialect dialect, int pairs) {
+  private static Map<String, String> batchedCompletionSql(Dialect dialect, int pairs) {
+    JobStatements jobs = dialect.jobs(OutboxTables.DEFAULT);
+    List<Long> ids = new ArrayList<>();
+    List<UUID> tokens = new ArrayList<>();
+    for (int i = 0; i < pairs; i++) {
+      ids.add(i + 1L);
+      tokens.add(UUID.randomUUID());
+    }
     Map<String, String> sql = new LinkedHashMap<>();
-    String one = dialect.markDeliveredAllSql(pairs);
-    if (one != null) {
-      sql.put("markDeliveredAllSql", one);
+    if (jobs.updateReturnsRows()) {
+      sql.put("markDeliveredAllSql", jobs.markDeliveredAll(ids, tokens).sql());
     } else {
-      sql.put("lockTokensHeldSql", dialect.lockTokensHeldSql(pairs));
-      sql.put("markLockedDeliveredSql", dialect.markLockedDeliveredSql(pairs));
+      sql.put("lockTokensHeldSql", jobs.lockTokensHeld(ids, tokens).sql());
+      sql.put("markLockedDeliveredSql", jobs.markLockedDelivered(ids).sql());
     }
     return sql;
   }
@@ -323,17 +361,18 @@ class DialectConsistencyTest {
   }
 
   /** The admin statements built per filter, with every filter set (the longest SQL). */
-  private static Map<String, BoundSql> builtSql(OutboxDialect dialect) {
+  private static Map<String, BoundSql> builtSql(Dialect dialect) {
     Instant from = Instant.parse("2024-01-01T00:00:00Z");
     Instant to = from.plusSeconds(3600);
+    AdminStatements admin = dialect.admin(OutboxTables.DEFAULT);
     Map<String, BoundSql> sql = new LinkedHashMap<>();
-    sql.put("listMessages", dialect.listMessages(
-        new MessageQuery('D', "http:billing", "key-1", "HttpStatus", "order-", from, to, 10, 50)));
-    sql.put("listMessages(unfiltered)", dialect.listMessages(new MessageQuery(null, null, null, 0, 50)));
-    sql.put("countDead", dialect.countDead("http:billing", "HttpStatus", from, to, "key-1"));
-    sql.put("replayDead", dialect.replayDead("http:billing", "HttpStatus", from, to, "key-1", 100));
-    sql.put("replayDead(unfiltered)", dialect.replayDead(null, null, null, null, null, 100));
-    sql.put("deleteFinished", dialect.deleteFinished(7L * 24 * 3600 * 1000, 500));
+    sql.put("listMessages", admin.listMessages(
+        new Listing('D', "http:billing", "key-1", "HttpStatus", "order-", from, to, 10, 50)));
+    sql.put("listMessages(unfiltered)", admin.listMessages(new Listing(null, null, null, null, null, null, null, 0, 50)));
+    sql.put("countDead", admin.countDead("http:billing", "HttpStatus", from, to, "key-1"));
+    sql.put("replayDead", admin.replayDead("http:billing", "HttpStatus", from, to, "key-1", 100));
+    sql.put("replayDead(unfiltered)", admin.replayDead(null, null, null, null, null, 100));
+    sql.put("deleteFinished", dialect.jobs(OutboxTables.DEFAULT).deleteFinished(7L * 24 * 3600 * 1000, 500));
     return sql;
   }
 

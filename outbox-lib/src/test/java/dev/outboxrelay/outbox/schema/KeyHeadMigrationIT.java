@@ -13,9 +13,9 @@ import javax.sql.DataSource;
 import org.flywaydb.core.Flyway;
 import org.flywaydb.core.api.configuration.FluentConfiguration;
 import org.h2.jdbcx.JdbcDataSource;
+import org.junit.jupiter.api.Test;
 import org.mariadb.jdbc.MariaDbDataSource;
 import org.postgresql.ds.PGSimpleDataSource;
-import org.junit.jupiter.api.Test;
 
 /**
  * V6 on a table that already holds jobs: a ready job waits ({@code key_wait}) exactly when an
@@ -77,7 +77,7 @@ class KeyHeadMigrationIT {
         ps.setString(2, r.getKey().equals("none") ? null : r.getKey().substring(0, 1));
         ps.setString(3, String.valueOf(r.getValue()));
         UUID token = r.getValue() == 'W' ? UUID.randomUUID() : null;
-        TestDatabases.dialect(ds).bindUuid(ps, 4, token);
+        TestDatabases.dialect(ds).binding().bindUuid(ps, 4, token);
         ps.executeUpdate();
       }
     }

@@ -4,8 +4,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.outboxrelay.outbox.store.dialect.Dialect;
 import dev.outboxrelay.outbox.store.dialect.DialectDetector;
-import dev.outboxrelay.outbox.store.dialect.OutboxDialect;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
@@ -74,7 +74,7 @@ class MigrationScriptsTest {
   void theScriptsHoldEveryColumnTheDialectsName() throws IOException {
     for (String db : DATABASES) {
       Set<String> columns = columns(db, "outbox_message");
-      for (String listed : List.of(OutboxDialect.MESSAGE_COLUMNS, OutboxDialect.CLAIM_COLUMNS)) {
+      for (String listed : List.of(Dialect.MESSAGE_COLUMNS, Dialect.CLAIM_COLUMNS)) {
         for (String column : split(listed)) {
           assertTrue(columns.contains(column), db + " has no outbox_message column '" + column + "'");
         }
@@ -85,7 +85,7 @@ class MigrationScriptsTest {
   @Test
   void messageColumnsListEveryColumnOfTheTable() throws IOException {
     assertEquals(new TreeSet<>(columns("postgresql", "outbox_message")),
-        new TreeSet<>(split(OutboxDialect.MESSAGE_COLUMNS)),
+        new TreeSet<>(split(Dialect.MESSAGE_COLUMNS)),
         "MESSAGE_COLUMNS is documented as every column of outbox_message");
   }
 

@@ -4,7 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.outboxrelay.outbox.store.dialect.ReconciliationDialect;
+import dev.outboxrelay.outbox.store.dialect.Dialect;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
@@ -40,7 +40,7 @@ class ReconciliationScriptsTest {
   void runColumnsListEveryColumnOfTheRunTable() throws IOException {
     for (String db : DATABASES) {
       assertEquals(new TreeSet<>(MigrationScriptsTest.columnsOf(script(db), "outbox_reconciliation_run")),
-          new TreeSet<>(Arrays.stream(ReconciliationDialect.RUN_COLUMNS.split(",")).map(String::strip).toList()),
+          new TreeSet<>(Arrays.stream(Dialect.RUN_COLUMNS.split(",")).map(String::strip).toList()),
           db);
     }
   }

@@ -7,17 +7,21 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.outboxrelay.outbox.OutboxStoreException;
-import dev.outboxrelay.outbox.store.dialect.H2OutboxDialect;
-import dev.outboxrelay.outbox.store.dialect.MariaDbOutboxDialect;
-import dev.outboxrelay.outbox.store.dialect.PostgresOutboxDialect;
-import dev.outboxrelay.outbox.store.dialect.SqlServerOutboxDialect;
-import dev.outboxrelay.outbox.testing.TestDatabases;
 import dev.outboxrelay.outbox.jdbc.ConflictRetry;
+import dev.outboxrelay.outbox.schema.OutboxTables;
+import dev.outboxrelay.outbox.store.dialect.ErrorCodes;
+import dev.outboxrelay.outbox.store.dialect.H2Dialect;
+import dev.outboxrelay.outbox.store.dialect.MariaDbDialect;
+import dev.outboxrelay.outbox.store.dialect.PostgresDialect;
+import dev.outboxrelay.outbox.store.dialect.SqlServerDialect;
+import dev.outboxrelay.outbox.testing.TestDatabases;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Method;
+import java.lang.reflect.Proxy;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.List;
-import java.util.UUID;
 import java.util.concurrent.atomic.AtomicInteger;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.Test;
@@ -29,30 +33,49 @@ import org.junit.jupiter.api.Test;
 class ConflictRetryTest {
   private static final DataSource H2 = TestDatabases.h2();
 
-  /** H2 whose claim is chosen as a deadlock victim a given number of times first. */
-  static final class VictimDialect extends H2OutboxDialect {
+  /**
+   * H2 whose claim is chosen as a deadlock victim a given number of times first: the claim's first
+   * statement (its lock of the ready heads) fails on the real database's connections.
+   */
+  static final class VictimDatabase {
     final AtomicInteger victimsLeft;
     final AtomicInteger calls = new AtomicInteger();
     final SQLException failure;
+    final DataSource dataSource;
 
-    VictimDialect(int victims, SQLException failure) {
+    VictimDatabase(int victims, SQLException failure) {
       this.victimsLeft = new AtomicInteger(victims);
       this.failure = failure;
+      String lockReady = new H2Dialect().jobs(OutboxTables.DEFAULT).lockReadySql();
+      this.dataSource = (DataSource) Proxy.newProxyInstance(getClass().getClassLoader(),
+          new Class<?>[] {DataSource.class}, (proxy, method, args) -> {
+            Object result = invoke(H2, method, args);
+            if (!(result instanceof Connection c)) {
+              return result;
+            }
+            return Proxy.newProxyInstance(getClass().getClassLoader(), new Class<?>[] {Connection.class},
+                (p, m, a) -> {
+                  if (m.getName().equals("prepareStatement") && lockReady.equals(a[0])) {
+                    calls.incrementAndGet();
+                    if (victimsLeft.getAndDecrement() > 0) {
+                      throw failure;
+                    }
+                  }
+                  return invoke(c, m, a);
+                });
+          });
     }
 
-    @Override
-    public <T> List<T> claim(Connection c, UUID token, long leaseMillis, int limit, RowMapper<T> mapper)
-        throws SQLException {
-      calls.incrementAndGet();
-      if (victimsLeft.getAndDecrement() > 0) {
-        throw failure;
+    JdbcOutboxStore store() {
+      return new JdbcOutboxStore(dataSource, new H2Dialect());
+    }
+
+    private static Object invoke(Object target, Method method, Object[] args) throws Throwable {
+      try {
+        return method.invoke(target, args);
+      } catch (InvocationTargetException e) {
+        throw e.getCause();
       }
-      return super.claim(c, token, leaseMillis, limit, mapper);
-    }
-
-    @Override
-    public boolean isRetryableConflict(SQLException e) {
-      return "40001".equals(e.getSQLState());
     }
   }
 
@@ -60,25 +83,24 @@ class ConflictRetryTest {
   void aDeadlockVictimIsRunAgainAndTheCallerSeesOnlyTheResult() {
     TestDatabases.reset(H2);
     List<Long> ready = TestDatabases.insertReady(H2, 3);
-    VictimDialect dialect = new VictimDialect(2, deadlock());
+    VictimDatabase victim = new VictimDatabase(2, deadlock());
 
-    List<ClaimedMessage> claimed =
-        new JdbcOutboxStore(H2, dialect).claimBatch(ClaimRequest.of(10, Duration.ofSeconds(30)));
+    List<ClaimedMessage> claimed = victim.store().claimBatch(ClaimRequest.of(10, Duration.ofSeconds(30)));
 
     assertEquals(ready, claimed.stream().map(ClaimedMessage::id).toList());
-    assertEquals(3, dialect.calls.get(), "two victims, then the claim that worked");
+    assertEquals(3, victim.calls.get(), "two victims, then the claim that worked");
   }
 
   @Test
   void retriesAreBoundedAndTheLastConflictReachesTheCaller() {
     TestDatabases.reset(H2);
     TestDatabases.insertReady(H2, 1);
-    VictimDialect dialect = new VictimDialect(Integer.MAX_VALUE, deadlock());
+    VictimDatabase victim = new VictimDatabase(Integer.MAX_VALUE, deadlock());
 
     OutboxStoreException e = assertThrows(OutboxStoreException.class,
-        () -> new JdbcOutboxStore(H2, dialect).claimBatch(ClaimRequest.of(10, Duration.ofSeconds(30))));
+        () -> victim.store().claimBatch(ClaimRequest.of(10, Duration.ofSeconds(30))));
 
-    assertEquals(1 + ConflictRetry.RETRIES, dialect.calls.get());
+    assertEquals(1 + ConflictRetry.RETRIES, victim.calls.get());
     assertEquals("40001", assertInstanceOf(SQLException.class, e.getCause()).getSQLState());
     assertEquals(1L, TestDatabases.queryLong(H2, "SELECT COUNT(*) FROM outbox_message WHERE state = 'R'"),
         "nothing claimed");
@@ -87,31 +109,38 @@ class ConflictRetryTest {
   @Test
   void otherErrorsAreNotRetried() {
     TestDatabases.reset(H2);
-    VictimDialect dialect = new VictimDialect(1, new SQLException("syntax error", "42000", 102));
+    VictimDatabase victim = new VictimDatabase(1, new SQLException("syntax error", "42000", 102));
 
     assertThrows(OutboxStoreException.class,
-        () -> new JdbcOutboxStore(H2, dialect).claimBatch(ClaimRequest.of(10, Duration.ofSeconds(30))));
-    assertEquals(1, dialect.calls.get());
+        () -> victim.store().claimBatch(ClaimRequest.of(10, Duration.ofSeconds(30))));
+    assertEquals(1, victim.calls.get());
   }
 
   @Test
   void eachDialectRecognisesItsDatabasesDeadlockVictims() {
-    assertTrue(new SqlServerOutboxDialect().isRetryableConflict(new SQLException("victim", "40001", 1205)));
-    assertTrue(new SqlServerOutboxDialect().isRetryableConflict(new SQLException("victim", null, 1205)));
-    assertFalse(new SqlServerOutboxDialect().isRetryableConflict(new SQLException("dup", "23000", 2627)));
-    assertTrue(new MariaDbOutboxDialect().isRetryableConflict(new SQLException("deadlock", "40001", 1213)));
-    assertTrue(new MariaDbOutboxDialect().isRetryableConflict(new SQLException("deadlock", "HY000", 1213)));
-    assertFalse(new MariaDbOutboxDialect().isRetryableConflict(new SQLException("lock wait", "HY000", 1205)),
+    ErrorCodes sqlServer = new SqlServerDialect().errors();
+    ErrorCodes mariaDb = new MariaDbDialect().errors();
+    ErrorCodes postgres = new PostgresDialect().errors();
+    assertTrue(sqlServer.isRetryableConflict(new SQLException("victim", "40001", 1205)));
+    assertTrue(sqlServer.isRetryableConflict(new SQLException("victim", null, 1205)));
+    assertFalse(sqlServer.isRetryableConflict(new SQLException("dup", "23000", 2627)));
+    assertTrue(mariaDb.isRetryableConflict(new SQLException("deadlock", "40001", 1213)));
+    assertTrue(mariaDb.isRetryableConflict(new SQLException("deadlock", "HY000", 1213)));
+    assertFalse(mariaDb.isRetryableConflict(new SQLException("lock wait", "HY000", 1205)),
         "a lock wait timeout rolls back only the statement: not safe to re-run a transaction for");
-    assertTrue(new PostgresOutboxDialect().isRetryableConflict(new SQLException("deadlock", "40P01")),
+    assertTrue(mariaDb.isLockTimeout(new SQLException("lock wait", "HY000", 1205)));
+    assertTrue(postgres.isRetryableConflict(new SQLException("deadlock", "40P01")),
         "a keyed enqueue's share lock on its predecessor can meet a completion batch clearing key waits:"
             + " PostgreSQL rolls the victim's whole transaction back, so it is re-run");
-    assertFalse(new PostgresOutboxDialect().isRetryableConflict(new SQLException("dup", "23505")));
-    assertFalse(new PostgresOutboxDialect().isRetryableConflict(new SQLException("lock timeout", "55P03")),
+    assertFalse(postgres.isRetryableConflict(new SQLException("dup", "23505")));
+    assertFalse(postgres.isRetryableConflict(new SQLException("lock timeout", "55P03")),
         "a lock timeout is not a deadlock victim");
-    assertTrue(new SqlServerOutboxDialect().isUniqueViolation(new SQLException("dup", "23000", 2627)));
-    assertTrue(new SqlServerOutboxDialect().isUniqueViolation(new SQLException("dup", "23000", 2601)));
-    assertTrue(new MariaDbOutboxDialect().isUniqueViolation(new SQLException("dup", "23000", 1062)));
+    assertTrue(postgres.isLockTimeout(new SQLException("lock timeout", "55P03")));
+    assertTrue(sqlServer.isUniqueViolation(new SQLException("dup", "23000", 2627)));
+    assertTrue(sqlServer.isUniqueViolation(new SQLException("dup", "23000", 2601)));
+    assertTrue(mariaDb.isUniqueViolation(new SQLException("dup", "23000", 1062)));
+    assertTrue(new H2Dialect().errors().isRetryableConflict(new SQLException("deadlock", "40001", 40001)),
+        "H2 rolls a deadlock victim's transaction back too");
   }
 
   private static SQLException deadlock() {

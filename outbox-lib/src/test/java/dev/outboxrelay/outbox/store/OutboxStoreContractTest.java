@@ -20,7 +20,7 @@ import dev.outboxrelay.outbox.OutboxConfig;
 import dev.outboxrelay.outbox.OutboxMessage;
 import dev.outboxrelay.outbox.schema.OutboxTables;
 import dev.outboxrelay.outbox.schema.TableRendering;
-import dev.outboxrelay.outbox.store.dialect.OutboxDialect;
+import dev.outboxrelay.outbox.store.dialect.Dialect;
 import dev.outboxrelay.outbox.testing.TestDatabases;
 import dev.outboxrelay.outbox.testing.TimeSpans;
 import java.sql.Connection;
@@ -47,9 +47,8 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicReference;
-
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -78,7 +77,7 @@ public abstract class OutboxStoreContractTest {
   protected abstract DataSource dataSource();
 
   /** The dialect {@link JdbcOutboxStore#create} must detect for {@link #dataSource()}. */
-  protected abstract Class<? extends OutboxDialect> expectedDialect();
+  protected abstract Class<? extends Dialect> expectedDialect();
 
   /**
    * A query that row-locks the jobs with three given ids until its transaction ends, as another
@@ -1381,7 +1380,7 @@ public abstract class OutboxStoreContractTest {
         PreparedStatement ps = c.prepareStatement("SELECT id, claim_token FROM outbox_message");
         ResultSet rs = ps.executeQuery()) {
       while (rs.next()) {
-        tokens.put(rs.getLong(1), store.dialect().readUuid(rs, 2));
+        tokens.put(rs.getLong(1), store.dialect().binding().readUuid(rs, 2));
       }
     }
     return tokens;

@@ -14,7 +14,8 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.outboxrelay.outbox.store.dialect.OutboxDialect;
+import dev.outboxrelay.outbox.store.dialect.Dialect;
+import dev.outboxrelay.outbox.store.dialect.TypeBinding;
 import dev.outboxrelay.outbox.testing.TestDatabases;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -62,7 +63,7 @@ public abstract class ReconciliationStoreContractTest {
     ds = dataSource();
     clean();
     store = JdbcReconciliationStore.create(ds);
-    locks = new JdbcFleetLock(ds, store.outboxDialect());
+    locks = new JdbcFleetLock(ds, store.dialect());
     now = store.databaseNow().truncatedTo(ChronoUnit.MILLIS);
   }
 
@@ -403,7 +404,7 @@ public abstract class ReconciliationStoreContractTest {
       ps.setString(1, op);
       ps.setString(2, destination);
       ps.setString(3, String.valueOf(state));
-      OutboxDialect hooks = store.outboxDialect();
+      TypeBinding hooks = store.dialect().binding();
       hooks.bindUuid(ps, 4, state == 'W' ? UUID.randomUUID() : null);
       hooks.bindInstant(ps, 5, state == 'W' ? now.plusSeconds(30) : null);
       hooks.bindInstant(ps, 6, sentAt);
@@ -451,7 +452,7 @@ public abstract class ReconciliationStoreContractTest {
       ps.setLong(1, id);
       try (ResultSet rs = ps.executeQuery()) {
         rs.next();
-        return store.outboxDialect().readInstant(rs, 1);
+        return store.dialect().binding().readInstant(rs, 1);
       }
     } catch (SQLException e) {
       throw new IllegalStateException(column, e);

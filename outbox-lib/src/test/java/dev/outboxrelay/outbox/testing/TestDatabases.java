@@ -1,8 +1,8 @@
 package dev.outboxrelay.outbox.testing;
 
 import dev.outboxrelay.outbox.schema.OutboxSchema;
+import dev.outboxrelay.outbox.store.dialect.Dialect;
 import dev.outboxrelay.outbox.store.dialect.DialectDetector;
-import dev.outboxrelay.outbox.store.dialect.OutboxDialect;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -66,7 +66,7 @@ public final class TestDatabases {
   private static final Map<String, DataSource> MARIADB = new ConcurrentHashMap<>();
   private static final Map<String, DataSource> SQLSERVER = new ConcurrentHashMap<>();
   private static final Map<DataSource, String> PRODUCT = new ConcurrentHashMap<>();
-  private static final Map<DataSource, OutboxDialect> DIALECT = new ConcurrentHashMap<>();
+  private static final Map<DataSource, Dialect> DIALECT = new ConcurrentHashMap<>();
 
   private TestDatabases() {}
 
@@ -452,14 +452,14 @@ public final class TestDatabases {
 
   /** Times and claim tokens go through the dialect's hooks (MariaDB DATETIME holds UTC, ...). */
   private static void bind(DataSource ds, PreparedStatement ps, Object... params) throws SQLException {
-    OutboxDialect dialect = null;
+    Dialect dialect = null;
     for (int i = 0; i < params.length; i++) {
       if (params[i] instanceof Instant || params[i] instanceof UUID) {
         dialect = dialect != null ? dialect : dialect(ds);
         if (params[i] instanceof Instant t) {
-          dialect.bindInstant(ps, i + 1, t);
+          dialect.binding().bindInstant(ps, i + 1, t);
         } else {
-          dialect.bindUuid(ps, i + 1, (UUID) params[i]);
+          dialect.binding().bindUuid(ps, i + 1, (UUID) params[i]);
         }
       } else {
         ps.setObject(i + 1, params[i]);
@@ -468,7 +468,7 @@ public final class TestDatabases {
   }
 
   /** The outbox dialect of {@code ds} (cached per data source). */
-  public static OutboxDialect dialect(DataSource ds) {
+  public static Dialect dialect(DataSource ds) {
     return DIALECT.computeIfAbsent(ds, d -> {
       try (Connection c = d.getConnection()) {
         return DialectDetector.detect(c.getMetaData());

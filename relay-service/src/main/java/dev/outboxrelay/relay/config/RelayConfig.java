@@ -67,7 +67,7 @@ public interface RelayConfig {
   interface Source {
     /**
      * Name of the Quarkus datasource holding this source's outbox ({@code h2}, {@code postgresql},
-     * {@code mariadb}, {@code mssql}, or one added to the relay's application.properties); its
+     * {@code mariadb}, {@code sqlserver}, or one added to the relay's application.properties); its
      * {@code jdbc.url} must be set. Two sources cannot share a datasource.
      */
     String datasource();
@@ -89,7 +89,7 @@ public interface RelayConfig {
 
     /**
      * Name of the Quarkus datasource holding the outbox ({@code h2}, {@code postgresql}, {@code
-     * mariadb} or {@code mssql}); when
+     * mariadb} or {@code sqlserver}); when
      * unset, the only active one (the one whose {@code jdbc.url} is set). For one database only:
      * with {@code outbox.sources.*} set, each source names its own and this must stay unset.
      */

@@ -3,12 +3,12 @@ package dev.outboxrelay.relay.lifecycle;
 import dev.outboxrelay.outbox.schema.OutboxTables;
 import dev.outboxrelay.outbox.store.OutboxAdminStore;
 import dev.outboxrelay.outbox.store.OutboxStore;
+import dev.outboxrelay.outbox.store.dialect.DialectDetector;
 import dev.outboxrelay.relay.claim.Backoff;
 import dev.outboxrelay.relay.claim.ClaimLoop;
-import dev.outboxrelay.relay.config.RelayConfig;
 import dev.outboxrelay.relay.config.ConfigChecks;
+import dev.outboxrelay.relay.config.RelayConfig;
 import dev.outboxrelay.relay.metrics.RelayMetrics;
-import dev.outboxrelay.relay.state.DestinationStates;
 import dev.outboxrelay.relay.sink.BrokerChannels;
 import dev.outboxrelay.relay.sink.HttpSink;
 import dev.outboxrelay.relay.sink.KafkaChannel;
@@ -17,6 +17,7 @@ import dev.outboxrelay.relay.sink.SinkRegistry;
 import dev.outboxrelay.relay.source.RelayInstance;
 import dev.outboxrelay.relay.source.RelaySource;
 import dev.outboxrelay.relay.source.SourceSpec;
+import dev.outboxrelay.relay.state.DestinationStates;
 import dev.outboxrelay.relay.tracing.DeliveryTracing;
 import dev.outboxrelay.relay.web.ProblemException;
 import io.agroal.api.AgroalDataSource;
@@ -46,8 +47,11 @@ import org.jboss.logging.Logger;
 @ApplicationScoped
 public class RelayService {
   private static final Logger LOG = Logger.getLogger(RelayService.class);
-  /** The named datasources declared in application.properties, one per supported database. */
-  static final List<String> OUTBOX_DATASOURCES = List.of("h2", "postgresql", "mariadb", "mssql");
+  /**
+   * The named datasources declared in application.properties, one per supported database, named
+   * as its dialect ({@link DialectDetector#names()}).
+   */
+  static final List<String> OUTBOX_DATASOURCES = DialectDetector.names();
 
   @Inject RelayConfig config;
   @Inject MeterRegistry registry;

@@ -4,17 +4,17 @@ import dev.outboxrelay.outbox.EnqueueResult;
 import dev.outboxrelay.outbox.Outbox;
 import dev.outboxrelay.outbox.OutboxConfig;
 import dev.outboxrelay.outbox.OutboxMessage;
+import dev.outboxrelay.outbox.jdbc.JdbcTransactions;
 import dev.outboxrelay.outbox.store.AttemptOutcome;
 import dev.outboxrelay.outbox.store.ClaimRequest;
 import dev.outboxrelay.outbox.store.JdbcOutboxStore;
-import dev.outboxrelay.outbox.jdbc.JdbcTransactions;
-import dev.outboxrelay.outbox.store.dialect.OutboxDialect;
+import dev.outboxrelay.outbox.store.dialect.TypeBinding;
+import dev.outboxrelay.outbox.testing.KafkaBroker;
 import dev.outboxrelay.relay.config.RelayConfig;
 import dev.outboxrelay.relay.sink.HttpSink;
 import dev.outboxrelay.relay.sink.KafkaSink;
 import dev.outboxrelay.relay.sink.MessageSink;
 import dev.outboxrelay.relay.sink.SinkResult;
-import dev.outboxrelay.outbox.testing.KafkaBroker;
 import io.agroal.api.AgroalDataSource;
 import io.agroal.api.AgroalDataSourceMetrics;
 import java.nio.file.Path;
@@ -119,15 +119,15 @@ final class Scenarios {
   private record Claimed(long id, UUID token, int attemptNo) {}
 
   /**
-   * The store's own statements with nothing around them: one claim statement ({@code
-   * OutboxDialect.claim}), then the batch's completion transaction as {@code markDeliveredAll} runs
+   * The store's own statements with nothing around them: one claim ({@code
+   * JdbcOutboxStore.claimOn}), then the batch's completion transaction as {@code markDeliveredAll} runs
    * it (the token-checked batched update and the attempt rows, one batched insert), on one held
    * connection per client, no pool, no threads handing work over. Twice: with as many clients as
    * cores, and with as many as the relay has workers (a commit waits for its WAL flush, and
    * concurrent commits share one). The best of all runs is the anchor.
    */
   private void measureSqlLimit() throws Exception {
-    OutboxDialect dialect = JdbcOutboxStore.create(db.plain()).dialect();
+    JdbcOutboxStore store = JdbcOutboxStore.create(db.plain());
     double best = 0;
     int bestBatch = 0;
     int bestClients = 0;
@@ -150,7 +150,7 @@ final class Scenarios {
       for (int i = 0; i < clients; i++) {
         Thread t = new Thread(() -> {
           try {
-            sqlLoop(dialect, batch, deadline, done);
+            sqlLoop(store, batch, deadline, done);
           } catch (Throwable e) {
             errors.add(e);
           }
@@ -180,17 +180,18 @@ final class Scenarios {
     sqlLimit = best;
   }
 
-  private void sqlLoop(OutboxDialect dialect, int batch, long deadline, AtomicLong done) throws SQLException {
-    String attempt = dialect.insertAttemptSql();
+  private void sqlLoop(JdbcOutboxStore store, int batch, long deadline, AtomicLong done) throws SQLException {
+    TypeBinding binding = store.dialect().binding();
+    String attempt = store.dialect().jobs(store.tables()).insertAttemptSql();
     try (Connection c = db.plain().getConnection()) {
       while (System.nanoTime() < deadline) {
-        List<Claimed> rows = dialect.claim(c, UUID.randomUUID(), relayConfig.leaseDuration().toMillis(),
-            batch, rs -> new Claimed(rs.getLong(1), dialect.readUuid(rs, 9), rs.getInt(8) + 1));
+        List<Claimed> rows = store.claimOn(c, ClaimRequest.of(batch, relayConfig.leaseDuration())).stream()
+            .map(m -> new Claimed(m.id(), m.claimToken(), m.attemptNo())).toList();
         if (rows.isEmpty()) {
           return;
         }
         JdbcTransactions.inTransaction(c, tx -> {
-          List<Long> completed = dialect.markDeliveredAll(tx, rows.stream().map(Claimed::id).toList(),
+          List<Long> completed = store.markDeliveredOn(tx, rows.stream().map(Claimed::id).toList(),
               rows.stream().map(Claimed::token).toList());
           if (completed.size() != rows.size()) {
             throw new IllegalStateException("completed " + completed.size() + " of " + rows.size()
@@ -200,8 +201,8 @@ final class Scenarios {
             for (Claimed r : rows) {
               ps.setLong(1, r.id());
               ps.setInt(2, r.attemptNo());
-              dialect.bindUuid(ps, 3, r.token());
-              dialect.bindInstant(ps, 4, null);
+              binding.bindUuid(ps, 3, r.token());
+              binding.bindInstant(ps, 4, null);
               ps.setLong(5, 0);
               ps.setString(6, AttemptOutcome.DELIVERED.name());
               ps.setString(7, null);

@@ -17,7 +17,7 @@ import javax.sql.DataSource;
 public enum ChaosDatabase {
   POSTGRESQL("postgresql", ""),
   MARIADB("mariadb", "-mariadb"),
-  SQLSERVER("mssql", "-sqlserver");
+  SQLSERVER("sqlserver", "-sqlserver");
 
   /** The relay's datasource name. */
   private final String datasource;

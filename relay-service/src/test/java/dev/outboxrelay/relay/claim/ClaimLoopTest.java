@@ -10,11 +10,11 @@ import dev.outboxrelay.outbox.OutboxConfig;
 import dev.outboxrelay.outbox.OutboxMessage;
 import dev.outboxrelay.outbox.schema.OutboxSchema;
 import dev.outboxrelay.outbox.store.AttemptOutcome;
+import dev.outboxrelay.outbox.store.JdbcOutboxAdminStore;
 import dev.outboxrelay.outbox.store.JdbcOutboxStore;
 import dev.outboxrelay.outbox.store.OutboxStore;
 import dev.outboxrelay.outbox.store.StoredAttempt;
-import dev.outboxrelay.outbox.store.dialect.H2OutboxDialect;
-import dev.outboxrelay.outbox.store.JdbcOutboxAdminStore;
+import dev.outboxrelay.outbox.store.dialect.H2Dialect;
 import dev.outboxrelay.relay.lease.LeaseHeartbeat;
 import dev.outboxrelay.relay.metrics.RelayMetrics;
 import dev.outboxrelay.relay.sink.HttpSink;
@@ -62,8 +62,8 @@ class ClaimLoopTest {
     h2.setURL("jdbc:h2:mem:claimloop-" + UUID.randomUUID() + ";DB_CLOSE_DELAY=-1");
     ds = h2;
     OutboxSchema.migrate(ds);
-    store = new JdbcOutboxStore(ds, new H2OutboxDialect());
-    admin = new JdbcOutboxAdminStore(ds, new H2OutboxDialect());
+    store = new JdbcOutboxStore(ds, new H2Dialect());
+    admin = new JdbcOutboxAdminStore(ds, new H2Dialect());
     outbox = new Outbox(OutboxConfig.builder().destinations("billing").build());
     receiver = new RecordingHttpReceiver();
   }
@@ -243,7 +243,7 @@ class ClaimLoopTest {
   @Test
   void loopSurvivesADatabaseThatThrowsAndBacksOff() {
     DataSource broken = new BrokenDataSource();
-    ClaimLoop l = newLoop(new JdbcOutboxStore(broken, new H2OutboxDialect()), 8, 4);
+    ClaimLoop l = newLoop(new JdbcOutboxStore(broken, new H2Dialect()), 8, 4);
     long started = System.nanoTime();
     l.start();
     Awaitility.await().atMost(Duration.ofSeconds(20)).until(() -> l.claimStatements() >= 4);

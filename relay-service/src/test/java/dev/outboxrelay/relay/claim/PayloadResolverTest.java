@@ -14,10 +14,10 @@ import dev.outboxrelay.outbox.schema.OutboxSchema;
 import dev.outboxrelay.outbox.store.AttemptOutcome;
 import dev.outboxrelay.outbox.store.ClaimRequest;
 import dev.outboxrelay.outbox.store.ClaimedMessage;
+import dev.outboxrelay.outbox.store.JdbcOutboxAdminStore;
 import dev.outboxrelay.outbox.store.JdbcOutboxStore;
 import dev.outboxrelay.outbox.store.StoredMessage;
-import dev.outboxrelay.outbox.store.dialect.H2OutboxDialect;
-import dev.outboxrelay.outbox.store.JdbcOutboxAdminStore;
+import dev.outboxrelay.outbox.store.dialect.H2Dialect;
 import dev.outboxrelay.relay.lease.LeaseHeartbeat;
 import dev.outboxrelay.relay.metrics.RelayMetrics;
 import dev.outboxrelay.relay.sink.HttpSink;
@@ -61,8 +61,8 @@ class PayloadResolverTest {
     ds = new JdbcDataSource();
     ds.setURL("jdbc:h2:mem:payloads-" + UUID.randomUUID() + ";DB_CLOSE_DELAY=-1");
     OutboxSchema.migrate(ds);
-    store = new JdbcOutboxStore(ds, new H2OutboxDialect());
-    admin = new JdbcOutboxAdminStore(ds, new H2OutboxDialect());
+    store = new JdbcOutboxStore(ds, new H2Dialect());
+    admin = new JdbcOutboxAdminStore(ds, new H2Dialect());
     receiver = new RecordingHttpReceiver();
   }
 
@@ -79,7 +79,7 @@ class PayloadResolverTest {
     enqueue("op-inline", "{\"small\":true}");
     ClaimedMessage m = claimOne();
     // Payload reads fail on this store: an inline job must not make one.
-    PayloadResolver.Resolution r = new PayloadResolver(new JdbcOutboxStore(failingPayloadReads(), new H2OutboxDialect()))
+    PayloadResolver.Resolution r = new PayloadResolver(new JdbcOutboxStore(failingPayloadReads(), new H2Dialect()))
         .resolve(m);
     assertSame(m, r.message());
     assertNull(r.failure());
@@ -125,7 +125,7 @@ class PayloadResolverTest {
   void aDatabaseErrorWhileLoadingIsARetryAndNothingIsSent() throws Exception {
     enqueue("op-db-down", "x".repeat(INLINE + 1));
     ClaimedMessage claimed = claimOne();
-    JdbcOutboxStore flaky = new JdbcOutboxStore(failingPayloadReads(), new H2OutboxDialect());
+    JdbcOutboxStore flaky = new JdbcOutboxStore(failingPayloadReads(), new H2Dialect());
 
     deliverer(flaky).deliver(heartbeat.hold(claimed, System.nanoTime()), () -> {});
 

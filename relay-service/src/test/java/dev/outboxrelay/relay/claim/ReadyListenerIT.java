@@ -7,11 +7,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.outboxrelay.outbox.Outbox;
 import dev.outboxrelay.outbox.OutboxConfig;
 import dev.outboxrelay.outbox.OutboxMessage;
+import dev.outboxrelay.outbox.store.JdbcOutboxAdminStore;
 import dev.outboxrelay.outbox.store.JdbcOutboxStore;
 import dev.outboxrelay.outbox.store.StoredMessage;
-import dev.outboxrelay.outbox.store.dialect.PostgresOutboxDialect;
+import dev.outboxrelay.outbox.store.dialect.PostgresDialect;
 import dev.outboxrelay.outbox.store.dialect.ReadyNotifications;
-import dev.outboxrelay.outbox.store.JdbcOutboxAdminStore;
 import dev.outboxrelay.outbox.testing.TestDatabases;
 import dev.outboxrelay.relay.lease.LeaseHeartbeat;
 import dev.outboxrelay.relay.metrics.RelayMetrics;
@@ -76,8 +76,8 @@ class ReadyListenerIT {
     try (Connection c = ds.getConnection(); Statement s = c.createStatement()) {
       s.execute("DELETE FROM outbox_message");
     }
-    store = new JdbcOutboxStore(ds, new PostgresOutboxDialect());
-    admin = new JdbcOutboxAdminStore(ds, new PostgresOutboxDialect());
+    store = new JdbcOutboxStore(ds, new PostgresDialect());
+    admin = new JdbcOutboxAdminStore(ds, new PostgresDialect());
     outbox = new Outbox(OutboxConfig.builder().destinations("billing").build());
     receiver = new RecordingHttpReceiver();
     SinkRegistry sinks = new SinkRegistry(Map.of("billing",
@@ -95,7 +95,7 @@ class ReadyListenerIT {
         throw new SQLException("test: the listener's database is unreachable");
       }
       return ds.getConnection();
-    }, new PostgresOutboxDialect().readyNotifications().orElseThrow(), () -> {
+    }, new PostgresDialect().readyNotifications().orElseThrow(), () -> {
       metrics.claimWakeup();
       loop.wake();
       statementsAtLastWakeUp.set(loop.claimStatements());
@@ -119,7 +119,7 @@ class ReadyListenerIT {
 
   @Test
   void theDialectListensOnTheChannelTheMigrationNotifies() {
-    ReadyNotifications n = new PostgresOutboxDialect().readyNotifications().orElseThrow();
+    ReadyNotifications n = new PostgresDialect().readyNotifications().orElseThrow();
     assertEquals("outbox_ready", n.channel());
     assertTrue(n.listenSql().endsWith(n.channel()), n.listenSql());
   }

@@ -97,19 +97,19 @@ class ComposeFileTest {
     assertEquals(Optional.of("orders.events"), relay.destinations().get("orders").topic());
     assertEquals("rabbitmq", relay.destinations().get("emails").type().orElseThrow());
     assertEquals(Optional.of("emails.send"), relay.destinations().get("emails").routingKey());
-    assertEquals(Optional.of("mssql"), relay.relay().datasource());
+    assertEquals(Optional.of("sqlserver"), relay.relay().datasource());
   }
 
   @Test
   void relayAndDemoShareOneDatabase() {
     Map<String, String> relay = environment("relay-service");
     Map<String, String> demo = environment("demo-orders");
-    String url = relay.get("QUARKUS_DATASOURCE_MSSQL_JDBC_URL");
+    String url = relay.get("QUARKUS_DATASOURCE_SQLSERVER_JDBC_URL");
     assertTrue(url != null && url.startsWith("jdbc:sqlserver://mssql:1433;"), String.valueOf(url));
     // The transactional outbox: an order and its job commit together only in one database.
     assertEquals(url, demo.get("QUARKUS_DATASOURCE_JDBC_URL"));
-    assertEquals(relay.get("QUARKUS_DATASOURCE_MSSQL_USERNAME"), demo.get("QUARKUS_DATASOURCE_USERNAME"));
-    assertEquals(relay.get("QUARKUS_DATASOURCE_MSSQL_PASSWORD"), demo.get("QUARKUS_DATASOURCE_PASSWORD"));
+    assertEquals(relay.get("QUARKUS_DATASOURCE_SQLSERVER_USERNAME"), demo.get("QUARKUS_DATASOURCE_USERNAME"));
+    assertEquals(relay.get("QUARKUS_DATASOURCE_SQLSERVER_PASSWORD"), demo.get("QUARKUS_DATASOURCE_PASSWORD"));
     // demo-orders is built for SQL Server, and has migrations for it.
     Map<String, Object> build = map(service("demo-orders").get("build"), "demo-orders.build");
     assertEquals("mssql", map(build.get("args"), "demo-orders.build.args").get("DB_KIND"));
@@ -130,9 +130,9 @@ class ComposeFileTest {
   void relayDeclaresTheDatasourceComposeUses() {
     Map<String, String> env = environment("relay-service");
     String name = env.get("OUTBOX_RELAY_DATASOURCE");
-    assertEquals("mssql", name);
+    assertEquals("sqlserver", name);
     env.keySet().stream().filter(k -> k.startsWith("QUARKUS_DATASOURCE_"))
-        .forEach(k -> assertTrue(k.startsWith("QUARKUS_DATASOURCE_MSSQL_"), k));
+        .forEach(k -> assertTrue(k.startsWith("QUARKUS_DATASOURCE_SQLSERVER_"), k));
     String kindKey = "quarkus.datasource." + name + ".db-kind";
     assumeTrue(relayProperties.containsKey(kindKey), "relay-service declares no datasource '"
         + name + "' (" + kindKey + " is not in its application.properties): SQL Server support"

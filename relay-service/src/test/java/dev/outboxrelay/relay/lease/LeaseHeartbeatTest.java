@@ -7,10 +7,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.outboxrelay.outbox.schema.OutboxSchema;
 import dev.outboxrelay.outbox.store.ClaimRequest;
 import dev.outboxrelay.outbox.store.ClaimedMessage;
+import dev.outboxrelay.outbox.store.JdbcOutboxAdminStore;
 import dev.outboxrelay.outbox.store.JdbcOutboxStore;
 import dev.outboxrelay.outbox.store.OutboxStore;
-import dev.outboxrelay.outbox.store.dialect.H2OutboxDialect;
-import dev.outboxrelay.outbox.store.JdbcOutboxAdminStore;
+import dev.outboxrelay.outbox.store.dialect.H2Dialect;
 import dev.outboxrelay.relay.background.Pass;
 import dev.outboxrelay.relay.state.StateChangeLog;
 import java.lang.reflect.InvocationTargetException;
@@ -44,8 +44,8 @@ class LeaseHeartbeatTest {
     JdbcDataSource h2 = new JdbcDataSource();
     h2.setURL("jdbc:h2:mem:heartbeat-" + UUID.randomUUID() + ";DB_CLOSE_DELAY=-1");
     OutboxSchema.migrate(h2);
-    store = new JdbcOutboxStore(h2, new H2OutboxDialect());
-    admin = new JdbcOutboxAdminStore(h2, new H2OutboxDialect());
+    store = new JdbcOutboxStore(h2, new H2Dialect());
+    admin = new JdbcOutboxAdminStore(h2, new H2Dialect());
     try (Connection c = h2.getConnection(); PreparedStatement ps = c.prepareStatement(
         "INSERT INTO outbox_message (operation_id, destination, payload, content_type) VALUES (?, 'b', '{}', 'application/json')")) {
       for (int i = 0; i < 5; i++) {

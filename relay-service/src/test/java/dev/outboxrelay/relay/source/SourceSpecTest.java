@@ -17,7 +17,7 @@ import org.junit.jupiter.api.Test;
 
 /** Sources from configuration, and the pool each needs. */
 class SourceSpecTest {
-  static final List<String> KNOWN = List.of("h2", "postgresql", "mariadb", "mssql");
+  static final List<String> KNOWN = List.of("h2", "postgresql", "mariadb", "sqlserver");
 
   static RelayConfig config(Map<String, String> properties) {
     return new SmallRyeConfigBuilder()

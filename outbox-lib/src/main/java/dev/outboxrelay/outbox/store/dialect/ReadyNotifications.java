@@ -1,5 +1,7 @@
 package dev.outboxrelay.outbox.store.dialect;
 
+import dev.outboxrelay.outbox.schema.OutboxTables;
+
 /**
  * How a database announces newly committed jobs to relays that listen (PostgreSQL: the V4
  * migration's trigger calls {@code pg_notify(channel, <schema>)} on every insert into
@@ -25,7 +27,7 @@ public record ReadyNotifications(String channel, String listenSql, String unlist
    * schema as the payload to expect (the trigger sends its table's schema, whatever the listening
    * connection's default schema is). Itself for the default names.
    */
-  public ReadyNotifications forTables(dev.outboxrelay.outbox.schema.OutboxTables tables) {
+  public ReadyNotifications forTables(OutboxTables tables) {
     if (tables.isDefault()) {
       return this;
     }

@@ -1,14 +1,24 @@
 /**
- * SQL dialects: the only place where SQL lives. {@link
- * dev.outboxrelay.outbox.store.dialect.OutboxDialect} holds the statements every database
- * shares, built from a few fragments (database clock, "now plus n milliseconds"); a subclass
- * overrides only what differs (claim, insert-if-absent). Each quirk carries a one-line comment.
- * Dialects: PostgreSQL, H2, MariaDB 10.6+, SQL Server 2017+ (the last not yet run against a
- * server). Tokens and times are bound and read through the dialect ({@code bindUuid}, {@code
- * readInstant}, ...), so the store stays database-neutral; {@code isRetryableConflict} marks
- * deadlock victims the store may run again. {@link
- * dev.outboxrelay.outbox.store.dialect.ReconciliationDialect} holds the reconciliation's
- * statements, one subclass per database ({@code ReconciliationDialect.of(outboxDialect)}); its
- * store binds and reads times and tells unique violations through the outbox dialect's hooks.
+ * SQL dialects: the only place where SQL lives (besides the migration scripts). One final class per
+ * database ({@link dev.outboxrelay.outbox.store.dialect.PostgresDialect}, {@link
+ * dev.outboxrelay.outbox.store.dialect.MariaDbDialect}, {@link
+ * dev.outboxrelay.outbox.store.dialect.H2Dialect}, {@link
+ * dev.outboxrelay.outbox.store.dialect.SqlServerDialect}; the last not yet run against a server),
+ * composed of small parts: its clock ({@link dev.outboxrelay.outbox.store.dialect.SqlClock}: now,
+ * "now plus n milliseconds", the statement's own time), how its driver binds tokens and times
+ * ({@link dev.outboxrelay.outbox.store.dialect.TypeBinding}; MariaDB and SQL Server share one) and
+ * what its errors mean ({@link dev.outboxrelay.outbox.store.dialect.ErrorCodes}). The abstract
+ * {@link dev.outboxrelay.outbox.store.dialect.Dialect} builds the statements the databases share
+ * from those parts; a database's class overrides only what differs, each quirk with a one-line
+ * comment.
+ *
+ * <p>The stores see statement sets, rendered once for an outbox's table names when the store is
+ * made: {@link dev.outboxrelay.outbox.store.dialect.JobStatements} (enqueue, claim, transitions,
+ * reaper, retention), {@link dev.outboxrelay.outbox.store.dialect.AdminStatements}, {@link
+ * dev.outboxrelay.outbox.store.dialect.ReconciliationStatements} (with the fleet lock) and {@link
+ * dev.outboxrelay.outbox.store.dialect.InboxStatements}. A dialect renders and binds; it never runs
+ * a statement: the stores run them and map the rows. {@link
+ * dev.outboxrelay.outbox.store.dialect.DialectDetector} is the one registry of databases ({@code
+ * names()}), used by the stores, the inbox and the relay.
  */
 package dev.outboxrelay.outbox.store.dialect;

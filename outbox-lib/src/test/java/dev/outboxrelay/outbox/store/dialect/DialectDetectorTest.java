@@ -8,6 +8,7 @@ import dev.outboxrelay.outbox.OutboxException;
 import java.lang.reflect.Proxy;
 import java.sql.DatabaseMetaData;
 import java.sql.SQLException;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -17,8 +18,8 @@ class DialectDetectorTest {
   @ParameterizedTest
   @ValueSource(strings = {"PostgreSQL", "postgresql", "POSTGRESQL"})
   void postgresProductNamesMapToThePostgresDialect(String product) {
-    OutboxDialect dialect = DialectDetector.forProductName(product);
-    assertInstanceOf(PostgresOutboxDialect.class, dialect);
+    Dialect dialect = DialectDetector.forProductName(product);
+    assertInstanceOf(PostgresDialect.class, dialect);
     assertEquals("postgresql", dialect.name());
     assertEquals("classpath:db/outbox/postgresql", dialect.migrationLocation());
   }
@@ -26,8 +27,8 @@ class DialectDetectorTest {
   @ParameterizedTest
   @ValueSource(strings = {"H2", "h2"})
   void h2ProductNamesMapToTheH2Dialect(String product) {
-    OutboxDialect dialect = DialectDetector.forProductName(product);
-    assertInstanceOf(H2OutboxDialect.class, dialect);
+    Dialect dialect = DialectDetector.forProductName(product);
+    assertInstanceOf(H2Dialect.class, dialect);
     assertEquals("h2", dialect.name());
     assertEquals("classpath:db/outbox/h2", dialect.migrationLocation());
   }
@@ -35,8 +36,8 @@ class DialectDetectorTest {
   @ParameterizedTest
   @ValueSource(strings = {"MariaDB", "mariadb"})
   void mariaDbProductNamesMapToTheMariaDbDialect(String product) {
-    OutboxDialect dialect = DialectDetector.forProductName(product);
-    assertInstanceOf(MariaDbOutboxDialect.class, dialect);
+    Dialect dialect = DialectDetector.forProductName(product);
+    assertInstanceOf(MariaDbDialect.class, dialect);
     assertEquals("mariadb", dialect.name());
     assertEquals("classpath:db/outbox/mariadb", dialect.migrationLocation());
   }
@@ -44,8 +45,8 @@ class DialectDetectorTest {
   @ParameterizedTest
   @ValueSource(strings = {"Microsoft SQL Server", "MICROSOFT SQL SERVER", "sqlserver"})
   void sqlServerProductNamesMapToTheSqlServerDialect(String product) {
-    OutboxDialect dialect = DialectDetector.forProductName(product);
-    assertInstanceOf(SqlServerOutboxDialect.class, dialect);
+    Dialect dialect = DialectDetector.forProductName(product);
+    assertInstanceOf(SqlServerDialect.class, dialect);
     assertEquals("sqlserver", dialect.name());
     assertEquals("classpath:db/outbox/sqlserver", dialect.migrationLocation());
   }
@@ -68,12 +69,25 @@ class DialectDetectorTest {
 
   @Test
   void detectReadsTheProductNameFromTheMetadata() throws SQLException {
-    assertInstanceOf(PostgresOutboxDialect.class, DialectDetector.detect(metaData("PostgreSQL", "15.20")));
-    assertInstanceOf(H2OutboxDialect.class, DialectDetector.detect(metaData("H2", "2.5.252")));
-    assertInstanceOf(MariaDbOutboxDialect.class, DialectDetector.detect(metaData("MariaDB", "10.11.19")));
-    assertInstanceOf(SqlServerOutboxDialect.class,
+    assertInstanceOf(PostgresDialect.class, DialectDetector.detect(metaData("PostgreSQL", "15.20")));
+    assertInstanceOf(H2Dialect.class, DialectDetector.detect(metaData("H2", "2.5.252")));
+    assertInstanceOf(MariaDbDialect.class, DialectDetector.detect(metaData("MariaDB", "10.11.19")));
+    assertInstanceOf(SqlServerDialect.class,
         DialectDetector.detect(metaData("Microsoft SQL Server", "16.00.4135")));
     assertThrows(OutboxException.class, () -> DialectDetector.detect(metaData("MySQL", "8.4.0")));
+  }
+
+  /**
+   * One registry: every name it lists resolves to the dialect of that name, so the relay's
+   * datasources, the migration folders and the dialects cannot disagree (the relay's SQL Server
+   * datasource was once called {@code mssql} while its dialect said {@code sqlserver}).
+   */
+  @Test
+  void everyListedNameResolvesToTheDialectOfThatName() {
+    assertEquals(List.of("h2", "postgresql", "mariadb", "sqlserver"), DialectDetector.names());
+    for (String name : DialectDetector.names()) {
+      assertEquals(name, DialectDetector.forProductName(name).name());
+    }
   }
 
   /** Metadata that answers only the two questions the detector asks. */

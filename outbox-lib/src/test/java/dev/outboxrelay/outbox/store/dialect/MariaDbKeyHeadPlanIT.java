@@ -5,9 +5,13 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.outboxrelay.outbox.jdbc.Rows;
+import dev.outboxrelay.outbox.store.ClaimRequest;
+import dev.outboxrelay.outbox.store.JdbcOutboxStore;
 import dev.outboxrelay.outbox.testing.TestDatabases;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
+import java.time.Duration;
 import java.util.UUID;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.BeforeEach;
@@ -51,7 +55,7 @@ class MariaDbKeyHeadPlanIT {
 
   private static int claim(int limit) throws Exception {
     try (Connection c = ds.getConnection()) {
-      return new MariaDbOutboxDialect().claim(c, UUID.randomUUID(), 60_000, limit, rs -> rs.getLong(1)).size();
+      return new JdbcOutboxStore(ds, new MariaDbDialect()).claimOn(c, ClaimRequest.of(limit, Duration.ofMinutes(1))).size();
     }
   }
 
@@ -60,9 +64,9 @@ class MariaDbKeyHeadPlanIT {
     try (Connection c = ds.getConnection()) {
       c.setTransactionIsolation(Connection.TRANSACTION_READ_COMMITTED);
       c.setAutoCommit(false);
-      try (PreparedStatement ps = c.prepareStatement("ANALYZE FORMAT=JSON " + MariaDbOutboxDialect.LOCK_READY_SQL)) {
+      try (PreparedStatement ps = c.prepareStatement("ANALYZE FORMAT=JSON " + new MariaDbDialect().lockReadySql())) {
         ps.setInt(1, 32);
-        String plan = String.join("", OutboxDialect.readAll(ps, rs -> rs.getString(1)));
+        String plan = String.join("", Rows.list(ps, rs -> rs.getString(1)));
         return rowsRead(JSON.readTree(plan));
       } finally {
         c.rollback();

@@ -3,6 +3,7 @@ package dev.outboxrelay.outbox.store.dialect;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.outboxrelay.outbox.jdbc.Rows;
 import dev.outboxrelay.outbox.testing.TestDatabases;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -42,7 +43,7 @@ class PostgresClaimPlanIT {
     try (Connection c = ds.getConnection();
         PreparedStatement ps = c.prepareStatement("EXPLAIN (COSTS OFF) " + sql)) {
       binder.bind(c, ps);
-      return String.join("\n", OutboxDialect.readAll(ps, rs -> rs.getString(1)));
+      return String.join("\n", Rows.list(ps, rs -> rs.getString(1)));
     }
   }
 
@@ -53,7 +54,7 @@ class PostgresClaimPlanIT {
 
   @Test
   void theClaimLocksItsBatchOnceAndSeeksItOnTheReadyIndex() throws SQLException {
-    String plan = plan(PostgresOutboxDialect.CLAIM_SQL, (c, ps) -> {
+    String plan = plan(new PostgresDialect().claimSql(), (c, ps) -> {
       ps.setObject(1, UUID.randomUUID());
       ps.setLong(2, 30_000);
       ps.setInt(3, 32);
@@ -67,8 +68,8 @@ class PostgresClaimPlanIT {
 
   @Test
   void theBatchedCompletionSeeksEachJobByItsKey() throws SQLException {
-    PostgresOutboxDialect dialect = new PostgresOutboxDialect();
-    String plan = plan(dialect.markDeliveredAllSql(64), (c, ps) -> {
+    PostgresDialect dialect = new PostgresDialect();
+    String plan = plan(dialect.markDeliveredAll(Collections.nCopies(64, 1L), Collections.nCopies(64, UUID.randomUUID())).sql(), (c, ps) -> {
       ps.setArray(1, c.createArrayOf("bigint", Collections.nCopies(64, 1L).toArray()));
       ps.setArray(2, c.createArrayOf("uuid", Collections.nCopies(64, UUID.randomUUID()).toArray()));
     });

@@ -5,11 +5,15 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.outboxrelay.outbox.jdbc.Rows;
+import dev.outboxrelay.outbox.store.ClaimRequest;
+import dev.outboxrelay.outbox.store.JdbcOutboxStore;
 import dev.outboxrelay.outbox.testing.TestDatabases;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.time.Duration;
 import java.util.UUID;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.BeforeEach;
@@ -75,7 +79,7 @@ class PostgresKeyHeadPlanIT {
 
   private static int claim(int limit) throws SQLException {
     try (Connection c = ds.getConnection()) {
-      return new PostgresOutboxDialect().claim(c, UUID.randomUUID(), 60_000, limit, rs -> rs.getLong(1)).size();
+      return new JdbcOutboxStore(ds, new PostgresDialect()).claimOn(c, ClaimRequest.of(limit, Duration.ofMinutes(1))).size();
     }
   }
 
@@ -84,11 +88,11 @@ class PostgresKeyHeadPlanIT {
     try (Connection c = ds.getConnection()) {
       c.setAutoCommit(false);
       try (PreparedStatement ps = c.prepareStatement(
-          "EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) " + PostgresOutboxDialect.CLAIM_SQL)) {
+          "EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) " + new PostgresDialect().claimSql())) {
         ps.setObject(1, UUID.randomUUID());
         ps.setLong(2, 60_000);
         ps.setInt(3, limit);
-        String plan = String.join("", OutboxDialect.readAll(ps, rs -> rs.getString(1)));
+        String plan = String.join("", Rows.list(ps, rs -> rs.getString(1)));
         return rowsRead(JSON.readTree(plan).get(0).get("Plan"));
       } finally {
         c.rollback();

@@ -3,6 +3,7 @@ package dev.outboxrelay.outbox.store.dialect;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.outboxrelay.outbox.jdbc.Rows;
 import dev.outboxrelay.outbox.store.MessageQuery;
 import dev.outboxrelay.outbox.testing.TestDatabases;
 import java.sql.Connection;
@@ -24,7 +25,7 @@ import org.junit.jupiter.api.Test;
 class PostgresListingPlanIT {
   static final String SCHEMA = "postgres_listing_plan_it";
   static DataSource ds;
-  static final PostgresOutboxDialect DIALECT = new PostgresOutboxDialect();
+  static final PostgresDialect DIALECT = new PostgresDialect();
 
   @BeforeAll
   static void table() {
@@ -43,18 +44,19 @@ class PostgresListingPlanIT {
   }
 
   private static String plan(MessageQuery q) throws SQLException {
-    BoundSql sql = DIALECT.listMessages(q);
+    BoundSql sql = DIALECT.listMessages(new Listing(q.state(), q.destination(), q.orderingKey(), q.errorClass(),
+        q.operationIdContains(), q.from(), q.to(), q.afterId(), q.limit()));
     try (Connection c = ds.getConnection();
         PreparedStatement ps = c.prepareStatement("EXPLAIN (COSTS OFF) " + sql.sql())) {
       List<Object> params = sql.params();
       for (int i = 0; i < params.size(); i++) {
         if (params.get(i) instanceof Instant t) {
-          DIALECT.bindInstant(ps, i + 1, t);
+          DIALECT.binding().bindInstant(ps, i + 1, t);
         } else {
           ps.setObject(i + 1, params.get(i));
         }
       }
-      return String.join("\n", OutboxDialect.readAll(ps, rs -> rs.getString(1)));
+      return String.join("\n", Rows.list(ps, rs -> rs.getString(1)));
     }
   }
 

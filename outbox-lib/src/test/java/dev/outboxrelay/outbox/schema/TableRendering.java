@@ -12,13 +12,13 @@ import java.util.concurrent.ConcurrentHashMap;
 import javax.sql.DataSource;
 
 /**
- * The one place where the outbox's statements get their configured names: a data source or
- * connection whose statements ({@code prepareStatement}, {@code prepareCall}, {@code
- * createStatement().execute...}) are rendered by {@link OutboxTables#render} before they reach the
- * driver. The stores run every statement of their dialects through it, so a statement (or a
- * statement added later) cannot bypass renaming; an unknown {@code outbox_*} name fails the
- * statement before it runs. Each distinct statement is rendered once and cached (the dialects'
- * statements are a fixed set; the admin queries vary only by which filters are set).
+ * For tests: a data source or connection whose statements ({@code prepareStatement}, {@code
+ * prepareCall}, {@code createStatement().execute...}) are rendered by {@link OutboxTables#render}
+ * before they reach the driver, so a test's own SQL, written with the default names, reaches the
+ * outbox under test. The stores do not need it: their statement sets are rendered for the
+ * configured names when a store is made ({@code store.dialect.Dialect#jobs}). Each distinct
+ * statement is rendered once and cached; an unknown {@code outbox_*} name fails the statement
+ * before it runs.
  *
  * <p>With {@link OutboxTables#DEFAULT} nothing is wrapped: the driver sees exactly what it saw
  * before names became configurable.

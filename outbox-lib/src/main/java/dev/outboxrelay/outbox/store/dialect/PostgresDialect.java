@@ -1,0 +1,157 @@
+package dev.outboxrelay.outbox.store.dialect;
+
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+import java.util.UUID;
+
+/** PostgreSQL 12+. */
+public final class PostgresDialect extends Dialect {
+
+  /** now() is the start of the transaction; statement_timestamp() the start of the statement. */
+  static final SqlClock CLOCK = new SqlClock("now()", "statement_timestamp()",
+      // bigint * interval has no operator; double precision * interval does.
+      base -> "(" + base + " + CAST(? AS DOUBLE PRECISION) * INTERVAL '1 millisecond')",
+      "TIMESTAMPTZ", "CAST(? AS TIMESTAMP WITH TIME ZONE)");
+
+  /** deadlock_detected (40P01): PostgreSQL rolled the victim's whole transaction back. */
+  static final ErrorCodes ERRORS = new ErrorCodes(Set.of("23505"), Set.of(), Set.of("40P01"), Set.of(),
+      Set.of("55P03"), Set.of());
+
+  public PostgresDialect() {
+    super("postgresql", CLOCK, TypeBinding.NATIVE, ERRORS);
+  }
+
+  /** The V4 migration's trigger notifies {@code outbox_ready} with the schema at each insert. */
+  @Override
+  public Optional<ReadyNotifications> readyNotifications() {
+    return Optional.of(ReadyNotifications.POSTGRESQL);
+  }
+
+  /** Two arrays whatever the batch size: one prepared statement for every batch. */
+  @Override
+  public int maxCompletionPairs() {
+    return 10_000;
+  }
+
+  @Override
+  String insertIfAbsentSql() {
+    // ON CONFLICT instead of catching 23505: a failed statement would abort the caller's transaction.
+    return "INSERT INTO outbox_message (operation_id, destination, ordering_key, payload,"
+        + " content_type, headers, deliver_after, payload_by_ref, key_wait) VALUES (?, ?, ?, ?, ?, ?, "
+        + nowPlusMillisParam() + ", ?, ?) ON CONFLICT (operation_id) DO NOTHING RETURNING id";
+  }
+
+  /** One backward step on the partial index of unfinished keyed jobs. */
+  @Override
+  String latestUnfinishedBelowSql() {
+    return "SELECT id FROM outbox_message WHERE ordering_key = ? AND state IN ('R', 'W') AND id < ?"
+        + " ORDER BY id DESC LIMIT 1";
+  }
+
+  /** One forward step on the partial index of unfinished keyed jobs. */
+  @Override
+  String earliestUnfinishedSql() {
+    return "SELECT id FROM outbox_message WHERE ordering_key = ? AND state IN ('R', 'W') ORDER BY id LIMIT 1";
+  }
+
+  /**
+   * One statement: the sub-select locks up to {@code limit} candidates, skipping rows other
+   * claimers hold; the UPDATE re-checks {@code state} and RETURNING yields exactly the rows
+   * changed. {@code id = ANY(ARRAY(sub-select))} is an InitPlan, evaluated exactly once (not
+   * {@code WHERE id IN (SELECT ... LIMIT n FOR UPDATE SKIP LOCKED)}: the planner may run that
+   * sub-select more than once, e.g. as the inner side of a join, and claim more than n rows), and
+   * the update then seeks the picked ids on the ready index ({@code Index Cond: id = ANY($n)}),
+   * instead of merge-joining a CTE against a scan of the whole ready index from its start, which
+   * walks every dead entry a busy outbox leaves at the head of that index (EXPLAIN ANALYZE of both
+   * on 100,000 ready rows: 0.47 ms vs 1.06 ms).
+   */
+  @Override
+  String claimSql() {
+    return "UPDATE outbox_message m SET state = 'W', claim_token = ?,"
+        + " lease_until = " + nowPlusMillisParam() + ","
+        + " claimed_at = " + now()
+        + " WHERE m.id = ANY(ARRAY(SELECT c.id FROM outbox_message c"
+        + "   WHERE " + readyHeadCondition("c", keyWaitFalse()) + " AND c.deliver_after <= " + now()
+        + "   ORDER BY c.id LIMIT ? FOR UPDATE OF c SKIP LOCKED)) AND m.state = 'R'"
+        + " RETURNING " + prefixed("m.", CLAIM_COLUMNS);
+  }
+
+  private static String prefixed(String prefix, String columns) {
+    return prefix + columns.replace(", ", ", " + prefix);
+  }
+
+  // ---- batched completion and heartbeat: the pairs as two parallel arrays --------------------
+
+  /** Parameters: bigint[] of ids, uuid[] of tokens (parallel). Columns: id of each row completed. */
+  @Override
+  BoundSql markDeliveredAll(List<Long> ids, List<UUID> tokens) {
+    return new BoundSql("UPDATE outbox_message m " + deliveredAssignments() + PAIRS_JOIN,
+        List.of(new SqlArray("bigint", ids.toArray()), new SqlArray("uuid", tokens.toArray())));
+  }
+
+  /** Parameters: lease millis, bigint[] of ids, uuid[] of tokens (parallel). Columns: id renewed. */
+  @Override
+  BoundSql renewLeases(List<Long> ids, List<UUID> tokens, long leaseMillis) {
+    return new BoundSql("UPDATE outbox_message m SET lease_until = " + nowPlusMillisParam() + PAIRS_JOIN,
+        List.of(leaseMillis, new SqlArray("bigint", ids.toArray()), new SqlArray("uuid", tokens.toArray())));
+  }
+
+  private static final String PAIRS_JOIN =
+      " FROM unnest(CAST(? AS BIGINT[]), CAST(? AS UUID[])) AS d(id, claim_token)"
+          + " WHERE m.id = d.id AND m.claim_token = d.claim_token AND m.state = 'W' RETURNING m.id";
+
+  // ---- retention -----------------------------------------------------------------------------
+
+  @Override
+  BoundSql deleteFinished(long keepMillis, int limit) {
+    // A locking CTE, not IN (SELECT ... LIMIT n FOR UPDATE SKIP LOCKED): see claimSql, the planner
+    // may re-run such a sub-select per row and delete more than a batch.
+    return new BoundSql("WITH picked AS (SELECT f.id FROM outbox_message f WHERE "
+        + finishedBeforeCondition("f") + " ORDER BY f.id LIMIT ? FOR UPDATE OF f SKIP LOCKED)"
+        + " DELETE FROM outbox_message m USING picked WHERE m.id = picked.id",
+        List.of(-keepMillis, limit));
+  }
+
+  // ---- reconciliation ------------------------------------------------------------------------
+
+  @Override
+  String upsertConfirmationSql() {
+    return "INSERT INTO outbox_confirmation (operation_id, destination, confirmed_at, applied_count,"
+        + " source) VALUES (?, ?, ?, ?, ?) ON CONFLICT (operation_id, destination) DO UPDATE SET"
+        + " confirmed_at = EXCLUDED.confirmed_at, applied_count = EXCLUDED.applied_count,"
+        + " source = EXCLUDED.source, recorded_at = " + now();
+  }
+
+  @Override
+  String insertLockSql() {
+    // ON CONFLICT instead of catching 23505: the loser sees 0 rows, not an error.
+    return super.insertLockSql() + " ON CONFLICT (name) DO NOTHING";
+  }
+
+  // ---- inbox ---------------------------------------------------------------------------------
+
+  /** A unique violation would abort the whole transaction here: ON CONFLICT answers 0 rows. */
+  @Override
+  String inboxInsertSql() {
+    return super.inboxInsertSql() + " ON CONFLICT (destination, operation_id) DO NOTHING";
+  }
+
+  @Override
+  String inboxConfirmSql() {
+    return "INSERT INTO outbox_confirmation (operation_id, destination, confirmed_at, applied_count,"
+        + " source) VALUES (?, ?, " + now() + ", 1, ?) ON CONFLICT (operation_id, destination)"
+        + " DO UPDATE SET applied_count = outbox_confirmation.applied_count + 1";
+  }
+
+  @Override
+  String inboxLimit() {
+    return " LIMIT ?";
+  }
+
+  @Override
+  String inboxDeleteBatchSql() {
+    return "DELETE FROM outbox_inbox WHERE id IN (SELECT id FROM outbox_inbox WHERE applied_at < ?"
+        + " ORDER BY applied_at LIMIT ?)";
+  }
+}

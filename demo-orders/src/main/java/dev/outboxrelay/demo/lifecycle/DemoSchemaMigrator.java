@@ -1,9 +1,12 @@
 package dev.outboxrelay.demo.lifecycle;
 
+import dev.outboxrelay.outbox.inbox.InboxSchema;
 import io.quarkus.runtime.StartupEvent;
+import jakarta.annotation.Priority;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
 import jakarta.inject.Inject;
+import jakarta.interceptor.Interceptor;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.Locale;
@@ -22,6 +25,11 @@ import org.jboss.logging.Logger;
  * <p>Plain Flyway, as outbox-lib migrates the outbox tables, rather than the Quarkus Flyway
  * extension: that extension pulls a Flyway module per JDBC extension, which ties the demo's
  * dependencies to the database kinds it can be built for. A failure stops the application.
+ *
+ * <p>Then the sink's inbox table ({@code outbox_inbox}, outbox-lib's {@link InboxSchema}, history
+ * table {@code outbox_inbox_schema_history}). Both run at {@link #BEFORE_CONSUMERS}: before SmallRye
+ * Reactive Messaging starts the broker channels, so that no consumer receives before its tables
+ * exist.
  */
 @ApplicationScoped
 public class DemoSchemaMigrator {
@@ -31,14 +39,23 @@ public class DemoSchemaMigrator {
   /** Where each kind's scripts live: {@code db/demo/<kind>}. */
   public static final String LOCATION_PREFIX = "classpath:db/demo/";
 
+  /**
+   * The start-up observers' priority for the schema: before Quarkus starts the messaging channels
+   * (its observer runs at {@code Interceptor.Priority.LIBRARY_BEFORE}). At the default priority the
+   * Kafka and RabbitMQ consumers of a fresh database received before {@code outbox_inbox} existed:
+   * every such message failed (368 requeues in the first receiver of BillingConsumersRabbitMqKillIT),
+   * and on Kafka a record still failing after the delayed retries would be dead-lettered.
+   */
+  public static final int BEFORE_CONSUMERS = Interceptor.Priority.PLATFORM_BEFORE;
+
   @Inject DataSource dataSource;
 
   @ConfigProperty(name = "demo.schema.migrate-at-start", defaultValue = "true")
   boolean migrateAtStart;
 
-  void onStart(@Observes StartupEvent event) {
+  void onStart(@Observes @Priority(BEFORE_CONSUMERS) StartupEvent event) {
     if (!migrateAtStart) {
-      LOG.info("demo.schema.migrate-at-start=false: expecting the demo tables to exist");
+      LOG.info("demo.schema.migrate-at-start=false: expecting the demo and inbox tables to exist");
       return;
     }
     String kind;
@@ -59,6 +76,7 @@ public class DemoSchemaMigrator {
         .migrate()
         .migrationsExecuted;
     LOG.infof("demo schema (%s): %d migration(s) applied", kind, applied);
+    LOG.infof("inbox schema: %d migration(s) applied", InboxSchema.migrate(dataSource));
   }
 
   /** The migrations directory for a JDBC {@code DatabaseMetaData} product name. */

@@ -1,6 +1,5 @@
 package dev.outboxrelay.demo.sink;
 
-import dev.outboxrelay.outbox.inbox.InboxSchema;
 import dev.outboxrelay.outbox.inbox.WebhookVerifier;
 import dev.outboxrelay.outbox.inbox.jaxrs.InboxWebhook;
 import dev.outboxrelay.outbox.inbox.jta.TransactionalInbox;
@@ -13,15 +12,13 @@ import java.time.Clock;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
-import javax.sql.DataSource;
 import org.eclipse.microprofile.config.ConfigProvider;
-import org.eclipse.microprofile.config.inject.ConfigProperty;
 import org.jboss.logging.Logger;
 
 /**
- * The sink's webhook on outbox-lib's inbox: migrates {@code outbox_inbox} at start-up (with {@code
- * demo.schema.migrate-at-start}), and checks signatures with {@code demo.sink.hmac-secret} (and
- * {@code previous-hmac-secret} while rotating) when set; accepts unsigned deliveries otherwise.
+ * The sink's webhook on outbox-lib's inbox ({@code outbox_inbox}, migrated at start-up by {@code
+ * DemoSchemaMigrator}): checks signatures with {@code demo.sink.hmac-secret} (and {@code
+ * previous-hmac-secret} while rotating) when set; accepts unsigned deliveries otherwise.
  */
 @Startup
 @ApplicationScoped
@@ -32,11 +29,6 @@ public class SinkWebhook {
 
   @Inject DemoSinkConfig config;
   @Inject TransactionalInbox inbox;
-  @Inject DataSource dataSource;
-
-  @ConfigProperty(name = "demo.schema.migrate-at-start", defaultValue = "true")
-  boolean migrateAtStart;
-
   private InboxWebhook webhook;
 
   @PostConstruct
@@ -54,9 +46,6 @@ public class SinkWebhook {
     }
     WebhookVerifier verifier = secrets.isEmpty() ? WebhookVerifier.unsigned()
         : WebhookVerifier.of(secrets, config.signatureTolerance(), Clock.systemUTC());
-    if (migrateAtStart) {
-      LOG.infof("inbox schema: %d migration(s) applied", InboxSchema.migrate(dataSource));
-    }
     webhook = new InboxWebhook(inbox, verifier);
     LOG.infof("demo sink: %s", secrets.isEmpty() ? "accepting unsigned deliveries"
         : "requiring " + WebhookSignature.HEADER + " (" + secrets.size() + " secret(s), tolerance "

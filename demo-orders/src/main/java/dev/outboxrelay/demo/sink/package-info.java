@@ -12,5 +12,9 @@
  * <p>{@link dev.outboxrelay.demo.sink.BillingConsumers} receives the same way from Kafka (the
  * {@code operation-id} header) and RabbitMQ (the AMQP {@code message-id}), acknowledging after the
  * commit; its channels exist only under the config profiles {@code kafka} and {@code rabbitmq}.
+ *
+ * <p>{@link dev.outboxrelay.demo.sink.CommitAckFaultHook} is a test fault hook, inert unless the
+ * JVM gets its system property: the fault tests use it to kill a consumer between a commit and its
+ * acknowledgement.
  */
 package dev.outboxrelay.demo.sink;

@@ -1,11 +1,11 @@
 package dev.outboxrelay.demo.e2e;
 
+import dev.outboxrelay.demo.DemoH2Server;
 import dev.outboxrelay.outbox.testing.ServiceProcess;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.HashMap;
 import java.util.Map;
-import org.h2.tools.Server;
+import java.util.function.Function;
 
 /**
  * The two packaged services as bin/demo runs them: demo-orders and the relay as real processes
@@ -16,7 +16,7 @@ import org.h2.tools.Server;
 final class DemoStack implements AutoCloseable {
   final ServiceProcess demo;
   final ServiceProcess relay;
-  private final Server h2;
+  private final DemoH2Server h2;
 
   /** Settings and environment for one service. */
   record Settings(Map<String, String> properties, Map<String, String> environment) {
@@ -30,15 +30,12 @@ final class DemoStack implements AutoCloseable {
    * URI, since the relay's sink routes point at the running demo.
    */
   static DemoStack start(String name, Settings demoSettings,
-      java.util.function.Function<String, Settings> relaySettings) throws Exception {
+      Function<String, Settings> relaySettings) throws Exception {
     Path work = Path.of("target", name).toAbsolutePath();
-    Files.createDirectories(work.resolve("db"));
-    int h2Port = ServiceProcess.freePort();
-    Server h2 = Server.createTcpServer("-tcp", "-tcpPort", String.valueOf(h2Port), "-ifNotExists",
-        "-baseDir", work.resolve("db").toString()).start();
+    DemoH2Server h2 = DemoH2Server.start(work, name);
     ServiceProcess demo = null;
     try {
-      String dbUrl = "jdbc:h2:tcp://localhost:" + h2Port + "/" + name + "-" + System.nanoTime();
+      String dbUrl = h2.url();
       demo = ServiceProcess.start("demo-orders", ServiceProcess.moduleJar("demo-orders"), ServiceProcess.freePort(),
           merge(demoSettings.properties(), Map.of("quarkus.datasource.jdbc.url", dbUrl)),
           demoSettings.environment(), work);
@@ -53,12 +50,12 @@ final class DemoStack implements AutoCloseable {
       if (demo != null) {
         demo.close();
       }
-      h2.stop();
+      h2.close();
       throw e;
     }
   }
 
-  private DemoStack(Server h2, ServiceProcess demo, ServiceProcess relay) {
+  private DemoStack(DemoH2Server h2, ServiceProcess demo, ServiceProcess relay) {
     this.h2 = h2;
     this.demo = demo;
     this.relay = relay;
@@ -78,7 +75,7 @@ final class DemoStack implements AutoCloseable {
       try {
         demo.close();
       } finally {
-        h2.stop();
+        h2.close();
       }
     }
   }

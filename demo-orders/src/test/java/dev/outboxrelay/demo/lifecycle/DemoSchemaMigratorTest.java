@@ -4,7 +4,11 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.quarkus.runtime.StartupEvent;
+import jakarta.annotation.Priority;
+import jakarta.interceptor.Interceptor;
 import java.io.IOException;
+import java.lang.reflect.Parameter;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -22,6 +26,22 @@ class DemoSchemaMigratorTest {
   static final List<String> KINDS = List.of("h2", "postgresql", "mssql");
   static final Pattern CREATE = Pattern.compile(
       "CREATE\\s+(TABLE|INDEX)\\s+(\\w+)", Pattern.CASE_INSENSITIVE);
+
+  /**
+   * Regression: the schema observers ran at the default priority, after Quarkus had started the
+   * messaging channels (LIBRARY_BEFORE), so on a fresh database the Kafka and RabbitMQ consumers
+   * received before {@code outbox_inbox} existed and failed every message until it did.
+   */
+  @Test
+  void theSchemaIsMigratedBeforeTheBrokerConsumersStart() throws NoSuchMethodException {
+    for (Class<?> migrator : List.of(DemoSchemaMigrator.class, OutboxSchemaMigrator.class)) {
+      Parameter event = migrator.getDeclaredMethod("onStart", StartupEvent.class).getParameters()[0];
+      Priority priority = event.getAnnotation(Priority.class);
+      assertTrue(priority != null && priority.value() < Interceptor.Priority.LIBRARY_BEFORE,
+          migrator.getSimpleName() + ".onStart must observe StartupEvent before the messaging channels start"
+              + " (priority below " + Interceptor.Priority.LIBRARY_BEFORE + "), has " + priority);
+    }
+  }
 
   @Test
   void productNamesMapToTheirScriptDirectories() {

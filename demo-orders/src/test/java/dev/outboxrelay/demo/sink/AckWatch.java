@@ -2,18 +2,15 @@ package dev.outboxrelay.demo.sink;
 
 import dev.outboxrelay.demo.DemoDatabase;
 import io.smallrye.reactive.messaging.IncomingInterceptor;
-import io.smallrye.reactive.messaging.kafka.api.IncomingKafkaRecordMetadata;
 import io.smallrye.reactive.messaging.rabbitmq.IncomingRabbitMQMetadata;
 import io.smallrye.reactive.messaging.rabbitmq.RabbitMQRejectMetadata;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
-import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
-import org.apache.kafka.common.header.Header;
 import org.eclipse.microprofile.reactive.messaging.Message;
 import org.eclipse.microprofile.reactive.messaging.Metadata;
 
@@ -50,7 +47,7 @@ public class AckWatch implements IncomingInterceptor {
 
   @Override
   public Message<?> afterMessageReceive(Message<?> message) {
-    String op = operationId(message);
+    String op = CommitAckFaultHook.operationId(message);
     if (op == null) {
       return message;
     }
@@ -64,16 +61,6 @@ public class AckWatch implements IncomingInterceptor {
       effectsAtAck.computeIfAbsent(op, k -> new CopyOnWriteArrayList<>()).add(effects);
       return message.ack();
     });
-  }
-
-  private static String operationId(Message<?> message) {
-    var kafka = message.getMetadata(IncomingKafkaRecordMetadata.class);
-    if (kafka.isPresent()) {
-      Header h = kafka.get().getHeaders().lastHeader("operation-id");
-      return h == null ? null : new String(h.value(), StandardCharsets.UTF_8);
-    }
-    return message.getMetadata(IncomingRabbitMQMetadata.class).flatMap(IncomingRabbitMQMetadata::getMessageId)
-        .orElse(null);
   }
 
   /** RabbitMQ's reject strategy requeues only when asked; Kafka's delayed retry topic always retries. */

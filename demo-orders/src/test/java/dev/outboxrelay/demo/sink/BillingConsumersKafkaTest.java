@@ -1,9 +1,9 @@
 package dev.outboxrelay.demo.sink;
 
+import dev.outboxrelay.outbox.inbox.messaging.KafkaDeliveries;
 import dev.outboxrelay.outbox.testing.KafkaBroker;
 import io.quarkus.test.common.QuarkusTestResourceLifecycleManager;
 import io.quarkus.test.junit.QuarkusTest;
-import io.quarkus.test.junit.QuarkusTestProfile;
 import io.quarkus.test.junit.TestProfile;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -11,16 +11,11 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
-import org.apache.kafka.clients.producer.KafkaProducer;
-import org.apache.kafka.clients.producer.ProducerConfig;
-import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
-import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.eclipse.microprofile.config.inject.ConfigProperty;
 import org.junit.jupiter.api.AfterEach;
 
@@ -33,29 +28,15 @@ import org.junit.jupiter.api.AfterEach;
 @QuarkusTest
 @TestProfile(BillingConsumersKafkaTest.KafkaProfile.class)
 class BillingConsumersKafkaTest extends BillingConsumersContract {
-  private static final String TOPIC = "billing";
-  private static final String DEAD_LETTER_TOPIC = "billing-dlq";
-
   @ConfigProperty(name = "kafka.bootstrap.servers") String bootstrapServers;
 
-  private KafkaProducer<byte[], byte[]> producer;
+  private BillingKafka publisher;
   private final List<ConsumerRecord<byte[], byte[]>> deadLetters = new ArrayList<>();
   private KafkaConsumer<byte[], byte[]> deadLetterReader;
 
-  public static class KafkaProfile implements QuarkusTestProfile {
-    @Override
-    public String getConfigProfile() {
-      return "test,kafka";
-    }
-
-    @Override
-    public Set<Class<?>> getEnabledAlternatives() {
-      return Set.of(FailingOnceInvoices.class);
-    }
-
-    @Override
-    public List<TestResourceEntry> testResources() {
-      return List.of(new TestResourceEntry(Broker.class));
+  public static class KafkaProfile extends BrokerProfile {
+    public KafkaProfile() {
+      super("kafka", Broker.class);
     }
   }
 
@@ -65,14 +46,7 @@ class BillingConsumersKafkaTest extends BillingConsumersContract {
 
     @Override
     public Map<String, String> start() {
-      try {
-        broker = KafkaBroker.startFresh(Path.of("target", "kafka-billing-consumers"));
-        for (String topic : List.of(TOPIC, "billing_retry_2000", "billing_retry_10000", DEAD_LETTER_TOPIC)) {
-          broker.createTopic(topic);
-        }
-      } catch (Exception e) {
-        throw new IllegalStateException("the Kafka broker did not start", e);
-      }
+      broker = BillingKafka.startBroker(Path.of("target", "kafka-billing-consumers"));
       return Map.of("kafka.bootstrap.servers", broker.bootstrapServers());
     }
 
@@ -91,8 +65,8 @@ class BillingConsumersKafkaTest extends BillingConsumersContract {
 
   @AfterEach
   void closeClients() {
-    if (producer != null) {
-      producer.close(Duration.ofSeconds(10));
+    if (publisher != null) {
+      publisher.close();
     }
     if (deadLetterReader != null) {
       deadLetterReader.close(Duration.ofSeconds(10));
@@ -106,14 +80,10 @@ class BillingConsumersKafkaTest extends BillingConsumersContract {
 
   @Override
   void publish(String operationId, String payload) throws Exception {
-    if (producer == null) {
-      producer = new KafkaProducer<>(Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers,
-          ProducerConfig.ACKS_CONFIG, "all"), new ByteArraySerializer(), new ByteArraySerializer());
+    if (publisher == null) {
+      publisher = new BillingKafka(bootstrapServers);
     }
-    ProducerRecord<byte[], byte[]> r = new ProducerRecord<>(TOPIC,
-        operationId.getBytes(StandardCharsets.UTF_8), payload.getBytes(StandardCharsets.UTF_8));
-    r.headers().add("operation-id", operationId.getBytes(StandardCharsets.UTF_8));
-    producer.send(r).get();
+    publisher.publish(operationId, payload);
   }
 
   @Override
@@ -122,12 +92,12 @@ class BillingConsumersKafkaTest extends BillingConsumersContract {
       deadLetterReader = new KafkaConsumer<>(Map.of(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers,
           ConsumerConfig.GROUP_ID_CONFIG, "dead-letter-reader-" + operationId,
           ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest"), new ByteArrayDeserializer(), new ByteArrayDeserializer());
-      deadLetterReader.subscribe(List.of(DEAD_LETTER_TOPIC));
+      deadLetterReader.subscribe(List.of(BillingKafka.DEAD_LETTER_TOPIC));
     }
     deadLetterReader.poll(Duration.ofMillis(500)).forEach(deadLetters::add);
     List<String> payloads = new ArrayList<>();
     for (ConsumerRecord<byte[], byte[]> r : deadLetters) {
-      Header h = r.headers().lastHeader("operation-id");
+      Header h = r.headers().lastHeader(KafkaDeliveries.OPERATION_ID_HEADER);
       if (h != null && operationId.equals(new String(h.value(), StandardCharsets.UTF_8))) {
         payloads.add(new String(r.value(), StandardCharsets.UTF_8));
       }

@@ -1,23 +1,16 @@
 package dev.outboxrelay.demo.sink;
 
-import static org.awaitility.Awaitility.await;
-
-import com.rabbitmq.client.AMQP;
 import com.rabbitmq.client.Channel;
 import com.rabbitmq.client.Connection;
-import com.rabbitmq.client.ConnectionFactory;
 import com.rabbitmq.client.GetResponse;
 import io.quarkus.test.common.QuarkusTestResourceLifecycleManager;
 import io.quarkus.test.junit.QuarkusTest;
-import io.quarkus.test.junit.QuarkusTestProfile;
 import io.quarkus.test.junit.TestProfile;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
-import java.util.UUID;
 import org.eclipse.microprofile.config.inject.ConfigProperty;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -32,8 +25,6 @@ import org.junit.jupiter.api.BeforeEach;
 @QuarkusTest
 @TestProfile(BillingConsumersRabbitMqTest.RabbitMqProfile.class)
 class BillingConsumersRabbitMqTest extends BillingConsumersContract {
-  private static final String CHANNEL = "%rabbitmq.mp.messaging.incoming.billing-rabbitmq.";
-
   @ConfigProperty(name = "mp.messaging.incoming.billing-rabbitmq.exchange.name") String exchange;
   @ConfigProperty(name = "mp.messaging.incoming.billing-rabbitmq.queue.name") String queue;
   @ConfigProperty(name = "mp.messaging.incoming.billing-rabbitmq.dead-letter-queue-name") String deadLetterQueue;
@@ -42,70 +33,32 @@ class BillingConsumersRabbitMqTest extends BillingConsumersContract {
   private Channel channel;
   private final List<GetResponse> deadLetters = new ArrayList<>();
 
-  public static class RabbitMqProfile implements QuarkusTestProfile {
-    @Override
-    public String getConfigProfile() {
-      return "test,rabbitmq";
-    }
-
-    @Override
-    public Set<Class<?>> getEnabledAlternatives() {
-      return Set.of(FailingOnceInvoices.class);
-    }
-
-    @Override
-    public List<TestResourceEntry> testResources() {
-      return List.of(new TestResourceEntry(Broker.class));
+  public static class RabbitMqProfile extends BrokerProfile {
+    public RabbitMqProfile() {
+      super("rabbitmq", Broker.class);
     }
   }
 
   /** The shared RabbitMQ, with names of this run for the exchange and queues the connector declares. */
   public static class Broker implements QuarkusTestResourceLifecycleManager {
-    private final String prefix = "h18smr-" + UUID.randomUUID().toString().substring(0, 8) + "-";
+    private final BillingRabbitMq names = new BillingRabbitMq();
 
     @Override
     public Map<String, String> start() {
-      return Map.of("rabbitmq-host", "127.0.0.1", "rabbitmq-port", "5672",
-          "rabbitmq-username", "guest", "rabbitmq-password", "guest",
-          CHANNEL + "exchange.name", prefix + "billing",
-          CHANNEL + "queue.name", prefix + "billing",
-          CHANNEL + "dead-letter-exchange", prefix + "billing.dlx",
-          CHANNEL + "dead-letter-queue-name", prefix + "billing.dlq");
+      return names.settings();
     }
 
     @Override
     public void stop() {
-      try (Connection c = factory().newConnection(); Channel ch = c.createChannel()) {
-        ch.queueDelete(prefix + "billing");
-        ch.queueDelete(prefix + "billing.dlq");
-        ch.exchangeDelete(prefix + "billing");
-        ch.exchangeDelete(prefix + "billing.dlx");
-      } catch (Exception e) {
-        throw new IllegalStateException("could not delete this run's exchanges and queues (" + prefix + "*)", e);
-      }
+      names.delete();
     }
-  }
-
-  static ConnectionFactory factory() {
-    ConnectionFactory f = new ConnectionFactory();
-    f.setHost("127.0.0.1");
-    f.setPort(5672);
-    f.setUsername("guest");
-    f.setPassword("guest");
-    return f;
   }
 
   @BeforeEach
   void connect() throws Exception {
-    connection = factory().newConnection();
+    connection = BillingRabbitMq.factory().newConnection();
     channel = connection.createChannel();
-    await("the connector consuming " + queue).atMost(Duration.ofSeconds(60)).until(() -> {
-      try (Channel probe = connection.createChannel()) {
-        return probe.consumerCount(queue) > 0;
-      } catch (java.io.IOException notDeclaredYet) {
-        return false;
-      }
-    });
+    BillingRabbitMq.awaitConsumer(connection, queue, Duration.ofSeconds(60));
   }
 
   @AfterEach
@@ -120,9 +73,7 @@ class BillingConsumersRabbitMqTest extends BillingConsumersContract {
 
   @Override
   void publish(String operationId, String payload) throws Exception {
-    AMQP.BasicProperties props = new AMQP.BasicProperties.Builder().messageId(operationId)
-        .contentType("application/json").headers(Map.of("operation-id", operationId)).build();
-    channel.basicPublish(exchange, "billing", props, payload.getBytes(StandardCharsets.UTF_8));
+    BillingRabbitMq.publish(channel, exchange, operationId, payload);
   }
 
   @Override

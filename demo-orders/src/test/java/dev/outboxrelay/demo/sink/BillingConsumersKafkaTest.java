@@ -3,7 +3,6 @@ package dev.outboxrelay.demo.sink;
 import dev.outboxrelay.outbox.testing.KafkaBroker;
 import io.quarkus.test.common.QuarkusTestResourceLifecycleManager;
 import io.quarkus.test.junit.QuarkusTest;
-import io.quarkus.test.junit.QuarkusTestProfile;
 import io.quarkus.test.junit.TestProfile;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -11,7 +10,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
@@ -27,11 +25,11 @@ import org.junit.jupiter.api.AfterEach;
 /**
  * {@link BillingConsumersContract} on Kafka: the application runs with the config profile {@code
  * kafka} (the channel {@code billing-kafka} as application.properties and docs/receiving.md have
- * it) against a real KRaft broker this test starts; records carry the {@code operation-id} header
- * as the relay's Kafka sink writes it.
+ * it; {@link BillingBrokersProfile}) against a real KRaft broker started for it; records carry the
+ * {@code operation-id} header as the relay's Kafka sink writes it.
  */
 @QuarkusTest
-@TestProfile(BillingConsumersKafkaTest.KafkaProfile.class)
+@TestProfile(BillingBrokersProfile.class)
 class BillingConsumersKafkaTest extends BillingConsumersContract {
   private static final String TOPIC = "billing";
   private static final String DEAD_LETTER_TOPIC = "billing-dlq";
@@ -41,23 +39,6 @@ class BillingConsumersKafkaTest extends BillingConsumersContract {
   private KafkaProducer<byte[], byte[]> producer;
   private final List<ConsumerRecord<byte[], byte[]>> deadLetters = new ArrayList<>();
   private KafkaConsumer<byte[], byte[]> deadLetterReader;
-
-  public static class KafkaProfile implements QuarkusTestProfile {
-    @Override
-    public String getConfigProfile() {
-      return "test,kafka";
-    }
-
-    @Override
-    public Set<Class<?>> getEnabledAlternatives() {
-      return Set.of(FailingOnceInvoices.class);
-    }
-
-    @Override
-    public List<TestResourceEntry> testResources() {
-      return List.of(new TestResourceEntry(Broker.class));
-    }
-  }
 
   /** A fresh KRaft broker with the channel's topics, retry topics and dead-letter topic created. */
   public static class Broker implements QuarkusTestResourceLifecycleManager {

@@ -9,14 +9,12 @@ import com.rabbitmq.client.ConnectionFactory;
 import com.rabbitmq.client.GetResponse;
 import io.quarkus.test.common.QuarkusTestResourceLifecycleManager;
 import io.quarkus.test.junit.QuarkusTest;
-import io.quarkus.test.junit.QuarkusTestProfile;
 import io.quarkus.test.junit.TestProfile;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.UUID;
 import org.eclipse.microprofile.config.inject.ConfigProperty;
 import org.junit.jupiter.api.AfterEach;
@@ -25,12 +23,12 @@ import org.junit.jupiter.api.BeforeEach;
 /**
  * {@link BillingConsumersContract} on RabbitMQ: the application runs with the config profile {@code
  * rabbitmq} (the channel {@code billing-rabbitmq} as application.properties and docs/receiving.md
- * have it) against the RabbitMQ at 127.0.0.1:5672. The broker is shared, so the exchange and queues
+ * have it; {@link BillingBrokersProfile}) against the RabbitMQ at 127.0.0.1:5672. The broker is shared, so the exchange and queues
  * get per-run names (the only keys overridden) and are deleted afterwards. Messages carry the AMQP
  * {@code message-id} as the relay's RabbitMQ sink sets it.
  */
 @QuarkusTest
-@TestProfile(BillingConsumersRabbitMqTest.RabbitMqProfile.class)
+@TestProfile(BillingBrokersProfile.class)
 class BillingConsumersRabbitMqTest extends BillingConsumersContract {
   private static final String CHANNEL = "%rabbitmq.mp.messaging.incoming.billing-rabbitmq.";
 
@@ -41,23 +39,6 @@ class BillingConsumersRabbitMqTest extends BillingConsumersContract {
   private Connection connection;
   private Channel channel;
   private final List<GetResponse> deadLetters = new ArrayList<>();
-
-  public static class RabbitMqProfile implements QuarkusTestProfile {
-    @Override
-    public String getConfigProfile() {
-      return "test,rabbitmq";
-    }
-
-    @Override
-    public Set<Class<?>> getEnabledAlternatives() {
-      return Set.of(FailingOnceInvoices.class);
-    }
-
-    @Override
-    public List<TestResourceEntry> testResources() {
-      return List.of(new TestResourceEntry(Broker.class));
-    }
-  }
 
   /** The shared RabbitMQ, with names of this run for the exchange and queues the connector declares. */
   public static class Broker implements QuarkusTestResourceLifecycleManager {

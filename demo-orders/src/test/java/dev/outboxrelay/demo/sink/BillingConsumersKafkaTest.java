@@ -22,23 +22,17 @@ import org.junit.jupiter.api.AfterEach;
 /**
  * {@link BillingConsumersContract} on Kafka: the application runs with the config profile {@code
  * kafka} (the channel {@code billing-kafka} as application.properties and docs/receiving.md have
- * it) against a real KRaft broker this test starts; records carry the {@code operation-id} header
- * as the relay's Kafka sink writes it.
+ * it; {@link BillingBrokersProfile}) against a real KRaft broker started for it; records carry the
+ * {@code operation-id} header as the relay's Kafka sink writes it.
  */
 @QuarkusTest
-@TestProfile(BillingConsumersKafkaTest.KafkaProfile.class)
+@TestProfile(BillingBrokersProfile.class)
 class BillingConsumersKafkaTest extends BillingConsumersContract {
   @ConfigProperty(name = "kafka.bootstrap.servers") String bootstrapServers;
 
   private BillingKafka publisher;
   private final List<ConsumerRecord<byte[], byte[]>> deadLetters = new ArrayList<>();
   private KafkaConsumer<byte[], byte[]> deadLetterReader;
-
-  public static class KafkaProfile extends BrokerProfile {
-    public KafkaProfile() {
-      super("kafka", Broker.class);
-    }
-  }
 
   /** A fresh KRaft broker with the channel's topics, retry topics and dead-letter topic created. */
   public static class Broker implements QuarkusTestResourceLifecycleManager {

@@ -18,12 +18,12 @@ import org.junit.jupiter.api.BeforeEach;
 /**
  * {@link BillingConsumersContract} on RabbitMQ: the application runs with the config profile {@code
  * rabbitmq} (the channel {@code billing-rabbitmq} as application.properties and docs/receiving.md
- * have it) against the RabbitMQ at 127.0.0.1:5672. The broker is shared, so the exchange and queues
+ * have it; {@link BillingBrokersProfile}) against the RabbitMQ at 127.0.0.1:5672. The broker is shared, so the exchange and queues
  * get per-run names (the only keys overridden) and are deleted afterwards. Messages carry the AMQP
  * {@code message-id} as the relay's RabbitMQ sink sets it.
  */
 @QuarkusTest
-@TestProfile(BillingConsumersRabbitMqTest.RabbitMqProfile.class)
+@TestProfile(BillingBrokersProfile.class)
 class BillingConsumersRabbitMqTest extends BillingConsumersContract {
   @ConfigProperty(name = "mp.messaging.incoming.billing-rabbitmq.exchange.name") String exchange;
   @ConfigProperty(name = "mp.messaging.incoming.billing-rabbitmq.queue.name") String queue;
@@ -32,12 +32,6 @@ class BillingConsumersRabbitMqTest extends BillingConsumersContract {
   private Connection connection;
   private Channel channel;
   private final List<GetResponse> deadLetters = new ArrayList<>();
-
-  public static class RabbitMqProfile extends BrokerProfile {
-    public RabbitMqProfile() {
-      super("rabbitmq", Broker.class);
-    }
-  }
 
   /** The shared RabbitMQ, with names of this run for the exchange and queues the connector declares. */
   public static class Broker implements QuarkusTestResourceLifecycleManager {

@@ -1,5 +1,6 @@
 package dev.outboxrelay.outbox.store;
 
+import dev.outboxrelay.outbox.JobState;
 import java.time.Instant;
 
 /**
@@ -7,7 +8,7 @@ import java.time.Instant;
  * condition that is not null (keyset paging: a page boundary stays put while rows are added).
  * Every condition is applied by the database, so a page costs its size whatever the filter.
  *
- * @param state one of {@code R, W, S, C, D}, or null for any
+ * @param state a {@link JobState#code()}, or null for any
  * @param destination exact destination, or null for any
  * @param orderingKey exact ordering key, or null for any
  * @param errorClass exact error class of the job's latest failure, or null for any
@@ -22,8 +23,12 @@ import java.time.Instant;
 public record MessageQuery(Character state, String destination, String orderingKey, String errorClass,
     String operationIdContains, Instant from, Instant to, long afterId, int limit) {
   public MessageQuery {
-    if (state != null && "RWSCD".indexOf(state) < 0) {
-      throw new IllegalArgumentException("state must be one of R, W, S, C, D, was " + state);
+    if (state != null) {
+      try {
+        JobState.fromCode(state);
+      } catch (IllegalArgumentException e) {
+        throw new IllegalArgumentException("state must be one of " + JobState.choices() + ", was " + state, e);
+      }
     }
     if (afterId < 0) {
       throw new IllegalArgumentException("afterId must not be negative, was " + afterId);

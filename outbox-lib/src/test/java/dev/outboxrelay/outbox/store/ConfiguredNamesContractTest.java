@@ -55,6 +55,26 @@ public abstract class ConfiguredNamesContractTest extends OutboxStoreContractTes
   }
 
   /**
+   * A quarter, for the reason of {@link #clusterJobs()}: eight claimers on 1,250 rows still
+   * collide on the named tables for dozens of batches each (at full scale this was the suite's
+   * second slowest test on PostgreSQL).
+   */
+  @Override
+  protected int concurrentClaimJobs() {
+    return super.concurrentClaimJobs() / 4;
+  }
+
+  /**
+   * A quarter, for the reason of {@link #clusterJobs()}: ten jobs per producer still has three
+   * claimers taking each key's head as soon as it is enqueued (at full scale, 240 single-job
+   * transactions, this was the suite's slowest test on PostgreSQL).
+   */
+  @Override
+  protected int jobsPerProducer() {
+    return super.jobsPerProducer() / 4;
+  }
+
+  /**
    * Migrates the three named outboxes into {@code database} (which holds the default-named one
    * already); the schema {@code names_it_b} must exist or be creatable by Flyway.
    */

@@ -104,6 +104,23 @@ public abstract class OutboxStoreContractTest {
     return 2_000;
   }
 
+  /**
+   * Jobs of {@link #concurrentClaimersClaimEveryJobExactlyOnce}: enough for eight claimers to
+   * collide on the same ready rows for many batches.
+   */
+  protected int concurrentClaimJobs() {
+    return 5_000;
+  }
+
+  /**
+   * Jobs per producer of {@link #concurrentEnqueuersAndClaimersKeepEveryKeyInOrderAndLeaveNoJobWaiting}
+   * (each its own transaction): enough for the claimers to catch up with the producers of a key
+   * again and again.
+   */
+  protected int jobsPerProducer() {
+    return 40;
+  }
+
   private static final Map<DataSource, DataSource> RENDERED = new ConcurrentHashMap<>();
 
   @BeforeEach
@@ -412,7 +429,7 @@ public abstract class OutboxStoreContractTest {
   @Test
   void concurrentEnqueuersAndClaimersKeepEveryKeyInOrderAndLeaveNoJobWaiting() throws Exception {
     int keys = 4;
-    int perKey = 40;
+    int perKey = jobsPerProducer();
     Map<String, List<Long>> claimedOrder = new ConcurrentHashMap<>();
     Queue<String> violations = new ConcurrentLinkedQueue<>();
     ExecutorService pool = Executors.newFixedThreadPool(keys + 2 + 3);
@@ -584,7 +601,7 @@ public abstract class OutboxStoreContractTest {
 
   @Test
   void concurrentClaimersClaimEveryJobExactlyOnce() throws Exception {
-    int jobs = 5_000;
+    int jobs = concurrentClaimJobs();
     int claimers = 8;
     Set<Long> ready = new HashSet<>(TestDatabases.insertReady(ds, jobs));
     Queue<Long> claimedIds = new ConcurrentLinkedQueue<>();

@@ -24,13 +24,16 @@ import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
  * A real single-node Kafka broker in KRaft mode (broker and controller in one process), run
  * from Maven Central's Kafka jars with {@code kafka.Kafka}, on free loopback ports. The test
  * classpath comes from {@code target/test-classpath.txt} (written by the build). {@link #stop()}
- * kills it; {@link #start()} brings the same node back on the same ports and data.
+ * kills it; {@link #start()} brings the same node back on the same ports and data. {@link #shared()}
+ * is the one broker of a test JVM.
  */
 public final class KafkaBroker implements AutoCloseable {
+  private static KafkaBroker shared;
+
   private final Path dir;
   private final int port = ServiceProcess.freePort();
   private final int controllerPort = ServiceProcess.freePort();
-  private Process process;
+  private volatile Process process;
 
   private KafkaBroker(Path dir) {
     this.dir = dir;
@@ -42,6 +45,29 @@ public final class KafkaBroker implements AutoCloseable {
     b.format();
     b.start();
     return b;
+  }
+
+  /**
+   * The broker of this test JVM, formatted and started on first use (under {@code
+   * target/kafka-shared}) and killed when the JVM exits: a KRaft node's format and start cost more
+   * than most of the tests that need one, so the test classes of a module share it, each on topics
+   * of its own. A test may {@link #stop()} and {@link #start()} it (an outage); a test that failed
+   * in between leaves it down, so each call starts it again unless it runs. Never close it.
+   */
+  public static synchronized KafkaBroker shared() throws Exception {
+    if (shared == null) {
+      KafkaBroker b = startFresh(Path.of("target", "kafka-shared"));
+      Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+        Process p = b.process;
+        if (p != null) {
+          p.destroyForcibly();
+        }
+      }, "kafka-shared-stop"));
+      shared = b;
+    } else {
+      shared.startUnlessRunning();
+    }
+    return shared;
   }
 
   public String bootstrapServers() {

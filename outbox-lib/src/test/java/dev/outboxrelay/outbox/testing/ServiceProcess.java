@@ -15,6 +15,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -295,13 +296,39 @@ public final class ServiceProcess implements AutoCloseable {
 
   @Override
   public void close() throws InterruptedException {
+    terminate();
+    awaitStopped();
+  }
+
+  /**
+   * {@link #close()} for several processes at once: every one gets its SIGTERM before any is waited
+   * for, so their graceful shutdowns overlap instead of adding up.
+   */
+  public static void closeAll(Collection<ServiceProcess> processes) throws InterruptedException {
+    for (ServiceProcess p : processes) {
+      p.terminate();
+    }
+    for (ServiceProcess p : processes) {
+      p.awaitStopped();
+    }
+  }
+
+  /** SIGTERM to a running process, without waiting for it. */
+  private void terminate() throws InterruptedException {
     if (process.isAlive()) {
       try {
         resume(); // a paused process ignores SIGTERM until it runs again
       } catch (IOException | RuntimeException ignored) {
         // best effort
       }
-      stop(Duration.ofSeconds(20));
+      process.destroy();
+    }
+  }
+
+  /** Waits up to 20 s for a terminated process to end, then kills it. */
+  private void awaitStopped() throws InterruptedException {
+    if (!process.waitFor(20, TimeUnit.SECONDS)) {
+      process.destroyForcibly().waitFor();
     }
   }
 

@@ -65,6 +65,7 @@ public final class TestDatabases {
   private static final Map<String, DataSource> POSTGRES = new ConcurrentHashMap<>();
   private static final Map<String, DataSource> MARIADB = new ConcurrentHashMap<>();
   private static final Map<String, DataSource> SQLSERVER = new ConcurrentHashMap<>();
+  private static final Map<DataSource, DataSource> POOLED = new ConcurrentHashMap<>();
   private static final Map<DataSource, String> PRODUCT = new ConcurrentHashMap<>();
   private static final Map<DataSource, Dialect> DIALECT = new ConcurrentHashMap<>();
 
@@ -94,6 +95,15 @@ public final class TestDatabases {
       throw new IllegalArgumentException("schema must be a plain lower-case identifier: " + schema);
     }
     return POSTGRES.computeIfAbsent(schema, TestDatabases::createPostgres);
+  }
+
+  /**
+   * {@code postgres} (a data source of {@link #postgres(String)}) with its connections kept open
+   * between uses, one pool per data source ({@link PooledPostgres}: for the suites, whose stores open
+   * a connection per call); each connection given back is cleared of its session state.
+   */
+  public static DataSource pooled(DataSource postgres) {
+    return POOLED.computeIfAbsent(postgres, PooledPostgres::new);
   }
 
   /**

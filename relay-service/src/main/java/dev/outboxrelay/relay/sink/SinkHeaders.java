@@ -9,7 +9,7 @@ import java.util.Map;
  * clash, so a job cannot forge its operation ID): {@code operation-id}, {@code
  * outbox-message-id}, {@code outbox-attempt}, {@code content-type}. The job's own include its
  * {@code traceparent}/{@code tracestate}: the delivery attempt's span with OpenTelemetry on, as
- * stored with it off ({@link dev.outboxrelay.relay.tracing.DeliveryTracing}).
+ * stored with it off (the tracing package's {@code DeliveryTracing}).
  */
 final class SinkHeaders {
   private SinkHeaders() {}

@@ -1,9 +1,12 @@
 package dev.outboxrelay.relay.sink;
 
 import dev.outboxrelay.relay.config.RelayConfig;
+import dev.outboxrelay.relay.state.DestinationStates;
+import dev.outboxrelay.relay.state.StateChangeLog;
 import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalInt;
+import java.util.Set;
 import java.util.TreeMap;
 import java.util.function.UnaryOperator;
 
@@ -108,10 +111,10 @@ public final class SinkRegistry {
    * delivered or refused for good (the sink answered) is a success, a retry (refused connection,
    * timeout, 5xx, 429) or a thrown exception a failure.
    */
-  public SinkRegistry observed(dev.outboxrelay.relay.state.DestinationStates states) {
+  public SinkRegistry observed(DestinationStates states) {
     Map<String, MessageSink> observed = new TreeMap<>();
     sinks.forEach((name, sink) -> {
-      dev.outboxrelay.relay.state.StateChangeLog state = states.of(name);
+      StateChangeLog state = states.of(name);
       observed.put(name, state == null ? sink : m -> {
         try {
           return sink.deliver(m).whenComplete((r, e) -> {
@@ -142,7 +145,7 @@ public final class SinkRegistry {
     return n == null ? OptionalInt.empty() : OptionalInt.of(n);
   }
 
-  public java.util.Set<String> destinations() {
+  public Set<String> destinations() {
     return sinks.keySet();
   }
 }

@@ -1,5 +1,6 @@
 package dev.outboxrelay.relay.sink;
 
+import java.util.Locale;
 import java.util.Map;
 import java.util.TreeSet;
 
@@ -14,7 +15,7 @@ final class UnconfiguredDestination {
 
   static String message(String name, Map<String, String> environment) {
     String key = "outbox.destinations." + name;
-    String prefix = "OUTBOX_DESTINATIONS_" + name.replaceAll("[^A-Za-z0-9]", "_").toUpperCase(java.util.Locale.ROOT)
+    String prefix = "OUTBOX_DESTINATIONS_" + name.replaceAll("[^A-Za-z0-9]", "_").toUpperCase(Locale.ROOT)
         + "_";
     TreeSet<String> variables = new TreeSet<>();
     environment.keySet().stream().filter(v -> v.startsWith(prefix)).forEach(variables::add);

@@ -441,9 +441,7 @@ public final class ChaosExperiment implements AutoCloseable {
 
   @Override
   public void close() throws Exception {
-    for (ServiceProcess r : relays) {
-      r.close();
-    }
+    ServiceProcess.closeAll(relays);
     sink.close();
   }
 }

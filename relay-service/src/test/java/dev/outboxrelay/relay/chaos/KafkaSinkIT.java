@@ -10,7 +10,6 @@ import dev.outboxrelay.outbox.testing.ServiceProcess;
 import dev.outboxrelay.outbox.testing.KafkaBroker;
 import dev.outboxrelay.relay.testing.Conditions;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Path;
 import java.sql.Connection;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -23,8 +22,6 @@ import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.StringDeserializer;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
@@ -37,25 +34,15 @@ class KafkaSinkIT {
   static final String TOPIC = "orders.events";
 
   /**
-   * One broker for both tests (each on its own topic): a KRaft node's format and start are the
-   * slowest part of this class. Each test's outage stops and starts it; a test that failed
-   * between the two leaves it down, so each test first starts it unless it runs.
+   * The module's shared broker ({@link KafkaBroker#shared()}), each test on its own topic. Each
+   * test's outage stops and starts it; a test that failed between the two leaves it down, so each
+   * test first starts it unless it runs.
    */
-  private static KafkaBroker broker;
-
-  @BeforeAll
-  static void startBroker() throws Exception {
-    broker = KafkaBroker.startFresh(Path.of("target", "kafka-sink-it"));
-  }
+  private KafkaBroker broker;
 
   @BeforeEach
   void brokerUp() throws Exception {
-    broker.startUnlessRunning();
-  }
-
-  @AfterAll
-  static void stopBroker() throws InterruptedException {
-    broker.close();
+    broker = KafkaBroker.shared();
   }
 
   @Test

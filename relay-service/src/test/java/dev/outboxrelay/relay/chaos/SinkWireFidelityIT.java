@@ -14,7 +14,6 @@ import dev.outboxrelay.outbox.OutboxMessage;
 import dev.outboxrelay.outbox.testing.KafkaBroker;
 import dev.outboxrelay.relay.testing.Conditions;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Path;
 import java.sql.Connection;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -94,8 +93,8 @@ class SinkWireFidelityIT {
   @Test
   void kafkaRecordsCarryTheIdAsKeyAndHeaderAndTheHeadersByteForByte() throws Exception {
     String topic = "wire.events";
-    try (KafkaBroker broker = KafkaBroker.startFresh(Path.of("target", "sink-wire-kafka"));
-         ChaosExperiment x = ChaosExperiment.start("sink-wire-kafka")) {
+    KafkaBroker broker = KafkaBroker.shared();
+    try (ChaosExperiment x = ChaosExperiment.start("sink-wire-kafka")) {
       broker.createTopic(topic);
       x.startRelay(Map.of(
           "kafka.bootstrap.servers", broker.bootstrapServers(),

@@ -61,9 +61,7 @@ class ReconciliationScheduleIT {
             () -> ChaosExperiment.metric(relay, "outbox_reconciliation_items", "category", "matched") == JOBS
                 && ChaosExperiment.metric(relay, "outbox_reconciliation_last_run_age_seconds") < 30);
       }
-      for (ServiceProcess relay : relays) {
-        relay.close();
-      }
+      ServiceProcess.closeAll(relays);
 
       List<String> rows = exp.rows("SELECT window_start, window_end, started_at, finished_at, triggered_by, owner,"
           + " matched, error FROM outbox_reconciliation_run ORDER BY started_at, id");

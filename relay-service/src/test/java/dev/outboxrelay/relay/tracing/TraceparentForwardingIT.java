@@ -18,7 +18,6 @@ import dev.outboxrelay.relay.testing.RecordingHttpReceiver;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Path;
 import java.sql.Connection;
 import java.time.Duration;
 import java.util.HashMap;
@@ -55,8 +54,8 @@ class TraceparentForwardingIT {
     ConnectionFactory rabbit = new ConnectionFactory();
     rabbit.setHost("127.0.0.1");
     rabbit.setPort(5672);
+    KafkaBroker kafka = KafkaBroker.shared();
     try (RecordingHttpReceiver receiver = new RecordingHttpReceiver();
-         KafkaBroker kafka = KafkaBroker.startFresh(Path.of("target", "traceparent-it-kafka"));
          ChaosExperiment x = ChaosExperiment.start("traceparent-sdk-off");
          com.rabbitmq.client.Connection conn = rabbit.newConnection();
          Channel ch = conn.createChannel()) {

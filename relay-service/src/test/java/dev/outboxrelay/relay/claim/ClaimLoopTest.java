@@ -1,6 +1,7 @@
 package dev.outboxrelay.relay.claim;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -15,6 +16,7 @@ import dev.outboxrelay.outbox.store.OutboxStore;
 import dev.outboxrelay.outbox.store.StoredAttempt;
 import dev.outboxrelay.outbox.store.dialect.H2OutboxDialect;
 import dev.outboxrelay.outbox.store.JdbcOutboxAdminStore;
+import dev.outboxrelay.relay.background.Pass;
 import dev.outboxrelay.relay.lease.LeaseHeartbeat;
 import dev.outboxrelay.relay.metrics.RelayMetrics;
 import dev.outboxrelay.relay.sink.HttpSink;
@@ -29,6 +31,7 @@ import java.lang.reflect.Proxy;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.OptionalInt;
@@ -100,7 +103,7 @@ class ClaimLoopTest {
     loop = new ClaimLoop(s, d, heartbeat, batch, concurrency, lease,
         new IdleWait(Duration.ofMillis(10), Duration.ofMillis(200)));
     if (handingOver) {
-      CompletionBatcher completions = new CompletionBatcher(s, batch, Duration.ofMillis(2), lease);
+      CompletionBatcher completions = new CompletionBatcher(s, batch, Duration.ofMillis(2), lease).start();
       d.completingInBatches(completions);
       completions.flushWhenAllWaiting(loop::sendingOrRecording).handingOverTo(loop, lease);
     }
@@ -229,15 +232,33 @@ class ClaimLoopTest {
     assertEquals(40, receiver.requests().size(), "healthy run: no redelivery");
   }
 
+  /**
+   * The loop's pass: an empty claim asks for a wait that doubles from the idle minimum to its cap,
+   * a claim that found jobs asks for the next pass at once and resets the wait, and with no room
+   * no statement runs (nothing asked of the database) until a place frees.
+   */
   @Test
-  void idleLoopBacksOffInsteadOfSpinning() {
-    ClaimLoop l = newLoop(store, 8, 4);
-    long started = System.nanoTime();
-    l.start();
-    Awaitility.await().atMost(Duration.ofSeconds(20)).until(() -> l.claimStatements() >= 6);
-    Duration took = Duration.ofNanos(System.nanoTime() - started);
-    // Empty claims wait 10, 20, 40, 80, 160 ms in between: six of them are never a hot loop.
-    assertTrue(took.toMillis() >= 310, "six idle claims took " + took);
+  void idlePassesWaitLongerEachTimeAClaimThatFoundJobsRunsAgainAtOnceAndNoRoomAsksNothing() throws Exception {
+    ClaimLoop l = newLoop(store, 4, 1);
+    List<Long> waits = new ArrayList<>();
+    for (int i = 0; i < 6; i++) {
+      Pass p = l.runOnce();
+      assertTrue(p.answered(), "an empty claim asked the database");
+      assertEquals(0, p.work());
+      waits.add(p.next().toMillis());
+    }
+    assertEquals(List.of(10L, 20L, 40L, 80L, 160L, 200L), waits, "never a hot loop");
+    assertEquals(6, l.claimStatements());
+
+    enqueue(4);
+    receiver.defaultResponse(Response.slow(3_000));
+    Pass found = l.runOnce();
+    assertEquals(4, found.work());
+    assertEquals(Duration.ZERO, found.next(), "jobs found: the next pass at once");
+    Pass full = l.runOnce();
+    assertFalse(full.answered(), "one sending, three queued: room for one, less than half a batch");
+    assertEquals(ClaimLoop.ROOM_RECHECK, full.next(), "waits for room (a freed place wakes it)");
+    assertEquals(7, l.claimStatements());
   }
 
   @Test

@@ -115,12 +115,21 @@ public class PostgresOutboxDialect extends OutboxDialect {
     return 10_000;
   }
 
+  /**
+   * The ids of the (id, token) pairs still {@code W} with their token, locked in id order whatever
+   * join the planner picks (the lock is taken above the sort): the heartbeat and the completion,
+   * of one relay or of several, never wait for each other in a cycle. Parameters: bigint[] of ids,
+   * uuid[] of tokens (parallel).
+   */
+  private static final String TOKENS_HELD_IN_ID_ORDER = "ARRAY(SELECT h.id FROM outbox_message h"
+      + " JOIN unnest(CAST(? AS BIGINT[]), CAST(? AS UUID[])) AS d(id, claim_token)"
+      + " ON h.id = d.id AND h.claim_token = d.claim_token WHERE h.state = 'W' ORDER BY h.id FOR NO KEY UPDATE OF h)";
+
   /** Parameters: bigint[] of ids, uuid[] of tokens (parallel). Columns: id of each row completed. */
   @Override
   public String markDeliveredAllSql(int pairs) {
-    return "UPDATE outbox_message m " + deliveredAssignments()
-        + " FROM unnest(CAST(? AS BIGINT[]), CAST(? AS UUID[])) AS d(id, claim_token)"
-        + " WHERE m.id = d.id AND m.claim_token = d.claim_token AND m.state = 'W' RETURNING m.id";
+    return "UPDATE outbox_message m " + deliveredAssignments() + " WHERE m.id = ANY(" + TOKENS_HELD_IN_ID_ORDER
+        + ") RETURNING m.id";
   }
 
   @Override
@@ -136,9 +145,10 @@ public class PostgresOutboxDialect extends OutboxDialect {
   @Override
   public List<Long> renewLeases(Connection tx, List<Long> ids, List<UUID> tokens, long leaseMillis)
       throws SQLException {
-    try (PreparedStatement ps = tx.prepareStatement("UPDATE outbox_message m SET lease_until = "
-        + nowPlusMillisParam() + " FROM unnest(CAST(? AS BIGINT[]), CAST(? AS UUID[])) AS d(id, claim_token)"
-        + " WHERE m.id = d.id AND m.claim_token = d.claim_token AND m.state = 'W' RETURNING m.id")) {
+    // clock_timestamp(), not now(): a renewal that waited for a row's lock counts the lease from then.
+    try (PreparedStatement ps = tx.prepareStatement("UPDATE outbox_message SET lease_until = clock_timestamp()"
+        + " + CAST(? AS DOUBLE PRECISION) * INTERVAL '1 millisecond' WHERE id = ANY(" + TOKENS_HELD_IN_ID_ORDER
+        + ") RETURNING id")) {
       ps.setLong(1, leaseMillis);
       ps.setArray(2, tx.createArrayOf("bigint", ids.toArray()));
       ps.setArray(3, tx.createArrayOf("uuid", tokens.toArray()));

@@ -311,7 +311,10 @@ class ClaimLoopTest {
    * Guards against a hand-over and a claim spending the same room: the completion's hand-over
    * reserves its room before its transaction runs, so the claims the loop makes meanwhile (here
    * while that transaction is held up) leave it free, and the claims held never exceed {@code 2 x
-   * (concurrency + batch)}, however the two interleave.
+   * (concurrency + batch)}, however the two interleave. The free jobs are committed once the
+   * hand-over holds its room: before, the loop's claims could take that room first (a hand-over
+   * without room completes without handing over), and whether the first keyed batch handed over
+   * was a race between the loop and the flusher.
    */
   @Test
   void aHandOverAndTheClaimsMadeWhileItRunsStayWithinTheHoldLimit() throws Exception {
@@ -319,9 +322,6 @@ class ClaimLoopTest {
     enqueue("k2-a", "billing", "k2");
     enqueue("k1-b", "billing", "k1");
     enqueue("k2-b", "billing", "k2");
-    for (int i = 0; i < 20; i++) {
-      enqueue("free-" + i, "billing", null);
-    }
     CountDownLatch handingOver = new CountDownLatch(1);
     CountDownLatch goOn = new CountDownLatch(1);
     OutboxStore heldUp = (OutboxStore) Proxy.newProxyInstance(getClass().getClassLoader(),
@@ -339,6 +339,10 @@ class ClaimLoopTest {
     ClaimLoop l = newLoop(heldUp, 2, 2, Map.of("billing", http("/b")), LEASE, true);
     l.start();
     assertTrue(handingOver.await(30, TimeUnit.SECONDS), "the first keyed batch hands over");
+    for (int i = 0; i < 20; i++) {
+      enqueue("free-" + i, "billing", null);
+    }
+    l.wake();
     // Meanwhile the loop claims the free jobs, whose completions wait behind the held-up batch.
     Awaitility.await().atMost(Duration.ofSeconds(30)).until(() -> l.inFlight() + l.reserved() == l.maxHeld());
     assertTrue(l.reserved() > 0, "the hand-over's room stayed reserved while the loop claimed");

@@ -30,6 +30,7 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
+import java.util.function.IntFunction;
 import javax.sql.DataSource;
 
 /**
@@ -410,15 +411,15 @@ public class JdbcOutboxStore implements OutboxStore {
   // ---- reaper --------------------------------------------------------------------------------
 
   @Override
-  public ReapResult releaseExpiredLeases(int maxAttempts, int limit) {
+  public ReapResult releaseExpiredLeases(int maxAttempts, int limit, IntFunction<Duration> retryDelay) {
     try {
-      return retryingConflicts(() -> reapOnce(maxAttempts, limit));
+      return retryingConflicts(() -> reapOnce(maxAttempts, limit, retryDelay));
     } catch (SQLException e) {
       throw new OutboxStoreException("release of expired leases failed", e);
     }
   }
 
-  private ReapResult reapOnce(int maxAttempts, int limit) throws SQLException {
+  private ReapResult reapOnce(int maxAttempts, int limit, IntFunction<Duration> retryDelay) throws SQLException {
     record Expired(long id, UUID token, int attempts, Instant claimedAt, String orderingKey) {}
     try (Connection conn = dataSource.getConnection()) {
       return JdbcTransactions.inTransaction(conn, c -> {
@@ -428,40 +429,55 @@ public class JdbcOutboxStore implements OutboxStore {
           expired = Rows.list(ps, rs -> new Expired(rs.getLong(1), binding.readUuid(rs, 2),
               rs.getInt(3), binding.readInstant(rs, 4), rs.getString(5)));
         }
-        int ready = 0;
-        int dead = 0;
-        for (Expired e : expired) {
-          boolean last = e.attempts() + 1 >= maxAttempts;
-          String error = "lease expired: owner of claim " + e.token() + " did not finish attempt "
-              + (e.attempts() + 1) + (last ? "; max attempts (" + maxAttempts + ") reached" : "");
-          int changed;
-          try (PreparedStatement ps = c.prepareStatement(jobs.expireLeaseSql())) {
+        if (expired.isEmpty()) {
+          return new ReapResult(0, 0);
+        }
+        // One batch per statement, not two round trips per row: the picked rows stay locked until
+        // this commits, and a heartbeat that wants one of them waits that long.
+        Map<Long, String> errors = new HashMap<>();
+        List<Expired> reaped = new ArrayList<>();
+        try (PreparedStatement ps = c.prepareStatement(jobs.expireLeaseSql())) {
+          for (Expired e : expired) {
+            boolean last = e.attempts() + 1 >= maxAttempts;
+            String error = "lease expired: owner of claim " + e.token() + " did not finish attempt "
+                + (e.attempts() + 1) + (last ? "; max attempts (" + maxAttempts + ") reached" : "");
+            errors.put(e.id(), error);
             ps.setInt(1, maxAttempts);
             ps.setString(2, error);
-            ps.setLong(3, e.id());
-            binding.bindUuid(ps, 4, e.token());
-            changed = ps.executeUpdate();
+            ps.setLong(3, last ? 0 : retryDelay.apply(e.attempts() + 1).toMillis());
+            ps.setLong(4, e.id());
+            binding.bindUuid(ps, 5, e.token());
+            ps.addBatch();
           }
-          if (changed == 1) {
-            try (PreparedStatement ps = c.prepareStatement(jobs.insertExpiredAttemptSql())) {
-              ps.setLong(1, e.id());
-              ps.setInt(2, e.attempts() + 1);
-              binding.bindUuid(ps, 3, e.token());
-              binding.bindInstant(ps, 4, e.claimedAt());
-              ps.setString(5, error);
-              ps.executeUpdate();
-            }
-            if (last) {
-              if (e.orderingKey() != null) {
-                keyHeads.promoteHeads(c, List.of(e.orderingKey()));
-              }
-              dead++;
-            } else {
-              ready++;
+          int[] changed = ps.executeBatch();
+          for (int i = 0; i < changed.length; i++) {
+            // The rows are locked by this transaction, so each changes; a driver may answer
+            // SUCCESS_NO_INFO (-2) for a statement of a batch.
+            if (changed[i] != 0) {
+              reaped.add(expired.get(i));
             }
           }
         }
-        return new ReapResult(ready, dead);
+        if (reaped.isEmpty()) {
+          return new ReapResult(0, 0);
+        }
+        try (PreparedStatement ps = c.prepareStatement(jobs.insertExpiredAttemptSql())) {
+          for (Expired e : reaped) {
+            ps.setLong(1, e.id());
+            ps.setInt(2, e.attempts() + 1);
+            binding.bindUuid(ps, 3, e.token());
+            binding.bindInstant(ps, 4, e.claimedAt());
+            ps.setString(5, errors.get(e.id()));
+            ps.addBatch();
+          }
+          ps.executeBatch();
+        }
+        List<Expired> dead = reaped.stream().filter(e -> e.attempts() + 1 >= maxAttempts).toList();
+        List<String> deadKeys = dead.stream().map(Expired::orderingKey).filter(Objects::nonNull).toList();
+        if (!deadKeys.isEmpty()) {
+          keyHeads.promoteHeads(c, deadKeys);
+        }
+        return new ReapResult(reaped.size() - dead.size(), dead.size());
       });
     }
   }

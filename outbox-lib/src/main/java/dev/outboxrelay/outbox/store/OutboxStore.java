@@ -6,6 +6,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
+import java.util.function.IntFunction;
 
 /**
  * The relay's view of the outbox table: claim, lease, complete, fail, release, reap, retention, and
@@ -72,9 +73,18 @@ public interface OutboxStore {
 
   /**
    * Returns up to {@code limit} rows whose lease expired to {@code R} (token cleared, attempts + 1),
-   * or to {@code D} when that reaches {@code maxAttempts}; records a {@code LEASE_EXPIRED} attempt.
+   * due again at once, or to {@code D} when that reaches {@code maxAttempts}; records a {@code
+   * LEASE_EXPIRED} attempt.
    */
-  ReapResult releaseExpiredLeases(int maxAttempts, int limit);
+  default ReapResult releaseExpiredLeases(int maxAttempts, int limit) {
+    return releaseExpiredLeases(maxAttempts, limit, attempt -> Duration.ZERO);
+  }
+
+  /**
+   * {@link #releaseExpiredLeases(int, int)}, each row returned to {@code R} due after {@code
+   * retryDelay} of the attempt that expired (its number, from 1), as after a failed attempt.
+   */
+  ReapResult releaseExpiredLeases(int maxAttempts, int limit, IntFunction<Duration> retryDelay);
 
   /**
    * Retention: deletes up to {@code limit} finished jobs, {@code S} sent longer than {@code keep}

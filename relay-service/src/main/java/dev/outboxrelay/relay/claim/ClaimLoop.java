@@ -3,6 +3,9 @@ package dev.outboxrelay.relay.claim;
 import dev.outboxrelay.outbox.store.ClaimRequest;
 import dev.outboxrelay.outbox.store.ClaimedMessage;
 import dev.outboxrelay.outbox.store.OutboxStore;
+import dev.outboxrelay.relay.background.BackgroundService;
+import dev.outboxrelay.relay.background.Pass;
+import dev.outboxrelay.relay.background.ServiceRunner;
 import dev.outboxrelay.relay.lease.LeaseHeartbeat;
 import dev.outboxrelay.relay.state.StateChangeLog;
 import java.time.Duration;
@@ -19,7 +22,6 @@ import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.ToIntFunction;
 import org.jboss.logging.Logger;
 
@@ -44,15 +46,23 @@ import org.jboss.logging.Logger;
  * statement moves many jobs. A send whose answer was handled wakes the loop; a finished job with
  * an ordering key also ends an idle wait, because its key's next job has just become claimable.
  *
- * <p>Idle: an empty claim waits a bounded, growing interval ({@link IdleWait}), cut short by
- * {@link #wake()}. Errors: logged once per state change, with a growing pause; the loop never
- * dies. Shutdown ({@link #stop}): stop claiming, give the queued jobs back, let in-flight sends
- * finish within the grace period, then stop waiting for them; given-back and abandoned jobs are
- * released to ready without counting an attempt.
+ * <p>A background service ({@link #runOnce()}, docs/design.md "Background services"): its {@link
+ * ServiceRunner} owns the thread, the pause after a failed claim (100 ms doubling to {@code
+ * errorMaxWait}) and the reporting of every claim statement to the source's state. A pass that
+ * found no claim due waits until room frees (each freed place wakes it); a pass that claimed runs
+ * again at once; an empty claim waits a bounded, growing interval ({@link IdleWait}), cut short by
+ * {@link #wake()} (a notification, a finished keyed job). Shutdown ({@link #stop}): stop claiming,
+ * give the queued jobs back, let in-flight sends finish within the grace period, then stop waiting
+ * for them; given-back and abandoned jobs are released to ready without counting an attempt.
  */
-public class ClaimLoop {
+public class ClaimLoop implements BackgroundService {
   private static final Logger LOG = Logger.getLogger(ClaimLoop.class);
   private static final Duration ERROR_PAUSE_MAX = Duration.ofSeconds(5);
+  /**
+   * How long a pass that found no claim due waits at most: every place that frees wakes the loop
+   * earlier, this only bounds a wake-up missed by a change of a destination's limit.
+   */
+  static final Duration ROOM_RECHECK = Duration.ofMillis(100);
   /**
    * Worker threads at most: they start sends and record answers (a database transaction for a
    * retry or a dead job), never wait for a sink.
@@ -87,15 +97,19 @@ public class ClaimLoop {
   /** The most claims ever held plus reserved at once (never above {@link #maxHeld()}). */
   private int heldPeak;
   private final AtomicInteger claimStatements = new AtomicInteger();
-  private final AtomicReference<String> lastError = new AtomicReference<>();
-  private volatile boolean running;
+  /**
+   * The last pass found no claim due and waits for room: a freed place wakes it. Guarded by the
+   * lock, so a place freed after the check is never missed.
+   */
+  private boolean waitingForRoom;
   private volatile boolean stopping;
-  private Thread thread;
   /** Where claim errors and recoveries go (logged once per state change). */
-  private volatile StateChangeLog database = StateChangeLog.logging("the claim loop's database", LOG);
-  private volatile Duration errorPauseMax = ERROR_PAUSE_MAX;
+  private StateChangeLog database = StateChangeLog.logging("the claim loop's database", LOG);
+  private Duration errorPauseMax = ERROR_PAUSE_MAX;
   /** The source named in thread names ({@code outbox-worker-<source>-3}); null for a single source. */
   private volatile String source;
+  /** Runs the passes; rebuilt by {@link #reportingTo} and {@link #namedAfter} before the start. */
+  private volatile ServiceRunner runner;
 
   public ClaimLoop(OutboxStore store, Deliverer deliverer, LeaseHeartbeat heartbeat, int batchSize,
       int concurrency, Duration lease, IdleWait idle) {
@@ -123,6 +137,12 @@ public class ClaimLoop {
           t.setDaemon(true);
           return t;
         }, new ThreadPoolExecutor.DiscardPolicy());
+    this.runner = newRunner();
+  }
+
+  private ServiceRunner newRunner() {
+    return new ServiceRunner("outbox-claim-loop" + (source == null ? "" : "-" + source), "claiming failed", this,
+        database).firstAfter(Duration.ZERO).every(ROOM_RECHECK).backingOffTo(errorPauseMax);
   }
 
   /**
@@ -158,6 +178,7 @@ public class ClaimLoop {
   public ClaimLoop reportingTo(StateChangeLog database, Duration errorMaxWait) {
     this.database = database;
     this.errorPauseMax = errorMaxWait;
+    this.runner = newRunner();
     return this;
   }
 
@@ -168,6 +189,7 @@ public class ClaimLoop {
    */
   public ClaimLoop namedAfter(String source) {
     this.source = source;
+    this.runner = newRunner();
     return this;
   }
 
@@ -229,7 +251,20 @@ public class ClaimLoop {
   void unreserve(int n) {
     synchronized (lock) {
       reserved -= n;
-      lock.notifyAll();
+      claimMayBeDue();
+    }
+  }
+
+  /**
+   * A claim may have become due (a place or room freed, or the queued jobs that could start did):
+   * wakes {@link #stop}'s wait for the sends, and the loop if it waits for room (not its idle wait:
+   * a freed place does not make jobs ready). Holding the lock.
+   */
+  private void claimMayBeDue() {
+    lock.notifyAll();
+    if (waitingForRoom) {
+      waitingForRoom = false;
+      runner.wake();
     }
   }
 
@@ -294,7 +329,7 @@ public class ClaimLoop {
     synchronized (lock) {
       reserved -= reservedFor;
       if (stopping) {
-        lock.notifyAll();
+        claimMayBeDue();
         return false;
       }
       for (ClaimedMessage m : claimed) {
@@ -305,7 +340,7 @@ public class ClaimLoop {
       }
       heldPeak = Math.max(heldPeak, inFlight.size() + reserved);
       if (claimed.size() < reservedFor) {
-        lock.notifyAll(); // room that was reserved and not used is free again
+        claimMayBeDue(); // room that was reserved and not used is free again
       }
     }
     startWhatMay();
@@ -335,6 +370,10 @@ public class ClaimLoop {
         sending.put(c.message().id(), a);
         starting.add(a);
       }
+      if (!starting.isEmpty()) {
+        // No queued job may be able to start any more: a claim is due if a place is still free.
+        claimMayBeDue();
+      }
     }
     for (Deliverer.Attempt a : starting) {
       workers.execute(() -> {
@@ -356,7 +395,7 @@ public class ClaimLoop {
       if (sending.remove(c.message().id()) != null) {
         sendingByDestination.computeIfPresent(c.message().destination(), (k, v) -> v == 1 ? null : v - 1);
       }
-      lock.notifyAll();
+      claimMayBeDue();
     }
     startWhatMay();
   }
@@ -366,66 +405,46 @@ public class ClaimLoop {
     heartbeat.forget(c);
     inFlight.remove(c.message().id(), c);
     synchronized (lock) {
-      lock.notifyAll();
+      claimMayBeDue();
     }
     if (c.message().orderingKey() != null) {
-      // Its key's next job has just become claimable.
-      idle.wake();
+      // Its key's next job has just become claimable: end an idle wait too.
+      runner.wake();
     }
   }
 
+  /** Starts the passes on the runner's thread, the heartbeat and the batched completion. */
   public synchronized void start() {
-    if (running) {
-      return;
-    }
-    running = true;
-    thread = new Thread(this::run, "outbox-claim-loop" + (source == null ? "" : "-" + source));
-    thread.setDaemon(true);
-    thread.start();
+    deliverer.start();
     heartbeat.start();
+    runner.start();
   }
 
-  private void run() {
-    Duration errorPause = Duration.ofMillis(100);
-    while (running) {
-      try {
-        synchronized (lock) {
-          if (!claimDue()) {
-            // No room, or a claim would move too few jobs: wait for room instead of polling the database.
-            lock.wait(100);
-            continue;
-          }
-        }
-        StateChangeLog db = database;
-        java.time.Instant callStarted = db.now();
-        int statementsBefore = claimStatements.get();
-        int claimed = claimOnce();
-        lastError.set(null);
-        if (claimStatements.get() != statementsBefore) {
-          db.success(callStarted);
-        }
-        errorPause = Duration.ofMillis(100);
-        if (claimed > 0) {
-          idle.reset();
-        } else {
-          idle.await(idle.nextWait());
-        }
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        break;
-      } catch (RuntimeException e) {
-        String message = String.valueOf(e.getCause() != null ? e.getCause().getMessage() : e.getMessage());
-        lastError.set(message);
-        database.failure("claiming failed: " + message);
-        try {
-          Thread.sleep(errorPause.toMillis());
-        } catch (InterruptedException ie) {
-          Thread.currentThread().interrupt();
-          break;
-        }
-        errorPause = Backoff.doubled(errorPause, errorPauseMax);
+  /**
+   * One pass: when a claim is due ({@link #claimDue}), claims what there is room for and starts
+   * what may start. Its work is the jobs claimed; it asked the database when a claim statement ran.
+   * The next pass: at once after a claim that found jobs, after the idle wait after an empty one,
+   * and when room frees (at the latest after {@link #ROOM_RECHECK}) when no claim was due.
+   */
+  @Override
+  public Pass runOnce() {
+    synchronized (lock) {
+      waitingForRoom = !claimDue();
+      if (waitingForRoom) {
+        // No room, or a claim would move too few jobs: wait for room instead of polling the database.
+        return Pass.idle().nextAfter(ROOM_RECHECK);
       }
     }
+    int statementsBefore = claimStatements.get();
+    int claimed = claimOnce();
+    if (claimStatements.get() == statementsBefore) {
+      return Pass.idle().nextAfter(Duration.ZERO); // the room went to a hand-over meanwhile: check again
+    }
+    if (claimed > 0) {
+      idle.reset();
+      return Pass.done(claimed).nextAfter(Duration.ZERO);
+    }
+    return Pass.done(0).nextAfter(idle.nextWait());
   }
 
   /**
@@ -435,20 +454,10 @@ public class ClaimLoop {
    * Returns the number of sends abandoned and released unanswered (0 normally).
    */
   public int stop(Duration grace) {
-    Thread t;
-    synchronized (this) {
-      running = false;
-      stopping = true;
-      t = thread;
-    }
-    if (t != null) {
-      t.interrupt();
-      try {
-        t.join(5_000);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-      }
-    }
+    // Before the lock is taken for the queue below: a claim or hand-over holding its jobs after
+    // this point finds stopping set (under the lock) and gives them back itself.
+    stopping = true;
+    runner.close();
     List<LeaseHeartbeat.Claim> queued;
     synchronized (lock) {
       queued = new ArrayList<>(queue);
@@ -501,16 +510,22 @@ public class ClaimLoop {
    * any thread; costs at most one claim statement when nothing turns out to be ready.
    */
   public void wake() {
-    idle.wake();
+    runner.wake();
   }
 
+  /** True from {@link #start()} until {@link #stop} (or until its thread ended). */
   public boolean running() {
-    return running && thread != null && thread.isAlive();
+    return runner.running();
+  }
+
+  /** The runner of the passes (a test waits on its {@link ServiceRunner#passes()}). */
+  public ServiceRunner runner() {
+    return runner;
   }
 
   /** The last claim error, or null when the last claim succeeded. */
   public String lastError() {
-    return lastError.get();
+    return runner.lastError();
   }
 
   /** Claims held: queued, sending, or waiting for their completion. */

@@ -26,7 +26,7 @@ import org.jboss.logging.Logger;
  * The relay's delivery services wired together from one configuration. The relay ({@code RelayService}) runs
  * what this builds, and so does the benchmark (in-process, with a no-op sink): one wiring, so a
  * measured relay is the production relay. Nothing is started here; the caller starts the claim
- * loop (which starts the heartbeat and stops both) and runs the reaper, the gauges ({@code
+ * loop (which starts the heartbeat and the completion flusher, and stops them) and runs the reaper, the gauges ({@code
  * GaugeRefresh}) and the listener on {@link dev.outboxrelay.relay.background.ServiceRunner}s.
  */
 public record RelayAssembly(JdbcOutboxStore store, RelayMetrics metrics, LeaseHeartbeat heartbeat,
@@ -63,7 +63,8 @@ public record RelayAssembly(JdbcOutboxStore store, RelayMetrics metrics, LeaseHe
     metrics.destinations(sinks.destinations());
     LeaseHeartbeat heartbeat = new LeaseHeartbeat(store, relay.leaseDuration(),
         SourceSpec.DEFAULT.equals(source.name()) ? null : source.name(), c -> metrics.staleCompletion("renew"));
-    LeaseReaper reaper = new LeaseReaper(store, metrics, relay.maxAttempts(), relay.reapBatchSize());
+    LeaseReaper reaper = new LeaseReaper(store, metrics, relay.maxAttempts(), relay.reapBatchSize(),
+        attempt -> backoff.delay(attempt, Optional.empty()));
     Deliverer deliverer = new Deliverer(store, sinks, backoff, metrics, relay.maxAttempts(),
         relay.leaseDuration(), clockSkew).traced(tracing).madeBy(RelayInstance.NAME);
     CompletionBatcher completions = new CompletionBatcher(store, relay.completionBatchSize(),

@@ -501,11 +501,13 @@ public abstract class Dialect {
 
   /**
    * Returns one locked, expired lease to R (or D when attempts reach the maximum), invalidating
-   * its token. Parameters: max attempts, last_error, id, token.
+   * its token, due again after a retry delay (as after a failure). Parameters: max attempts,
+   * last_error, retry delay millis, id, token.
    */
   String expireLeaseSql() {
     return "UPDATE outbox_message SET state = CASE WHEN attempts + 1 >= ? THEN 'D' ELSE 'R' END,"
-        + " claim_token = NULL, lease_until = NULL, attempts = attempts + 1, last_error = ?"
+        + " claim_token = NULL, lease_until = NULL, attempts = attempts + 1, last_error = ?,"
+        + " deliver_after = " + nowPlusMillisParam()
         + " WHERE id = ? AND claim_token = ? AND state = 'W' AND lease_until < " + now();
   }
 

@@ -102,20 +102,33 @@ public final class PostgresDialect extends Dialect {
   /** Parameters: bigint[] of ids, uuid[] of tokens (parallel). Columns: id of each row completed. */
   @Override
   BoundSql markDeliveredAll(List<Long> ids, List<UUID> tokens) {
-    return new BoundSql("UPDATE outbox_message m " + deliveredAssignments() + PAIRS_JOIN,
+    return new BoundSql("UPDATE outbox_message m " + deliveredAssignments() + " WHERE m.id = ANY("
+        + TOKENS_HELD_IN_ID_ORDER + ") RETURNING m.id",
         List.of(new SqlArray("bigint", ids.toArray()), new SqlArray("uuid", tokens.toArray())));
   }
 
-  /** Parameters: lease millis, bigint[] of ids, uuid[] of tokens (parallel). Columns: id renewed. */
+  /**
+   * Parameters: lease millis, bigint[] of ids, uuid[] of tokens (parallel). Columns: id renewed.
+   * {@code clock_timestamp()}, not {@code now()}: a renewal that waited for a row's lock counts
+   * the lease from then.
+   */
   @Override
   BoundSql renewLeases(List<Long> ids, List<UUID> tokens, long leaseMillis) {
-    return new BoundSql("UPDATE outbox_message m SET lease_until = " + nowPlusMillisParam() + PAIRS_JOIN,
+    return new BoundSql("UPDATE outbox_message SET lease_until = clock_timestamp()"
+        + " + CAST(? AS DOUBLE PRECISION) * INTERVAL '1 millisecond' WHERE id = ANY("
+        + TOKENS_HELD_IN_ID_ORDER + ") RETURNING id",
         List.of(leaseMillis, new SqlArray("bigint", ids.toArray()), new SqlArray("uuid", tokens.toArray())));
   }
 
-  private static final String PAIRS_JOIN =
-      " FROM unnest(CAST(? AS BIGINT[]), CAST(? AS UUID[])) AS d(id, claim_token)"
-          + " WHERE m.id = d.id AND m.claim_token = d.claim_token AND m.state = 'W' RETURNING m.id";
+  /**
+   * The ids of the (id, token) pairs still {@code W} with their token, locked in id order whatever
+   * join the planner picks (the lock is taken above the sort): the heartbeat and the completion,
+   * of one relay or of several, never wait for each other in a cycle (HeartbeatLockOrderIT).
+   * Parameters: bigint[] of ids, uuid[] of tokens (parallel).
+   */
+  private static final String TOKENS_HELD_IN_ID_ORDER = "ARRAY(SELECT h.id FROM outbox_message h"
+      + " JOIN unnest(CAST(? AS BIGINT[]), CAST(? AS UUID[])) AS d(id, claim_token)"
+      + " ON h.id = d.id AND h.claim_token = d.claim_token WHERE h.state = 'W' ORDER BY h.id FOR NO KEY UPDATE OF h)";
 
   // ---- retention -----------------------------------------------------------------------------
 

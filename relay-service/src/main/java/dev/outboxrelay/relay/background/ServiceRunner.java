@@ -17,9 +17,7 @@ import java.util.concurrent.atomic.AtomicLong;
  *       {@link #wake()} ends a wait early;
  *   <li>the back-off: after a failed pass the next one comes after a pause that starts at {@link
  *       #ERROR_MIN} and doubles up to {@link #backingOffTo} (default: the interval), back to the
- *       interval after a pass that worked; {@link #wake()} does not shorten this pause (a service
- *       woken by its own work, such as a batch that filled, would otherwise retry a failing
- *       database at the pace of that work), the pass after it serves the wake-up;
+ *       interval after a pass that worked;
  *   <li>"skip while DOWN" ({@link #skipWhileDown()}): no pass while the state says DOWN (someone
  *       else, the claim loop or the gauges, finds out when it is UP again);
  *   <li>reporting: every pass that answered is a success of the state, every failure a failure
@@ -106,10 +104,8 @@ public final class ServiceRunner implements AutoCloseable {
 
   private void loop() {
     Duration wait = firstAfter != null ? firstAfter : interval;
-    boolean backingOff = false;
     Duration errorPause = ERROR_MIN;
-    while (awaitNext(wait, backingOff)) {
-      backingOff = false;
+    while (awaitNext(wait)) {
       if (skipWhileDown && !state.up()) {
         wait = interval;
         continue;
@@ -125,7 +121,6 @@ public final class ServiceRunner implements AutoCloseable {
           return;
         }
         wait = errorPause;
-        backingOff = true;
         Duration max = errorMax != null ? errorMax : interval;
         errorPause = errorPause.multipliedBy(2).compareTo(max) > 0 ? max : errorPause.multipliedBy(2);
       }
@@ -159,16 +154,12 @@ public final class ServiceRunner implements AutoCloseable {
     }
   }
 
-  /**
-   * Waits {@code wait}, or until woken (not while {@code backingOff}) or stopped; false when
-   * stopped. A wake-up before the pass that follows is served by that pass.
-   */
-  private boolean awaitNext(Duration wait, boolean backingOff) {
+  /** Waits {@code wait} or until woken or stopped; false when stopped. */
+  private boolean awaitNext(Duration wait) {
     synchronized (lock) {
       long until = System.nanoTime() + wait.toNanos();
       try {
-        for (long left = wait.toNanos(); running && !(woken && !backingOff) && left > 0;
-            left = until - System.nanoTime()) {
+        for (long left = wait.toNanos(); running && !woken && left > 0; left = until - System.nanoTime()) {
           TimeUnit.NANOSECONDS.timedWait(lock, left);
         }
       } catch (InterruptedException e) {
@@ -179,10 +170,7 @@ public final class ServiceRunner implements AutoCloseable {
     }
   }
 
-  /**
-   * Ends the current wait: the next pass starts now, or as soon as the current pass (or the pause
-   * after a failed one) ended.
-   */
+  /** Ends the current wait: the next pass starts now (or as soon as the current one ended). */
   public void wake() {
     synchronized (lock) {
       woken = true;

@@ -3,9 +3,6 @@ package dev.outboxrelay.relay.claim;
 import dev.outboxrelay.outbox.store.ClaimRequest;
 import dev.outboxrelay.outbox.store.ClaimedMessage;
 import dev.outboxrelay.outbox.store.OutboxStore;
-import dev.outboxrelay.relay.background.BackgroundService;
-import dev.outboxrelay.relay.background.Pass;
-import dev.outboxrelay.relay.background.ServiceRunner;
 import dev.outboxrelay.relay.lease.LeaseHeartbeat;
 import dev.outboxrelay.relay.state.StateChangeLog;
 import java.time.Duration;
@@ -22,6 +19,7 @@ import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.ToIntFunction;
 import org.jboss.logging.Logger;
 
@@ -46,23 +44,15 @@ import org.jboss.logging.Logger;
  * statement moves many jobs. A send whose answer was handled wakes the loop; a finished job with
  * an ordering key also ends an idle wait, because its key's next job has just become claimable.
  *
- * <p>A background service ({@link #runOnce()}, docs/design.md "Background services"): its {@link
- * ServiceRunner} owns the thread, the pause after a failed claim (100 ms doubling to {@code
- * errorMaxWait}) and the reporting of every claim statement to the source's state. A pass that
- * found no claim due waits until room frees (each freed place wakes it); a pass that claimed runs
- * again at once; an empty claim waits a bounded, growing interval ({@link IdleWait}), cut short by
- * {@link #wake()} (a notification, a finished keyed job). Shutdown ({@link #stop}): stop claiming,
- * give the queued jobs back, let in-flight sends finish within the grace period, then stop waiting
- * for them; given-back and abandoned jobs are released to ready without counting an attempt.
+ * <p>Idle: an empty claim waits a bounded, growing interval ({@link IdleWait}), cut short by
+ * {@link #wake()}. Errors: logged once per state change, with a growing pause; the loop never
+ * dies. Shutdown ({@link #stop}): stop claiming, give the queued jobs back, let in-flight sends
+ * finish within the grace period, then stop waiting for them; given-back and abandoned jobs are
+ * released to ready without counting an attempt.
  */
-public class ClaimLoop implements BackgroundService {
+public class ClaimLoop {
   private static final Logger LOG = Logger.getLogger(ClaimLoop.class);
   private static final Duration ERROR_PAUSE_MAX = Duration.ofSeconds(5);
-  /**
-   * How long a pass that found no claim due waits at most: every place that frees wakes the loop
-   * earlier, this only bounds a wake-up missed by a change of a destination's limit.
-   */
-  static final Duration ROOM_RECHECK = Duration.ofMillis(100);
   /**
    * Worker threads at most: they start sends and record answers (a database transaction for a
    * retry or a dead job), never wait for a sink.
@@ -97,19 +87,15 @@ public class ClaimLoop implements BackgroundService {
   /** The most claims ever held plus reserved at once (never above {@link #maxHeld()}). */
   private int heldPeak;
   private final AtomicInteger claimStatements = new AtomicInteger();
-  /**
-   * The last pass found no claim due and waits for room: a freed place wakes it. Guarded by the
-   * lock, so a place freed after the check is never missed.
-   */
-  private boolean waitingForRoom;
+  private final AtomicReference<String> lastError = new AtomicReference<>();
+  private volatile boolean running;
   private volatile boolean stopping;
+  private Thread thread;
   /** Where claim errors and recoveries go (logged once per state change). */
-  private StateChangeLog database = StateChangeLog.logging("the claim loop's database", LOG);
-  private Duration errorPauseMax = ERROR_PAUSE_MAX;
+  private volatile StateChangeLog database = StateChangeLog.logging("the claim loop's database", LOG);
+  private volatile Duration errorPauseMax = ERROR_PAUSE_MAX;
   /** The source named in thread names ({@code outbox-worker-<source>-3}); null for a single source. */
   private volatile String source;
-  /** Runs the passes; rebuilt by {@link #reportingTo} and {@link #namedAfter} before the start. */
-  private volatile ServiceRunner runner;
 
   public ClaimLoop(OutboxStore store, Deliverer deliverer, LeaseHeartbeat heartbeat, int batchSize,
       int concurrency, Duration lease, IdleWait idle) {
@@ -137,12 +123,6 @@ public class ClaimLoop implements BackgroundService {
           t.setDaemon(true);
           return t;
         }, new ThreadPoolExecutor.DiscardPolicy());
-    this.runner = newRunner();
-  }
-
-  private ServiceRunner newRunner() {
-    return new ServiceRunner("outbox-claim-loop" + (source == null ? "" : "-" + source), "claiming failed", this,
-        database).firstAfter(Duration.ZERO).every(ROOM_RECHECK).backingOffTo(errorPauseMax);
   }
 
   /**
@@ -178,7 +158,6 @@ public class ClaimLoop implements BackgroundService {
   public ClaimLoop reportingTo(StateChangeLog database, Duration errorMaxWait) {
     this.database = database;
     this.errorPauseMax = errorMaxWait;
-    this.runner = newRunner();
     return this;
   }
 
@@ -189,7 +168,6 @@ public class ClaimLoop implements BackgroundService {
    */
   public ClaimLoop namedAfter(String source) {
     this.source = source;
-    this.runner = newRunner();
     return this;
   }
 
@@ -251,20 +229,7 @@ public class ClaimLoop implements BackgroundService {
   void unreserve(int n) {
     synchronized (lock) {
       reserved -= n;
-      claimMayBeDue();
-    }
-  }
-
-  /**
-   * A claim may have become due (a place or room freed, or the queued jobs that could start did):
-   * wakes {@link #stop}'s wait for the sends, and the loop if it waits for room (not its idle wait:
-   * a freed place does not make jobs ready). Holding the lock.
-   */
-  private void claimMayBeDue() {
-    lock.notifyAll();
-    if (waitingForRoom) {
-      waitingForRoom = false;
-      runner.wake();
+      lock.notifyAll();
     }
   }
 
@@ -329,7 +294,7 @@ public class ClaimLoop implements BackgroundService {
     synchronized (lock) {
       reserved -= reservedFor;
       if (stopping) {
-        claimMayBeDue();
+        lock.notifyAll();
         return false;
       }
       for (ClaimedMessage m : claimed) {
@@ -340,7 +305,7 @@ public class ClaimLoop implements BackgroundService {
       }
       heldPeak = Math.max(heldPeak, inFlight.size() + reserved);
       if (claimed.size() < reservedFor) {
-        claimMayBeDue(); // room that was reserved and not used is free again
+        lock.notifyAll(); // room that was reserved and not used is free again
       }
     }
     startWhatMay();
@@ -370,10 +335,6 @@ public class ClaimLoop implements BackgroundService {
         sending.put(c.message().id(), a);
         starting.add(a);
       }
-      if (!starting.isEmpty()) {
-        // No queued job may be able to start any more: a claim is due if a place is still free.
-        claimMayBeDue();
-      }
     }
     for (Deliverer.Attempt a : starting) {
       workers.execute(() -> {
@@ -395,7 +356,7 @@ public class ClaimLoop implements BackgroundService {
       if (sending.remove(c.message().id()) != null) {
         sendingByDestination.computeIfPresent(c.message().destination(), (k, v) -> v == 1 ? null : v - 1);
       }
-      claimMayBeDue();
+      lock.notifyAll();
     }
     startWhatMay();
   }
@@ -405,46 +366,66 @@ public class ClaimLoop implements BackgroundService {
     heartbeat.forget(c);
     inFlight.remove(c.message().id(), c);
     synchronized (lock) {
-      claimMayBeDue();
+      lock.notifyAll();
     }
     if (c.message().orderingKey() != null) {
-      // Its key's next job has just become claimable: end an idle wait too.
-      runner.wake();
+      // Its key's next job has just become claimable.
+      idle.wake();
     }
   }
 
-  /** Starts the passes on the runner's thread, the heartbeat and the batched completion. */
   public synchronized void start() {
-    deliverer.start();
+    if (running) {
+      return;
+    }
+    running = true;
+    thread = new Thread(this::run, "outbox-claim-loop" + (source == null ? "" : "-" + source));
+    thread.setDaemon(true);
+    thread.start();
     heartbeat.start();
-    runner.start();
   }
 
-  /**
-   * One pass: when a claim is due ({@link #claimDue}), claims what there is room for and starts
-   * what may start. Its work is the jobs claimed; it asked the database when a claim statement ran.
-   * The next pass: at once after a claim that found jobs, after the idle wait after an empty one,
-   * and when room frees (at the latest after {@link #ROOM_RECHECK}) when no claim was due.
-   */
-  @Override
-  public Pass runOnce() {
-    synchronized (lock) {
-      waitingForRoom = !claimDue();
-      if (waitingForRoom) {
-        // No room, or a claim would move too few jobs: wait for room instead of polling the database.
-        return Pass.idle().nextAfter(ROOM_RECHECK);
+  private void run() {
+    Duration errorPause = Duration.ofMillis(100);
+    while (running) {
+      try {
+        synchronized (lock) {
+          if (!claimDue()) {
+            // No room, or a claim would move too few jobs: wait for room instead of polling the database.
+            lock.wait(100);
+            continue;
+          }
+        }
+        StateChangeLog db = database;
+        java.time.Instant callStarted = db.now();
+        int statementsBefore = claimStatements.get();
+        int claimed = claimOnce();
+        lastError.set(null);
+        if (claimStatements.get() != statementsBefore) {
+          db.success(callStarted);
+        }
+        errorPause = Duration.ofMillis(100);
+        if (claimed > 0) {
+          idle.reset();
+        } else {
+          idle.await(idle.nextWait());
+        }
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        break;
+      } catch (RuntimeException e) {
+        String message = String.valueOf(e.getCause() != null ? e.getCause().getMessage() : e.getMessage());
+        lastError.set(message);
+        database.failure("claiming failed: " + message);
+        try {
+          Thread.sleep(errorPause.toMillis());
+        } catch (InterruptedException ie) {
+          Thread.currentThread().interrupt();
+          break;
+        }
+        errorPause = Backoff.doubled(errorPause, errorPauseMax);
       }
     }
-    int statementsBefore = claimStatements.get();
-    int claimed = claimOnce();
-    if (claimStatements.get() == statementsBefore) {
-      return Pass.idle().nextAfter(Duration.ZERO); // the room went to a hand-over meanwhile: check again
-    }
-    if (claimed > 0) {
-      idle.reset();
-      return Pass.done(claimed).nextAfter(Duration.ZERO);
-    }
-    return Pass.done(0).nextAfter(idle.nextWait());
   }
 
   /**
@@ -454,10 +435,20 @@ public class ClaimLoop implements BackgroundService {
    * Returns the number of sends abandoned and released unanswered (0 normally).
    */
   public int stop(Duration grace) {
-    // Before the lock is taken for the queue below: a claim or hand-over holding its jobs after
-    // this point finds stopping set (under the lock) and gives them back itself.
-    stopping = true;
-    runner.close();
+    Thread t;
+    synchronized (this) {
+      running = false;
+      stopping = true;
+      t = thread;
+    }
+    if (t != null) {
+      t.interrupt();
+      try {
+        t.join(5_000);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    }
     List<LeaseHeartbeat.Claim> queued;
     synchronized (lock) {
       queued = new ArrayList<>(queue);
@@ -510,22 +501,16 @@ public class ClaimLoop implements BackgroundService {
    * any thread; costs at most one claim statement when nothing turns out to be ready.
    */
   public void wake() {
-    runner.wake();
+    idle.wake();
   }
 
-  /** True from {@link #start()} until {@link #stop} (or until its thread ended). */
   public boolean running() {
-    return runner.running();
-  }
-
-  /** The runner of the passes (a test waits on its {@link ServiceRunner#passes()}). */
-  public ServiceRunner runner() {
-    return runner;
+    return running && thread != null && thread.isAlive();
   }
 
   /** The last claim error, or null when the last claim succeeded. */
   public String lastError() {
-    return runner.lastError();
+    return lastError.get();
   }
 
   /** Claims held: queued, sending, or waiting for their completion. */

@@ -8,9 +8,6 @@ import dev.outboxrelay.outbox.store.ClaimedMessage;
 import dev.outboxrelay.outbox.store.DeliveredJob;
 import dev.outboxrelay.outbox.store.DeliveryBatch;
 import dev.outboxrelay.outbox.store.OutboxStore;
-import dev.outboxrelay.relay.background.BackgroundService;
-import dev.outboxrelay.relay.background.Pass;
-import dev.outboxrelay.relay.background.ServiceRunner;
 import dev.outboxrelay.relay.state.StateChangeLog;
 import java.time.Duration;
 import java.util.ArrayDeque;
@@ -22,22 +19,15 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import java.util.function.IntSupplier;
-import org.jboss.logging.Logger;
 
 /**
  * Records successful sends as delivered in batches: a worker hands its job in ({@link #submit})
- * and goes on to its next job; one flusher completes what has gathered with one {@link
+ * and goes on to its next job; one flusher thread completes what has gathered with one {@link
  * OutboxStore#markDeliveredAll} (one transaction, one token-checked statement) once {@code
  * batchSize} jobs wait, or every job in flight waits ({@link #flushWhenAllWaiting}: no other could
  * join the batch), or the first of them has waited {@code maxWait}, and then tells each job's
  * callback its {@link Completion}. Until then the job stays held (its lease renewed by the
  * heartbeat).
- *
- * <p>The flusher is a background service ({@link #runOnce()}, docs/design.md "Background
- * services") on a {@link ServiceRunner}, started by {@link #start()}: a pass flushes one batch when
- * it is ready and otherwise answers when it will be (the first job's max wait); handing in the
- * first job or filling a batch wakes it. The runner reports every flush to the source's state and
- * pauses after a failed one (100 ms doubling to 2 s).
  *
  * <p>Failure never loses or double-completes a job: a flush that fails is retried, with growing
  * pauses, for up to {@code resultTimeout} after the job was handed in; a retry after a flush that
@@ -53,18 +43,14 @@ import org.jboss.logging.Logger;
  * the loop's queue with the heartbeat holding it; a busy key then waits for its sink, not for the
  * next claim (docs/design.md "Ordering keys").
  */
-public final class CompletionBatcher implements BackgroundService, AutoCloseable {
-  private static final Logger LOG = Logger.getLogger(CompletionBatcher.class);
+public final class CompletionBatcher implements AutoCloseable {
+  private static final org.jboss.logging.Logger LOG = org.jboss.logging.Logger.getLogger(CompletionBatcher.class);
   /** Default of {@code outbox.relay.completion-batch-size}. */
   public static final int DEFAULT_BATCH_SIZE = 64;
   /** Default of {@code outbox.relay.completion-max-wait}. */
   public static final Duration DEFAULT_MAX_WAIT = Duration.ofMillis(2);
+  private static final Duration RETRY_MIN = Duration.ofMillis(100);
   private static final Duration RETRY_MAX = Duration.ofSeconds(2);
-  /**
-   * How long a pass with nothing handed in waits at most: the first job handed in wakes the flusher
-   * earlier, this only bounds a wake-up that was missed.
-   */
-  static final Duration IDLE_RECHECK = Duration.ofSeconds(1);
 
   /** What became of a job handed in. */
   public enum Completion {
@@ -90,14 +76,12 @@ public final class CompletionBatcher implements BackgroundService, AutoCloseable
   private final Duration resultTimeout;
   private final Object lock = new Object();
   private final Deque<Pending> pending = new ArrayDeque<>();
-  /** Jobs handed in and not answered yet: pending, or in the batch being flushed. Guarded by the lock. */
-  private int unanswered;
   private long firstPendingAt;
   private boolean closed;
-  /** Runs the flushes; rebuilt by {@link #reportingTo} before {@link #start()}. */
-  private volatile ServiceRunner flusher;
+  private final Thread flusher;
   /** Jobs in flight (sending or waiting here); none known: never flush before maxWait. */
   private volatile IntSupplier inFlight = () -> Integer.MAX_VALUE;
+  private volatile StateChangeLog database = StateChangeLog.logging("the completion flusher's database", LOG);
   /** Where handed-over claims go, and their lease; null: no hand-over. */
   private volatile ClaimLoop handOverTo;
   private volatile Duration handOverLease;
@@ -117,25 +101,15 @@ public final class CompletionBatcher implements BackgroundService, AutoCloseable
     this.batchSize = batchSize;
     this.maxWaitNanos = maxWait.toNanos();
     this.resultTimeout = resultTimeout;
-    reportingTo(StateChangeLog.logging("the completion flusher's database", LOG));
+    this.flusher = new Thread(this::run, "outbox-completion-flusher");
+    this.flusher.setDaemon(true);
+    this.flusher.start();
   }
 
-  /** Reports flush errors and successes to {@code database} (its source's state); call before {@link #start()}. */
+  /** Reports flush errors and successes to {@code database} (its source's state). */
   public CompletionBatcher reportingTo(StateChangeLog database) {
-    this.flusher = new ServiceRunner("outbox-completion-flusher", "recording deliveries failed", this, database)
-        .firstAfter(Duration.ZERO).every(IDLE_RECHECK).backingOffTo(RETRY_MAX);
+    this.database = database;
     return this;
-  }
-
-  /** Starts the flusher's passes (jobs handed in before wait for it). */
-  public CompletionBatcher start() {
-    flusher.start();
-    return this;
-  }
-
-  /** The runner of the flushes (a test waits on its {@link ServiceRunner#passes()}). */
-  public ServiceRunner flusher() {
-    return flusher;
   }
 
   /**
@@ -208,9 +182,8 @@ public final class CompletionBatcher implements BackgroundService, AutoCloseable
           firstPendingAt = System.nanoTime();
         }
         pending.add(new Pending(job, done, System.nanoTime() + resultTimeout.toNanos(), false));
-        unanswered++;
         if (pending.size() == 1 || batchReady()) {
-          flusher.wake();
+          lock.notifyAll();
         }
         return;
       }
@@ -241,47 +214,72 @@ public final class CompletionBatcher implements BackgroundService, AutoCloseable
     return c == Completion.COMPLETED;
   }
 
-  /**
-   * One pass: flushes one batch when it is ready (full, every job in flight waiting here, its first
-   * job waited maxWait, or closing) and runs again at once; otherwise answers when the first job's
-   * max wait ends, or (nothing handed in) waits to be woken. Throws when the flush failed: its jobs
-   * are back at the head of the queue (those past their result timeout answered UNKNOWN).
-   */
-  @Override
-  public Pass runOnce() {
-    List<Pending> batch;
-    synchronized (lock) {
-      if (pending.isEmpty()) {
-        return Pass.idle().nextAfter(IDLE_RECHECK);
+  private void run() {
+    Duration pause = RETRY_MIN;
+    while (true) {
+      List<Pending> batch;
+      try {
+        batch = nextBatch();
+      } catch (InterruptedException e) {
+        return;
       }
-      long left = firstPendingAt + maxWaitNanos - System.nanoTime();
-      if (!batchReady() && !closed && left > 0) {
-        return Pass.idle().nextAfter(Duration.ofNanos(left));
+      if (batch == null) {
+        return;
+      }
+      if (flush(batch)) {
+        pause = RETRY_MIN;
+      } else {
+        try {
+          Thread.sleep(pause.toMillis());
+        } catch (InterruptedException e) {
+          // close(): the retries go on without pauses until the jobs are answered or time out.
+        }
+        pause = Backoff.doubled(pause, RETRY_MAX);
+      }
+    }
+  }
+
+  /** Waits until a batch is full or its first job waited maxWait; null once closed and empty. */
+  private List<Pending> nextBatch() throws InterruptedException {
+    synchronized (lock) {
+      while (pending.isEmpty()) {
+        if (closed) {
+          return null;
+        }
+        lock.wait();
+      }
+      while (!batchReady() && !closed) {
+        long left = firstPendingAt + maxWaitNanos - System.nanoTime();
+        if (left <= 0) {
+          break;
+        }
+        TimeUnit.NANOSECONDS.timedWait(lock, left);
       }
       int n = Math.min(batchSize, pending.size());
-      batch = new ArrayList<>(n);
+      List<Pending> batch = new ArrayList<>(n);
       for (int i = 0; i < n; i++) {
         batch.add(pending.poll());
       }
       firstPendingAt = System.nanoTime();
+      return batch;
     }
-    flush(batch);
-    return Pass.done(batch.size()).nextAfter(Duration.ZERO);
   }
 
   /**
    * Completes one batch; on a failure the jobs go back to the head of the queue to be retried
-   * (those past their deadline are answered UNKNOWN) and the failure is thrown.
+   * (those past their deadline are answered UNKNOWN). Returns false when it failed.
    */
-  private void flush(List<Pending> batch) {
+  private boolean flush(List<Pending> batch) {
+    StateChangeLog db = database;
+    java.time.Instant callStarted = db.now();
     Set<Long> completed;
     try {
-      List<ClaimedMessage> unsure = batch.stream().filter(Pending::unanswered)
+      List<ClaimedMessage> unanswered = batch.stream().filter(Pending::unanswered)
           .map(p -> p.job().message()).toList();
-      if (!unsure.isEmpty()) {
+      if (!unanswered.isEmpty()) {
         // A failed flush may have committed before its answer was lost: read back first, so a
         // delivery this relay did record is not run again and called stale.
-        Set<Long> committed = store.recordedUnder(unsure, AttemptOutcome.DELIVERED);
+        Set<Long> committed = store.recordedUnder(unanswered, AttemptOutcome.DELIVERED);
         List<Pending> rest = new ArrayList<>();
         for (Pending p : batch) {
           if (committed.contains(p.job().message().id())) {
@@ -294,6 +292,7 @@ public final class CompletionBatcher implements BackgroundService, AutoCloseable
       }
       completed = complete(batch.stream().map(Pending::job).toList());
     } catch (RuntimeException e) {
+      db.failure("recording deliveries failed: " + StateChangeLog.describe(e));
       long now = System.nanoTime();
       List<Pending> retry = new ArrayList<>();
       for (Pending p : batch) {
@@ -316,45 +315,34 @@ public final class CompletionBatcher implements BackgroundService, AutoCloseable
           firstPendingAt = System.nanoTime() - maxWaitNanos;
         }
       }
-      throw e;
+      return false;
     }
+    db.success(callStarted);
     for (Pending p : batch) {
       answer(p, completed.contains(p.job().message().id()) ? Completion.COMPLETED : Completion.STALE);
     }
+    return true;
   }
 
-  private void answer(Pending p, Completion c) {
+  private static void answer(Pending p, Completion c) {
     try {
       p.done().accept(c);
     } catch (RuntimeException e) {
       LOG.errorf(e, "message_id=%d: handling the completion failed", p.job().message().id());
-    } finally {
-      synchronized (lock) {
-        if (--unanswered == 0) {
-          lock.notifyAll();
-        }
-      }
     }
   }
 
-  /**
-   * Flushes what waits (at once, and retried after failures until each job's result timeout),
-   * then stops the flusher; later completions run one by one on their callers' threads.
-   */
+  /** Flushes what waits, then stops the flusher; later completions run one by one. */
   @Override
   public void close() {
-    long deadline = System.nanoTime() + resultTimeout.toNanos();
     synchronized (lock) {
       closed = true;
-      flusher.wake();
-      try {
-        for (long left; unanswered > 0 && flusher.running() && (left = deadline - System.nanoTime()) > 0; ) {
-          TimeUnit.NANOSECONDS.timedWait(lock, Math.min(left, IDLE_RECHECK.toNanos()));
-        }
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-      }
+      lock.notifyAll();
     }
-    flusher.close();
+    try {
+      flusher.join(resultTimeout.toMillis());
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
   }
 }

@@ -100,13 +100,6 @@ public class Deliverer {
     return this;
   }
 
-  /** Starts the batched completion's flusher, if any (the claim loop's start). */
-  public void start() {
-    if (completions != null) {
-      completions.start();
-    }
-  }
-
   /** Flushes and stops the batched completion, if any (after the last delivery finished). */
   public void close() {
     if (completions != null) {

@@ -82,31 +82,6 @@ class ServiceRunnerTest {
     assertTrue(calls.get() >= 2);
   }
 
-  /**
-   * Guards against a service woken by its own work (the completion flusher, woken by every batch
-   * that fills) retrying a failing database at the pace of that work: a wake-up does not shorten
-   * the pause after a failed pass, and the pass after the pause serves it.
-   */
-  @Test
-  void aWakeUpDuringThePauseAfterAFailedPassDoesNotShortenIt() {
-    List<Long> calls = new CopyOnWriteArrayList<>();
-    ServiceRunner[] runner = new ServiceRunner[1];
-    runner[0] = new ServiceRunner("test-runner", "working failed", () -> {
-      calls.add(System.nanoTime());
-      if (calls.size() == 1) {
-        runner[0].wake(); // woken while the failing pass runs, as by a batch that filled meanwhile
-        throw new IllegalStateException("connection refused");
-      }
-      return Pass.done(1);
-    }, state).every(Duration.ofHours(1)).firstAfter(Duration.ZERO);
-    try (ServiceRunner r = runner[0].start()) {
-      Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> r.passes() == 2);
-      Duration pause = Duration.ofNanos(calls.get(1) - calls.get(0));
-      assertTrue(pause.compareTo(ServiceRunner.ERROR_MIN) >= 0, "retried after " + pause);
-      assertEquals(1, r.failures());
-    }
-  }
-
   @Test
   void aPassCalledDirectlyReportsAndThrowsWhatThePassThrew() {
     ServiceRunner runner = new ServiceRunner("test-runner", "working failed", () -> {

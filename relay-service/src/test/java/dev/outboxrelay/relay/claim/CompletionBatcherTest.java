@@ -17,7 +17,6 @@ import dev.outboxrelay.outbox.store.JdbcOutboxStore;
 import dev.outboxrelay.outbox.store.OutboxStore;
 import dev.outboxrelay.outbox.store.StoredAttempt;
 import dev.outboxrelay.outbox.store.dialect.H2Dialect;
-import dev.outboxrelay.relay.background.Pass;
 import dev.outboxrelay.relay.claim.CompletionBatcher.Completion;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Proxy;
@@ -119,7 +118,7 @@ class CompletionBatcherTest {
         lost.orderingKey(), lost.payload(), lost.contentType(), lost.headers(), lost.attempts(),
         UUID.randomUUID(), lost.createdAt(), lost.leaseUntil());
     claimed.add(stale);
-    try (CompletionBatcher batcher = new CompletionBatcher(recording, 8, Duration.ofMillis(200), LEASE).start()) {
+    try (CompletionBatcher batcher = new CompletionBatcher(recording, 8, Duration.ofMillis(200), LEASE)) {
       List<Future<Boolean>> results = completeConcurrently(batcher, claimed);
       for (int i = 0; i < 15; i++) {
         assertTrue(results.get(i).get(), "job " + claimed.get(i).id());
@@ -143,7 +142,7 @@ class CompletionBatcherTest {
   void aWorkerHandsItsJobInWithoutWaitingAndAFailedFlushIsRetriedUntilItCompletesEachJobOnce() throws Exception {
     List<ClaimedMessage> claimed = store.claimBatch(ClaimRequest.of(4, LEASE));
     Map<Long, Completion> answers = new ConcurrentHashMap<>();
-    try (CompletionBatcher batcher = new CompletionBatcher(recording, 64, Duration.ofMillis(20), LEASE).start()) {
+    try (CompletionBatcher batcher = new CompletionBatcher(recording, 64, Duration.ofMillis(20), LEASE)) {
       failFlushes.set(true);
       for (ClaimedMessage m : claimed) {
         batcher.submit(m, ok(), c -> answers.put(m.id(), c));
@@ -172,7 +171,7 @@ class CompletionBatcherTest {
   void aBatchThatCommittedButLostItsAnswerIsReadBackAsCompletedNotStale() throws Exception {
     List<ClaimedMessage> claimed = store.claimBatch(ClaimRequest.of(3, LEASE));
     Map<Long, Completion> answers = new ConcurrentHashMap<>();
-    try (CompletionBatcher batcher = new CompletionBatcher(recording, 64, Duration.ofMillis(20), LEASE).start()) {
+    try (CompletionBatcher batcher = new CompletionBatcher(recording, 64, Duration.ofMillis(20), LEASE)) {
       loseNextAnswer.set(true);
       for (ClaimedMessage m : claimed) {
         batcher.submit(m, ok(), c -> answers.put(m.id(), c));
@@ -197,7 +196,7 @@ class CompletionBatcherTest {
     CompletableFuture<Completion> mineDone = new CompletableFuture<>();
     CompletableFuture<Completion> otherDone = new CompletableFuture<>();
     frozen = new CountDownLatch(1);
-    try (CompletionBatcher batcher = new CompletionBatcher(recording, 64, Duration.ofMillis(20), LEASE).start()) {
+    try (CompletionBatcher batcher = new CompletionBatcher(recording, 64, Duration.ofMillis(20), LEASE)) {
       batcher.submit(mine, ok(), mineDone::complete);
       batcher.submit(other, ok(), otherDone::complete);
       Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> flushes.size() == 1);
@@ -221,7 +220,7 @@ class CompletionBatcherTest {
     CompletableFuture<Completion> done = new CompletableFuture<>();
     failFlushes.set(true);
     try (CompletionBatcher batcher = new CompletionBatcher(recording, 64, Duration.ofMillis(2),
-        Duration.ofMillis(300)).start()) {
+        Duration.ofMillis(300))) {
       batcher.submit(m, ok(), done::complete);
       assertEquals(Completion.UNKNOWN, done.get(10, TimeUnit.SECONDS));
     }
@@ -233,7 +232,7 @@ class CompletionBatcherTest {
   void aBatchHoldingEveryJobInFlightIsFlushedWithoutWaitingOutMaxWait() throws Exception {
     List<ClaimedMessage> claimed = store.claimBatch(ClaimRequest.of(3, LEASE));
     try (CompletionBatcher batcher = new CompletionBatcher(recording, 64, Duration.ofSeconds(20), LEASE)
-        .flushWhenAllWaiting(() -> 3).start()) {
+        .flushWhenAllWaiting(() -> 3)) {
       long t0 = System.nanoTime();
       for (Future<Boolean> f : completeConcurrently(batcher, claimed)) {
         assertTrue(f.get());
@@ -247,52 +246,13 @@ class CompletionBatcherTest {
   @Test
   void afterCloseAJobIsCompletedOnItsOwn() {
     ClaimedMessage m = store.claimBatch(ClaimRequest.of(1, LEASE)).get(0);
-    CompletionBatcher batcher = new CompletionBatcher(recording, 64, Duration.ofMillis(2), LEASE).start();
+    CompletionBatcher batcher = new CompletionBatcher(recording, 64, Duration.ofMillis(2), LEASE);
     batcher.close();
 
     assertTrue(batcher.markDelivered(m, AttemptRecord.success(Duration.ofMillis(1), "200")));
     assertEquals(List.of(1), flushes);
     assertEquals(Set.of(), store.markDeliveredAll(List.of(new DeliveredJob(m, AttemptRecord.success(
         Duration.ofMillis(1), "again")))));
-  }
-
-  /**
-   * The flusher as a pass (no runner started): a batch that is not ready asks nothing and says
-   * when its first job's max wait ends; a full batch is flushed and the next pass is due at once;
-   * a failed flush throws and keeps its jobs for the next pass.
-   */
-  @Test
-  void aPassFlushesOnlyAReadyBatchAndAFailedOneKeepsItsJobs() throws Exception {
-    List<ClaimedMessage> claimed = store.claimBatch(ClaimRequest.of(4, LEASE));
-    Map<Long, Completion> answers = new ConcurrentHashMap<>();
-    try (CompletionBatcher batcher = new CompletionBatcher(recording, 2, Duration.ofHours(1), LEASE)) {
-      assertEquals(CompletionBatcher.IDLE_RECHECK, batcher.runOnce().next(), "nothing handed in: wait to be woken");
-      batcher.submit(claimed.get(0), ok(), c -> answers.put(claimed.get(0).id(), c));
-      Pass waiting = batcher.runOnce();
-      assertFalse(waiting.answered(), "one job of a batch of two, its max wait not over: nothing asked");
-      assertTrue(waiting.next().compareTo(Duration.ofMinutes(59)) > 0 && waiting.next().compareTo(Duration.ofHours(1)) <= 0,
-          "due when the first job's max wait ends: " + waiting.next());
-      assertEquals(List.of(), flushes);
-
-      batcher.submit(claimed.get(1), ok(), c -> answers.put(claimed.get(1).id(), c));
-      Pass flushed = batcher.runOnce();
-      assertEquals(2, flushed.work());
-      assertTrue(flushed.answered());
-      assertEquals(Duration.ZERO, flushed.next(), "another batch may be waiting: the next pass at once");
-      assertEquals(Map.of(claimed.get(0).id(), Completion.COMPLETED, claimed.get(1).id(), Completion.COMPLETED), answers);
-
-      failFlushes.set(true);
-      for (ClaimedMessage m : claimed.subList(2, 4)) {
-        batcher.submit(m, ok(), c -> answers.put(m.id(), c));
-      }
-      assertThrows(OutboxStoreException.class, batcher::runOnce);
-      assertEquals(2, batcher.pending(), "a failed flush keeps its jobs");
-      assertEquals(2, answers.size(), "and answers none of them");
-      failFlushes.set(false);
-      assertEquals(2, batcher.runOnce().work());
-      assertEquals(0, batcher.pending());
-      assertTrue(answers.values().stream().allMatch(c -> c == Completion.COMPLETED), answers.toString());
-    }
   }
 
   @Test

@@ -13,7 +13,6 @@ import dev.outboxrelay.outbox.store.StoredMessage;
 import dev.outboxrelay.outbox.store.dialect.PostgresDialect;
 import dev.outboxrelay.outbox.store.dialect.ReadyNotifications;
 import dev.outboxrelay.outbox.testing.TestDatabases;
-import dev.outboxrelay.relay.background.ServiceRunner;
 import dev.outboxrelay.relay.lease.LeaseHeartbeat;
 import dev.outboxrelay.relay.metrics.RelayMetrics;
 import dev.outboxrelay.relay.sink.HttpSink;
@@ -192,16 +191,12 @@ class ReadyListenerIT {
             && parkedInIdleWait());
   }
 
-  /**
-   * The loop's thread waits between passes in its {@link ServiceRunner}, which parks only with no
-   * wake-up pending; with nothing in flight a claim is always due, so that wait is the idle wait.
-   */
+  /** The loop's thread waits inside {@link IdleWait#await}, which parks only with no wake-up pending. */
   private boolean parkedInIdleWait() {
     return Thread.getAllStackTraces().entrySet().stream()
         .filter(e -> e.getKey().getName().equals(loopThread))
         .anyMatch(e -> e.getKey().getState() == Thread.State.TIMED_WAITING && Arrays.stream(e.getValue())
-            .anyMatch(f -> f.getClassName().equals(ServiceRunner.class.getName())
-                && f.getMethodName().equals("awaitNext")));
+            .anyMatch(f -> f.getClassName().equals(IdleWait.class.getName()) && f.getMethodName().equals("await")));
   }
 
   private String enqueue() throws SQLException {

@@ -27,12 +27,23 @@ public final class DemoH2Server implements AutoCloseable {
   public static DemoH2Server start(Path work, String name) throws IOException, SQLException {
     Files.createDirectories(work.resolve("db"));
     int port = ServiceProcess.freePort();
-    Server server = Server.createTcpServer("-tcp", "-tcpPort", String.valueOf(port), "-ifNotExists",
-        "-baseDir", work.resolve("db").toString()).start();
-    return new DemoH2Server(server, "jdbc:h2:tcp://localhost:" + port + "/" + name + "-" + System.nanoTime());
+    Server server =
+        Server.createTcpServer(
+                "-tcp",
+                "-tcpPort",
+                String.valueOf(port),
+                "-ifNotExists",
+                "-baseDir",
+                work.resolve("db").toString())
+            .start();
+    return new DemoH2Server(
+        server, "jdbc:h2:tcp://localhost:" + port + "/" + name + "-" + System.nanoTime());
   }
 
-  /** The JDBC URL of the database, for {@code quarkus.datasource.jdbc.url} or the relay's datasource. */
+  /**
+   * The JDBC URL of the database, for {@code quarkus.datasource.jdbc.url} or the relay's
+   * datasource.
+   */
   public String url() {
     return url;
   }

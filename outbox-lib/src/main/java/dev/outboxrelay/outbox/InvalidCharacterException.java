@@ -17,9 +17,17 @@ public class InvalidCharacterException extends InvalidMessageException {
    * @param subject what within the field, e.g. {@code value of 'X-Tenant'}, or empty
    * @param rule why, and what the field may hold
    */
-  public InvalidCharacterException(String field, String subject, int codePoint, int position, String rule) {
-    super(field, (subject.isEmpty() ? "" : subject + ": ") + "character " + describe(codePoint)
-        + " at position " + position + " " + rule);
+  public InvalidCharacterException(
+      String field, String subject, int codePoint, int position, String rule) {
+    super(
+        field,
+        (subject.isEmpty() ? "" : subject + ": ")
+            + "character "
+            + describe(codePoint)
+            + " at position "
+            + position
+            + " "
+            + rule);
     this.codePoint = codePoint;
     this.position = position;
   }

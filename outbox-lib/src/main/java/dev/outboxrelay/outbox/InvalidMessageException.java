@@ -1,8 +1,8 @@
 package dev.outboxrelay.outbox;
 
 /**
- * A message was rejected before anything was written. {@link #field()} names the offending
- * field with its column name ({@code operation_id}, {@code destination}, {@code payload}, ...).
+ * A message was rejected before anything was written. {@link #field()} names the offending field
+ * with its column name ({@code operation_id}, {@code destination}, {@code payload}, ...).
  */
 public class InvalidMessageException extends OutboxException {
   private final String field;

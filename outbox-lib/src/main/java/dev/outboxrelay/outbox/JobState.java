@@ -5,9 +5,9 @@ import java.util.Locale;
 import java.util.stream.Collectors;
 
 /**
- * The states of a job (docs/design.md "States"), each stored as its one-letter {@link
- * #code()} in {@code outbox_message.state}: ready, working (claimed under a lease), sent, confirmed
- * by reconciliation, dead.
+ * The states of a job (docs/design.md "States"), each stored as its one-letter {@link #code()} in
+ * {@code outbox_message.state}: ready, working (claimed under a lease), sent, confirmed by
+ * reconciliation, dead.
  */
 public enum JobState {
   READY('R', "ready"),
@@ -18,6 +18,7 @@ public enum JobState {
 
   /** Longest part of a refused input echoed back in the refusal. */
   private static final int MAX_ECHOED = 40;
+
   private static final String CHOICES =
       Arrays.stream(values()).map(JobState::label).collect(Collectors.joining(", "));
 
@@ -67,7 +68,8 @@ public enum JobState {
         }
       }
     }
-    String echoed = raw == null || raw.length() <= MAX_ECHOED ? raw : raw.substring(0, MAX_ECHOED) + "…";
+    String echoed =
+        raw == null || raw.length() <= MAX_ECHOED ? raw : raw.substring(0, MAX_ECHOED) + "…";
     throw new IllegalArgumentException("unknown " + field + " '" + echoed + "': one of " + CHOICES);
   }
 

@@ -16,26 +16,36 @@ import java.util.Map;
 import java.util.TreeSet;
 import java.util.regex.Pattern;
 
-/** Checks a message against the configuration; throws {@link InvalidMessageException} naming the field. */
+/**
+ * Checks a message against the configuration; throws {@link InvalidMessageException} naming the
+ * field.
+ */
 final class MessageValidator {
   /**
    * A W3C traceparent a relay can continue: version 00 (or a later one, whose first four fields
    * keep this shape), non-zero trace and span ids.
    */
-  private static final Pattern TRACEPARENT_VALUE = Pattern.compile(
-      "(?!ff)[0-9a-f]{2}-(?!0{32})[0-9a-f]{32}-(?!0{16})[0-9a-f]{16}-[0-9a-f]{2}(-.*)?");
+  private static final Pattern TRACEPARENT_VALUE =
+      Pattern.compile(
+          "(?!ff)[0-9a-f]{2}-(?!0{32})[0-9a-f]{32}-(?!0{16})[0-9a-f]{16}-[0-9a-f]{2}(-.*)?");
+
   /** HTTP token characters (RFC 9110): a header name must survive every sink. */
   private static final Pattern HEADER_NAME = Pattern.compile("[!#$%&'*+.^_`|~0-9A-Za-z-]{1,100}");
 
-  static final String OPERATION_ID_RULE = "an operation ID is 1 to " + MAX_OPERATION_ID_LENGTH
-      + " printable ASCII characters (U+0020 to U+007E, no space at either end), as an HTTP"
-      + " Idempotency-Key, an AMQP message-id and a Kafka header carry them byte-for-byte";
-  static final String CONTENT_TYPE_RULE = "a content type is 1 to " + MAX_CONTENT_TYPE_LENGTH
-      + " printable ASCII characters (U+0020 to U+007E, no space at either end), as an HTTP"
-      + " Content-Type, an AMQP content-type and a Kafka header carry them byte-for-byte";
-  static final String HEADER_VALUE_RULE = "a header value is printable ASCII (U+0020 to U+007E)"
-      + " and tab, neither at either end: an HTTP field value (RFC 9110) that AMQP and Kafka"
-      + " headers also carry byte-for-byte";
+  static final String OPERATION_ID_RULE =
+      "an operation ID is 1 to "
+          + MAX_OPERATION_ID_LENGTH
+          + " printable ASCII characters (U+0020 to U+007E, no space at either end), as an HTTP"
+          + " Idempotency-Key, an AMQP message-id and a Kafka header carry them byte-for-byte";
+  static final String CONTENT_TYPE_RULE =
+      "a content type is 1 to "
+          + MAX_CONTENT_TYPE_LENGTH
+          + " printable ASCII characters (U+0020 to U+007E, no space at either end), as an HTTP"
+          + " Content-Type, an AMQP content-type and a Kafka header carry them byte-for-byte";
+  static final String HEADER_VALUE_RULE =
+      "a header value is printable ASCII (U+0020 to U+007E)"
+          + " and tab, neither at either end: an HTTP field value (RFC 9110) that AMQP and Kafka"
+          + " headers also carry byte-for-byte";
 
   static final ObjectMapper JSON =
       new ObjectMapper().enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
@@ -62,15 +72,19 @@ final class MessageValidator {
     if (m == null) {
       throw new InvalidMessageException("message", "is required");
     }
-    requireWireText("operation_id", "", m.operationId(), MAX_OPERATION_ID_LENGTH, false, OPERATION_ID_RULE);
+    requireWireText(
+        "operation_id", "", m.operationId(), MAX_OPERATION_ID_LENGTH, false, OPERATION_ID_RULE);
     requireText("destination", m.destination(), Integer.MAX_VALUE);
     if (!config.destinations().contains(m.destination())) {
       throw new InvalidMessageException(
           "destination",
-          "'" + m.destination() + "' is not a configured destination; known: "
+          "'"
+              + m.destination()
+              + "' is not a configured destination; known: "
               + new TreeSet<>(config.destinations()));
     }
-    requireWireText("content_type", "", m.contentType(), MAX_CONTENT_TYPE_LENGTH, false, CONTENT_TYPE_RULE);
+    requireWireText(
+        "content_type", "", m.contentType(), MAX_CONTENT_TYPE_LENGTH, false, CONTENT_TYPE_RULE);
     if (m.orderingKey() != null) {
       requireText("ordering_key", m.orderingKey(), MAX_ORDERING_KEY_LENGTH);
     }
@@ -81,9 +95,13 @@ final class MessageValidator {
     if (bytes > config.maxPayloadBytes()) {
       throw new InvalidMessageException(
           "payload",
-          "is " + bytes + " bytes; the limit is " + config.maxPayloadBytes()
+          "is "
+              + bytes
+              + " bytes; the limit is "
+              + config.maxPayloadBytes()
               + " bytes (maxPayloadBytes, outbox.producer.max-payload-bytes). Payloads over "
-              + config.inlinePayloadBytes() + " bytes are already stored out of band in"
+              + config.inlinePayloadBytes()
+              + " bytes are already stored out of band in"
               + " outbox_payload; a body this large belongs in your application's own tables or"
               + " blob store, written in the same transaction, with only a reference to it (e.g."
               + " its business ID) in the payload for the receiver to read (README, \"Large"
@@ -99,7 +117,10 @@ final class MessageValidator {
         }
       } catch (JsonProcessingException e) {
         throw new InvalidMessageException(
-            "payload", "is not valid JSON for content_type " + m.contentType() + ": "
+            "payload",
+            "is not valid JSON for content_type "
+                + m.contentType()
+                + ": "
                 + e.getOriginalMessage());
       }
     }
@@ -116,9 +137,14 @@ final class MessageValidator {
       throw new InvalidMessageException("deliver_after", "delay must not be negative: " + delay);
     }
     if (delay.compareTo(OutboxConfig.MAX_DELIVER_AFTER) > 0) {
-      throw new InvalidMessageException("deliver_after", "delay " + delay + " is over the limit of "
-          + OutboxConfig.MAX_DELIVER_AFTER.toDays() + " days (five years, OutboxConfig.MAX_DELIVER_AFTER);"
-          + " a job due further ahead belongs in your own tables until it comes due");
+      throw new InvalidMessageException(
+          "deliver_after",
+          "delay "
+              + delay
+              + " is over the limit of "
+              + OutboxConfig.MAX_DELIVER_AFTER.toDays()
+              + " days (five years, OutboxConfig.MAX_DELIVER_AFTER);"
+              + " a job due further ahead belongs in your own tables until it comes due");
     }
   }
 
@@ -130,30 +156,43 @@ final class MessageValidator {
       if (h.getKey() == null || !HEADER_NAME.matcher(h.getKey()).matches()) {
         rejectNonTokenCharacter(h.getKey());
         throw new InvalidMessageException(
-            "headers", "name '" + h.getKey() + "' is not a valid header name (1-100 token characters)");
+            "headers",
+            "name '" + h.getKey() + "' is not a valid header name (1-100 token characters)");
       }
       if (h.getValue() == null) {
         throw new InvalidMessageException("headers", "value of '" + h.getKey() + "' is missing");
       }
-      requireWireChars("headers", "value of '" + h.getKey() + "'", h.getValue(), true, HEADER_VALUE_RULE);
+      requireWireChars(
+          "headers", "value of '" + h.getKey() + "'", h.getValue(), true, HEADER_VALUE_RULE);
     }
     String callerParent = headerIgnoringCase(headers, TraceContextSource.TRACEPARENT);
     if (callerParent != null && !TRACEPARENT_VALUE.matcher(callerParent).matches()) {
-      throw new InvalidMessageException("headers", "value of '" + TraceContextSource.TRACEPARENT
-          + "' is not a W3C traceparent (00-<32 hex trace id>-<16 hex span id>-<2 hex flags>): '"
-          + callerParent + "'; leave it out to store the active span's");
+      throw new InvalidMessageException(
+          "headers",
+          "value of '"
+              + TraceContextSource.TRACEPARENT
+              + "' is not a W3C traceparent (00-<32 hex trace id>-<16 hex span id>-<2 hex flags>): '"
+              + callerParent
+              + "'; leave it out to store the active span's");
     }
-    if (callerParent == null && headerIgnoringCase(headers, TraceContextSource.TRACESTATE) != null) {
-      throw new InvalidMessageException("headers", "'" + TraceContextSource.TRACESTATE
-          + "' needs a '" + TraceContextSource.TRACEPARENT + "' beside it; leave both out to store"
-          + " the active span's");
+    if (callerParent == null
+        && headerIgnoringCase(headers, TraceContextSource.TRACESTATE) != null) {
+      throw new InvalidMessageException(
+          "headers",
+          "'"
+              + TraceContextSource.TRACESTATE
+              + "' needs a '"
+              + TraceContextSource.TRACEPARENT
+              + "' beside it; leave both out to store"
+              + " the active span's");
     }
     try {
       if (!headers.isEmpty()) {
         int length = JSON.writeValueAsString(headers).length();
         if (length > MAX_HEADERS_JSON_LENGTH) {
           throw new InvalidMessageException(
-              "headers", "take " + length + " characters as JSON; the limit is " + MAX_HEADERS_JSON_LENGTH);
+              "headers",
+              "take " + length + " characters as JSON; the limit is " + MAX_HEADERS_JSON_LENGTH);
         }
       }
       Map<String, String> stored = headers;
@@ -163,7 +202,8 @@ final class MessageValidator {
       }
       return stored.isEmpty() ? null : JSON.writeValueAsString(stored);
     } catch (JsonProcessingException e) {
-      throw new InvalidMessageException("headers", "cannot be written as JSON: " + e.getOriginalMessage());
+      throw new InvalidMessageException(
+          "headers", "cannot be written as JSON: " + e.getOriginalMessage());
     }
   }
 
@@ -177,7 +217,11 @@ final class MessageValidator {
       int cp = name.codePointAt(i);
       position++;
       if (cp > 0x7E || !HEADER_NAME.matcher(Character.toString(cp)).matches()) {
-        throw new InvalidCharacterException("headers", "name '" + name + "'", cp, position,
+        throw new InvalidCharacterException(
+            "headers",
+            "name '" + name + "'",
+            cp,
+            position,
             "is not allowed: a header name is 1 to 100 HTTP token characters (letters, digits and"
                 + " !#$%&'*+-.^_`|~)");
       }
@@ -203,7 +247,8 @@ final class MessageValidator {
         bytes++;
       } else if (ch < 0x800) {
         bytes += 2;
-      } else if (Character.isHighSurrogate(ch) && i + 1 < s.length()
+      } else if (Character.isHighSurrogate(ch)
+          && i + 1 < s.length()
           && Character.isLowSurrogate(s.charAt(i + 1))) {
         bytes += 4;
         i++;
@@ -261,13 +306,15 @@ final class MessageValidator {
    * header and a Kafka header, all unchanged. Refuses with the first offending character and its
    * position.
    */
-  private static void requireWireChars(String field, String subject, String value, boolean tab, String rule) {
+  private static void requireWireChars(
+      String field, String subject, String value, boolean tab, String rule) {
     int position = 0;
     for (int i = 0; i < value.length(); ) {
       int cp = value.codePointAt(i);
       position++;
       if (!(cp >= 0x20 && cp <= 0x7E) && !(tab && cp == '\t')) {
-        throw new InvalidCharacterException(field, subject, cp, position, "is not allowed: " + rule);
+        throw new InvalidCharacterException(
+            field, subject, cp, position, "is not allowed: " + rule);
       }
       i += Character.charCount(cp);
     }
@@ -275,11 +322,19 @@ final class MessageValidator {
       return;
     }
     if (isBlankChar(value.charAt(0))) {
-      throw new InvalidCharacterException(field, subject, value.charAt(0), 1,
+      throw new InvalidCharacterException(
+          field,
+          subject,
+          value.charAt(0),
+          1,
           "is white space at the start, which a receiver strips: " + rule);
     }
     if (isBlankChar(value.charAt(value.length() - 1))) {
-      throw new InvalidCharacterException(field, subject, value.charAt(value.length() - 1), position,
+      throw new InvalidCharacterException(
+          field,
+          subject,
+          value.charAt(value.length() - 1),
+          position,
           "is white space at the end, which a receiver strips: " + rule);
     }
   }
@@ -297,10 +352,16 @@ final class MessageValidator {
     for (int i = 0; i < value.length(); i++) {
       char ch = value.charAt(i);
       position++;
-      if (Character.isHighSurrogate(ch) && i + 1 < value.length() && Character.isLowSurrogate(value.charAt(i + 1))) {
+      if (Character.isHighSurrogate(ch)
+          && i + 1 < value.length()
+          && Character.isLowSurrogate(value.charAt(i + 1))) {
         i++;
       } else if (Character.isSurrogate(ch)) {
-        throw new InvalidCharacterException(field, subject, ch, position,
+        throw new InvalidCharacterException(
+            field,
+            subject,
+            ch,
+            position,
             "is not allowed: text is stored and sent as UTF-8, which has no encoding for it");
       }
     }

@@ -15,13 +15,13 @@ import java.util.Objects;
 /**
  * Appends jobs in the caller's transaction. Thread-safe; create one per application.
  *
- * <p>{@link #enqueue} uses only the connection it is given and never commits, rolls back or
- * changes auto-commit: the job becomes visible exactly when the caller's transaction commits, and
- * vanishes with it on rollback. Call it on the connection of the business write.
+ * <p>{@link #enqueue} uses only the connection it is given and never commits, rolls back or changes
+ * auto-commit: the job becomes visible exactly when the caller's transaction commits, and vanishes
+ * with it on rollback. Call it on the connection of the business write.
  *
- * <p>A payload over {@link OutboxConfig#inlinePayloadBytes} is written to {@code outbox_payload}
- * on the same connection, with a short reference in the job's row; the relay loads it before the
- * send, so sinks always see the full body.
+ * <p>A payload over {@link OutboxConfig#inlinePayloadBytes} is written to {@code outbox_payload} on
+ * the same connection, with a short reference in the job's row; the relay loads it before the send,
+ * so sinks always see the full body.
  *
  * <p>Trace context: when a span is active on the caller's thread, each job's headers also carry its
  * W3C {@code traceparent} and {@code tracestate} (see {@link TraceContextSource}); a {@code
@@ -68,19 +68,19 @@ public class Outbox {
    * @throws OutboxStoreException the database failed; the caller's transaction should roll back
    */
   public EnqueueResult enqueue(Connection connection, OutboxMessage message) {
-    // Validated first: bad input is refused before the connection is touched (even for dialect detection).
+    // Validated first: bad input is refused before the connection is touched (even for dialect
+    // detection).
     NewMessage validated = validated(message, traceContext.current());
     return storeFor(connection).insert(connection, validated);
   }
 
   /**
-   * Validates every message, then inserts them in order on {@code connection}: when one is
-   * invalid nothing is written. Use it for fan-out ({@link OutboxMessage#fanOut}). Like
-   * {@link #enqueue} it never commits; if an insert fails (a database error, or
-   * {@link DuplicateOperationException}) roll the caller's transaction back so none commit.
+   * Validates every message, then inserts them in order on {@code connection}: when one is invalid
+   * nothing is written. Use it for fan-out ({@link OutboxMessage#fanOut}). Like {@link #enqueue} it
+   * never commits; if an insert fails (a database error, or {@link DuplicateOperationException})
+   * roll the caller's transaction back so none commit.
    */
-  public List<EnqueueResult> enqueueAll(Connection connection,
-      List<OutboxMessage> messages) {
+  public List<EnqueueResult> enqueueAll(Connection connection, List<OutboxMessage> messages) {
     List<NewMessage> validated = new ArrayList<>(messages.size());
     Map<String, String> trace = traceContext.current();
     for (OutboxMessage m : messages) {
@@ -91,8 +91,8 @@ public class Outbox {
   }
 
   /**
-   * Validates, and decides where the payload goes: over {@link OutboxConfig#inlinePayloadBytes}
-   * it is stored out of band, in {@code outbox_payload}, with a reference in the job's row.
+   * Validates, and decides where the payload goes: over {@link OutboxConfig#inlinePayloadBytes} it
+   * is stored out of band, in {@code outbox_payload}, with a reference in the job's row.
    */
   private NewMessage validated(OutboxMessage m, Map<String, String> trace) {
     String headersJson = validator.validate(m, trace);

@@ -20,16 +20,20 @@ import java.util.Set;
  * rejected: it belongs in the application's own tables or blob store, with only a reference to it
  * in the payload (docs/library.md "Large payloads").
  */
-public record OutboxConfig(Set<String> destinations, int maxPayloadBytes, int inlinePayloadBytes,
-    Dialect dialect, OutboxTables tables) {
+public record OutboxConfig(
+    Set<String> destinations,
+    int maxPayloadBytes,
+    int inlinePayloadBytes,
+    Dialect dialect,
+    OutboxTables tables) {
 
   /** 1 MiB of UTF-8: larger documents belong in storage, referenced from the payload. */
   public static final int DEFAULT_MAX_PAYLOAD_BYTES = 1024 * 1024;
 
   /**
-   * 64 KiB of UTF-8: larger payloads go to {@code outbox_payload}, so a claim of 32 jobs returns
-   * at most about 2 MiB of payload however large the bodies are. Capped at {@code
-   * maxPayloadBytes} when that is configured smaller and the threshold is not set.
+   * 64 KiB of UTF-8: larger payloads go to {@code outbox_payload}, so a claim of 32 jobs returns at
+   * most about 2 MiB of payload however large the bodies are. Capped at {@code maxPayloadBytes}
+   * when that is configured smaller and the threshold is not set.
    */
   public static final int DEFAULT_INLINE_PAYLOAD_BYTES = 64 * 1024;
 
@@ -52,7 +56,8 @@ public record OutboxConfig(Set<String> destinations, int maxPayloadBytes, int in
     destinations = Set.copyOf(destinations);
     tables = tables == null ? OutboxTables.DEFAULT : tables;
     if (destinations.isEmpty()) {
-      throw new IllegalArgumentException("destinations: at least one destination must be configured");
+      throw new IllegalArgumentException(
+          "destinations: at least one destination must be configured");
     }
     for (String d : destinations) {
       if (!d.matches("[A-Za-z0-9][A-Za-z0-9._:-]{0," + (MAX_DESTINATION_LENGTH - 1) + "}")) {
@@ -61,15 +66,19 @@ public record OutboxConfig(Set<String> destinations, int maxPayloadBytes, int in
       }
     }
     if (maxPayloadBytes <= 0) {
-      throw new IllegalArgumentException("maxPayloadBytes: must be positive, was " + maxPayloadBytes);
+      throw new IllegalArgumentException(
+          "maxPayloadBytes: must be positive, was " + maxPayloadBytes);
     }
     if (inlinePayloadBytes <= 0) {
       throw new IllegalArgumentException(
           "inlinePayloadBytes: must be positive, was " + inlinePayloadBytes);
     }
     if (inlinePayloadBytes > maxPayloadBytes) {
-      throw new IllegalArgumentException("inlinePayloadBytes: must not exceed maxPayloadBytes ("
-          + maxPayloadBytes + "), was " + inlinePayloadBytes);
+      throw new IllegalArgumentException(
+          "inlinePayloadBytes: must not exceed maxPayloadBytes ("
+              + maxPayloadBytes
+              + "), was "
+              + inlinePayloadBytes);
     }
   }
 
@@ -86,7 +95,8 @@ public record OutboxConfig(Set<String> destinations, int maxPayloadBytes, int in
 
   private static int defaultInline(int maxPayloadBytes) {
     // A non-positive maximum is reported by the canonical constructor, naming maxPayloadBytes.
-    return maxPayloadBytes <= 0 ? DEFAULT_INLINE_PAYLOAD_BYTES
+    return maxPayloadBytes <= 0
+        ? DEFAULT_INLINE_PAYLOAD_BYTES
         : Math.min(DEFAULT_INLINE_PAYLOAD_BYTES, maxPayloadBytes);
   }
 
@@ -146,8 +156,12 @@ public record OutboxConfig(Set<String> destinations, int maxPayloadBytes, int in
     }
 
     public OutboxConfig build() {
-      return new OutboxConfig(destinations, maxPayloadBytes,
-          inlinePayloadBytes == null ? defaultInline(maxPayloadBytes) : inlinePayloadBytes, dialect, tables);
+      return new OutboxConfig(
+          destinations,
+          maxPayloadBytes,
+          inlinePayloadBytes == null ? defaultInline(maxPayloadBytes) : inlinePayloadBytes,
+          dialect,
+          tables);
     }
   }
 }

@@ -1,6 +1,8 @@
 package dev.outboxrelay.outbox;
 
-/** Base class of every exception the outbox throws. Unchecked: callers roll back their transaction. */
+/**
+ * Base class of every exception the outbox throws. Unchecked: callers roll back their transaction.
+ */
 public class OutboxException extends RuntimeException {
   public OutboxException(String message) {
     super(message);

@@ -25,7 +25,8 @@ public record OutboxMessage(
   public static final String DEFAULT_CONTENT_TYPE = "application/json";
 
   public OutboxMessage {
-    headers = headers == null ? Map.of() : Collections.unmodifiableMap(new LinkedHashMap<>(headers));
+    headers =
+        headers == null ? Map.of() : Collections.unmodifiableMap(new LinkedHashMap<>(headers));
     deliverAfter = deliverAfter == null ? Duration.ZERO : deliverAfter;
   }
 
@@ -37,29 +38,39 @@ public record OutboxMessage(
   public static final String FAN_OUT_SEPARATOR = "/";
 
   /**
-   * One business event to several destinations: one job per destination, each with this
-   * message's payload, content type, ordering key, headers and delay, and the operation ID
-   * {@code <businessId>/<destination>} (stable, so a retried business transaction yields the
-   * same IDs and each sink deduplicates its own). Enqueue the result with
-   * {@link Outbox#enqueueAll} in the business transaction: all jobs commit, or none.
+   * One business event to several destinations: one job per destination, each with this message's
+   * payload, content type, ordering key, headers and delay, and the operation ID {@code
+   * <businessId>/<destination>} (stable, so a retried business transaction yields the same IDs and
+   * each sink deduplicates its own). Enqueue the result with {@link Outbox#enqueueAll} in the
+   * business transaction: all jobs commit, or none.
    *
    * @param event the shared content; its operation ID and destination are ignored
    */
-  public static List<OutboxMessage> fanOut(String businessId, OutboxMessage event,
-      List<String> destinations) {
+  public static List<OutboxMessage> fanOut(
+      String businessId, OutboxMessage event, List<String> destinations) {
     if (businessId == null || businessId.isBlank()) {
-      throw new InvalidMessageException("operation_id", "fan-out needs a business ID, got '"
-          + businessId + "'");
+      throw new InvalidMessageException(
+          "operation_id", "fan-out needs a business ID, got '" + businessId + "'");
     }
     if (destinations == null || destinations.isEmpty()) {
       throw new InvalidMessageException("destination", "fan-out needs at least one destination");
     }
     if (new HashSet<>(destinations).size() != destinations.size()) {
-      throw new InvalidMessageException("destination", "fan-out destinations repeat: " + destinations);
+      throw new InvalidMessageException(
+          "destination", "fan-out destinations repeat: " + destinations);
     }
-    return destinations.stream().map(d -> new OutboxMessage(businessId + FAN_OUT_SEPARATOR + d, d,
-        event.payload(), event.contentType(), event.orderingKey(), event.headers(),
-        event.deliverAfter())).toList();
+    return destinations.stream()
+        .map(
+            d ->
+                new OutboxMessage(
+                    businessId + FAN_OUT_SEPARATOR + d,
+                    d,
+                    event.payload(),
+                    event.contentType(),
+                    event.orderingKey(),
+                    event.headers(),
+                    event.deliverAfter()))
+        .toList();
   }
 
   /** Builder; {@code contentType} defaults to {@value #DEFAULT_CONTENT_TYPE}. */
@@ -76,10 +87,10 @@ public record OutboxMessage(
 
     /**
      * Stable ID of the business effect, e.g. {@code order-42/billing}: 1 to 200 printable ASCII
-     * characters (U+0020 to U+007E, no space at either end), which an HTTP {@code
-     * Idempotency-Key}, an AMQP {@code message-id} and a Kafka header carry byte-for-byte. Anything
-     * else is refused at enqueue ({@link InvalidCharacterException}); map other text to ASCII
-     * yourself (e.g. percent-encode its UTF-8), the same way on every retry.
+     * characters (U+0020 to U+007E, no space at either end), which an HTTP {@code Idempotency-Key},
+     * an AMQP {@code message-id} and a Kafka header carry byte-for-byte. Anything else is refused
+     * at enqueue ({@link InvalidCharacterException}); map other text to ASCII yourself (e.g.
+     * percent-encode its UTF-8), the same way on every retry.
      */
     public Builder operationId(String operationId) {
       this.operationId = operationId;
@@ -126,8 +137,8 @@ public record OutboxMessage(
 
     /**
      * Not claimable before commit time + delay (database clock); from zero to {@link
-     * OutboxConfig#MAX_DELIVER_AFTER} (five years). On a re-enqueue of the same job the first
-     * job's delay stands.
+     * OutboxConfig#MAX_DELIVER_AFTER} (five years). On a re-enqueue of the same job the first job's
+     * delay stands.
      */
     public Builder deliverAfter(Duration delay) {
       this.deliverAfter = delay;

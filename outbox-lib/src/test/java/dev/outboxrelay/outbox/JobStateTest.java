@@ -29,17 +29,22 @@ class JobStateTest {
   @Test
   void parseRefusesAnythingElseNamingTheFieldAndTheStates() {
     for (String raw : new String[] {"X", "READY", "", " ", null}) {
-      IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> JobState.parse(raw, "state"));
+      IllegalArgumentException e =
+          assertThrows(IllegalArgumentException.class, () -> JobState.parse(raw, "state"));
       assertEquals("unknown state '" + raw + "': one of " + JobState.choices(), e.getMessage());
     }
-    IllegalArgumentException longInput = assertThrows(IllegalArgumentException.class,
-        () -> JobState.parse("x".repeat(100), "filter.state"));
-    assertEquals("unknown filter.state '" + "x".repeat(40) + "…': one of " + JobState.choices(), longInput.getMessage());
+    IllegalArgumentException longInput =
+        assertThrows(
+            IllegalArgumentException.class, () -> JobState.parse("x".repeat(100), "filter.state"));
+    assertEquals(
+        "unknown filter.state '" + "x".repeat(40) + "…': one of " + JobState.choices(),
+        longInput.getMessage());
   }
 
   @Test
   void fromCodeRefusesAnUnknownLetter() {
-    IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> JobState.fromCode('Q'));
+    IllegalArgumentException e =
+        assertThrows(IllegalArgumentException.class, () -> JobState.fromCode('Q'));
     assertTrue(e.getMessage().startsWith("unknown job state code 'Q'"), e.getMessage());
   }
 }

@@ -11,12 +11,12 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.outboxrelay.outbox.store.ClaimRequest;
 import dev.outboxrelay.outbox.store.ClaimedMessage;
+import dev.outboxrelay.outbox.store.JdbcOutboxAdminStore;
 import dev.outboxrelay.outbox.store.JdbcOutboxStore;
 import dev.outboxrelay.outbox.store.PayloadDigest;
 import dev.outboxrelay.outbox.store.StoredMessage;
 import dev.outboxrelay.outbox.store.StoredPayload;
 import dev.outboxrelay.outbox.testing.TestDatabases;
-import dev.outboxrelay.outbox.store.JdbcOutboxAdminStore;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -31,12 +31,13 @@ import org.junit.jupiter.api.Test;
 
 /**
  * Payloads over the inline threshold are stored out of band in {@code outbox_payload}, in the
- * caller's transaction, with a reference in the job's row (docs/library.md "Large payloads"). Run per
- * database by a nested class of each database's suite ({@code *SuiteIT}).
+ * caller's transaction, with a reference in the job's row (docs/library.md "Large payloads"). Run
+ * per database by a nested class of each database's suite ({@code *SuiteIT}).
  */
 public abstract class LargePayloadContractTest {
   /** A business table written in the same transaction as the job. */
   private static final String DOCUMENTS = "outbox_it_document";
+
   /** Non-ASCII on purpose: 2-, 3- and 4-byte UTF-8 sequences must come back byte for byte. */
   private static final String TEXT = "Zoë ✓ 東京 😀 naïve façade – ";
 
@@ -49,7 +50,9 @@ public abstract class LargePayloadContractTest {
 
   /** Creates the business table {@code name} unless it exists. */
   protected String createDocumentsTableSql(String name) {
-    return "CREATE TABLE IF NOT EXISTS " + name + " (id BIGINT PRIMARY KEY, note VARCHAR(100) NOT NULL)";
+    return "CREATE TABLE IF NOT EXISTS "
+        + name
+        + " (id BIGINT PRIMARY KEY, note VARCHAR(100) NOT NULL)";
   }
 
   @BeforeEach
@@ -87,8 +90,10 @@ public abstract class LargePayloadContractTest {
     assertEquals(digest.reference(), m.payload(), "the job row holds only the reference");
     assertTrue(m.payload().length() < 200, m.payload());
     assertEquals(1, payloadRows());
-    assertEquals(expected.length, TestDatabases.queryLong(ds,
-        "SELECT size_bytes FROM outbox_payload WHERE message_id = ?", id));
+    assertEquals(
+        expected.length,
+        TestDatabases.queryLong(
+            ds, "SELECT size_bytes FROM outbox_payload WHERE message_id = ?", id));
 
     StoredPayload p = store.findPayload(id).orElseThrow();
     assertEquals(id, p.messageId());
@@ -123,9 +128,11 @@ public abstract class LargePayloadContractTest {
 
   @Test
   void justAtTheThresholdIsInlineAndOneByteOverIsByReferenceCountingUtf8Bytes() throws Exception {
-    Outbox small = new Outbox(OutboxConfig.builder().destinations(HTTP_BILLING).inlinePayloadBytes(1000).build());
-    String atThreshold = "é".repeat(500);   // 500 characters, 1000 bytes
-    String overThreshold = "é".repeat(500) + "x";  // 501 characters, 1001 bytes
+    Outbox small =
+        new Outbox(
+            OutboxConfig.builder().destinations(HTTP_BILLING).inlinePayloadBytes(1000).build());
+    String atThreshold = "é".repeat(500); // 500 characters, 1000 bytes
+    String overThreshold = "é".repeat(500) + "x"; // 501 characters, 1001 bytes
     try (Connection c = transaction()) {
       small.enqueue(c, text("doc-3/at", atThreshold));
       small.enqueue(c, text("doc-3/over", overThreshold));
@@ -159,7 +166,8 @@ public abstract class LargePayloadContractTest {
     try (Connection c = transaction()) {
       id = outbox.enqueue(c, job("doc-5/billing", body)).messageId();
       // A copy, not the same String instance: equality is by content.
-      assertEquals(new EnqueueResult(id, false), outbox.enqueue(c, job("doc-5/billing", new String(body))));
+      assertEquals(
+          new EnqueueResult(id, false), outbox.enqueue(c, job("doc-5/billing", new String(body))));
       insertDocument(c, 5);
       c.commit();
     }
@@ -181,13 +189,17 @@ public abstract class LargePayloadContractTest {
     assertFalse(body.equals(changed));
     try (Connection c = transaction()) {
       long id = outbox.enqueue(c, job("doc-6/billing", body)).messageId();
-      DuplicateOperationException e = assertThrows(DuplicateOperationException.class,
-          () -> outbox.enqueue(c, job("doc-6/billing", changed)));
+      DuplicateOperationException e =
+          assertThrows(
+              DuplicateOperationException.class,
+              () -> outbox.enqueue(c, job("doc-6/billing", changed)));
       assertEquals("operation_id", e.field());
       assertEquals(id, e.existingMessageId());
       assertTrue(e.getMessage().contains("different payload"), e.getMessage());
-      DuplicateOperationException small = assertThrows(DuplicateOperationException.class,
-          () -> outbox.enqueue(c, job("doc-6/billing", "{\"small\":1}")));
+      DuplicateOperationException small =
+          assertThrows(
+              DuplicateOperationException.class,
+              () -> outbox.enqueue(c, job("doc-6/billing", "{\"small\":1}")));
       assertTrue(small.getMessage().contains("payload"), small.getMessage());
 
       insertDocument(c, 6);
@@ -204,7 +216,9 @@ public abstract class LargePayloadContractTest {
   void theSameBodyIsTheSameJobEvenWhenTheThresholdChangedBetweenEnqueues() throws Exception {
     String body = json(5_000);
     Outbox inline = new Outbox(OutboxConfig.builder().destinations(HTTP_BILLING).build());
-    Outbox byReference = new Outbox(OutboxConfig.builder().destinations(HTTP_BILLING).inlinePayloadBytes(100).build());
+    Outbox byReference =
+        new Outbox(
+            OutboxConfig.builder().destinations(HTTP_BILLING).inlinePayloadBytes(100).build());
     long inlineId;
     long byReferenceId;
     try (Connection c = transaction()) {
@@ -213,10 +227,15 @@ public abstract class LargePayloadContractTest {
       c.commit();
     }
     try (Connection c = transaction()) {
-      assertEquals(new EnqueueResult(inlineId, false), byReference.enqueue(c, job("doc-7/a", body)));
-      assertEquals(new EnqueueResult(byReferenceId, false), inline.enqueue(c, job("doc-7/b", body)));
-      assertThrows(DuplicateOperationException.class, () -> byReference.enqueue(c, job("doc-7/a", json(5_001))));
-      assertThrows(DuplicateOperationException.class, () -> inline.enqueue(c, job("doc-7/b", json(5_001))));
+      assertEquals(
+          new EnqueueResult(inlineId, false), byReference.enqueue(c, job("doc-7/a", body)));
+      assertEquals(
+          new EnqueueResult(byReferenceId, false), inline.enqueue(c, job("doc-7/b", body)));
+      assertThrows(
+          DuplicateOperationException.class,
+          () -> byReference.enqueue(c, job("doc-7/a", json(5_001))));
+      assertThrows(
+          DuplicateOperationException.class, () -> inline.enqueue(c, job("doc-7/b", json(5_001))));
       c.commit();
     }
     assertEquals(2, TestDatabases.countMessages(ds));
@@ -241,13 +260,19 @@ public abstract class LargePayloadContractTest {
 
   @Test
   void overTheHardLimitIsRejectedNamingTheFieldSizeLimitAndThePattern() throws Exception {
-    String body = "x".repeat(OutboxConfig.DEFAULT_MAX_PAYLOAD_BYTES - 1) + "é";  // limit + 1 bytes
+    String body = "x".repeat(OutboxConfig.DEFAULT_MAX_PAYLOAD_BYTES - 1) + "é"; // limit + 1 bytes
     try (Connection c = transaction()) {
-      InvalidMessageException e = assertThrows(InvalidMessageException.class,
-          () -> outbox.enqueue(c, text("doc-9/billing", body)));
+      InvalidMessageException e =
+          assertThrows(
+              InvalidMessageException.class, () -> outbox.enqueue(c, text("doc-9/billing", body)));
       assertEquals("payload", e.field());
-      for (String expected : List.of("payload: is 1048577 bytes", "the limit is 1048576 bytes",
-          "outbox.producer.max-payload-bytes", "blob store", "Large payloads")) {
+      for (String expected :
+          List.of(
+              "payload: is 1048577 bytes",
+              "the limit is 1048576 bytes",
+              "outbox.producer.max-payload-bytes",
+              "blob store",
+              "Large payloads")) {
         assertTrue(e.getMessage().contains(expected), expected + " in: " + e.getMessage());
       }
       insertDocument(c, 9);
@@ -263,14 +288,18 @@ public abstract class LargePayloadContractTest {
       c.commit();
     }
     StoredMessage m = admin.findByOperationId("doc-9/billing").orElseThrow();
-    assertEquals(atLimit, store.findPayload(m.id()).orElseThrow().body(), "exactly the limit is accepted");
+    assertEquals(
+        atLimit, store.findPayload(m.id()).orElseThrow().body(), "exactly the limit is accepted");
   }
 
   @Test
   void fanOutOfALargeBodyStoresOneBodyPerJobAllOrNone() throws Exception {
     String body = json(120_000);
-    List<OutboxMessage> jobs = OutboxMessage.fanOut("doc-10",
-        OutboxMessage.builder().payload(body).build(), List.of(HTTP_BILLING, KAFKA_ORDERS));
+    List<OutboxMessage> jobs =
+        OutboxMessage.fanOut(
+            "doc-10",
+            OutboxMessage.builder().payload(body).build(),
+            List.of(HTTP_BILLING, KAFKA_ORDERS));
     try (Connection c = transaction()) {
       outbox.enqueueAll(c, jobs);
       c.rollback();
@@ -280,8 +309,10 @@ public abstract class LargePayloadContractTest {
     try (Connection c = transaction()) {
       List<EnqueueResult> results = outbox.enqueueAll(c, jobs);
       assertTrue(results.stream().allMatch(EnqueueResult::created));
-      assertEquals(results.stream().map(r -> new EnqueueResult(r.messageId(), false)).toList(),
-          outbox.enqueueAll(c, jobs), "again: the same jobs, no-ops");
+      assertEquals(
+          results.stream().map(r -> new EnqueueResult(r.messageId(), false)).toList(),
+          outbox.enqueueAll(c, jobs),
+          "again: the same jobs, no-ops");
       c.commit();
     }
     for (String destination : List.of(HTTP_BILLING, KAFKA_ORDERS)) {
@@ -308,30 +339,38 @@ public abstract class LargePayloadContractTest {
   }
 
   /**
-   * Regression: on an auto-commit connection the job row used to commit before its body, so a
-   * relay could claim it in between and end it D with "no outbox_payload row".
+   * Regression: on an auto-commit connection the job row used to commit before its body, so a relay
+   * could claim it in between and end it D with "no outbox_payload row".
    */
   @Test
   void onAnAutoCommitConnectionTheJobAndItsBodyCommitTogether() throws Exception {
     List<String> log = new ArrayList<>();
     try (Connection real = ds.getConnection()) {
       assertTrue(real.getAutoCommit());
-      Connection watched = (Connection) java.lang.reflect.Proxy.newProxyInstance(
-          Connection.class.getClassLoader(), new Class<?>[] {Connection.class}, (proxy, method, args) -> {
-            if (method.getName().equals("prepareStatement")) {
-              String sql = ((String) args[0]).toLowerCase(java.util.Locale.ROOT);
-              if (sql.contains("insert into outbox_message") || sql.contains("insert into outbox_payload")) {
-                log.add((sql.contains("outbox_payload") ? "payload" : "job") + " autocommit=" + real.getAutoCommit());
-              }
-            } else if (method.getName().equals("commit")) {
-              log.add("commit");
-            }
-            try {
-              return method.invoke(real, args);
-            } catch (java.lang.reflect.InvocationTargetException e) {
-              throw e.getCause();
-            }
-          });
+      Connection watched =
+          (Connection)
+              java.lang.reflect.Proxy.newProxyInstance(
+                  Connection.class.getClassLoader(),
+                  new Class<?>[] {Connection.class},
+                  (proxy, method, args) -> {
+                    if (method.getName().equals("prepareStatement")) {
+                      String sql = ((String) args[0]).toLowerCase(java.util.Locale.ROOT);
+                      if (sql.contains("insert into outbox_message")
+                          || sql.contains("insert into outbox_payload")) {
+                        log.add(
+                            (sql.contains("outbox_payload") ? "payload" : "job")
+                                + " autocommit="
+                                + real.getAutoCommit());
+                      }
+                    } else if (method.getName().equals("commit")) {
+                      log.add("commit");
+                    }
+                    try {
+                      return method.invoke(real, args);
+                    } catch (java.lang.reflect.InvocationTargetException e) {
+                      throw e.getCause();
+                    }
+                  });
       long id = outbox.enqueue(watched, job("doc-12/billing", json(100_000))).messageId();
       assertEquals(List.of("job autocommit=false", "payload autocommit=false", "commit"), log);
       assertTrue(real.getAutoCommit(), "the caller's auto-commit mode is restored");
@@ -341,7 +380,9 @@ public abstract class LargePayloadContractTest {
 
   // ---- helpers -------------------------------------------------------------------------------
 
-  /** A JSON document of about {@code bytes} UTF-8 bytes of non-ASCII text; different sizes differ. */
+  /**
+   * A JSON document of about {@code bytes} UTF-8 bytes of non-ASCII text; different sizes differ.
+   */
   static String json(int bytes) {
     int unit = TEXT.getBytes(StandardCharsets.UTF_8).length;
     return "{\"text\":\"" + TEXT.repeat(Math.max(1, bytes / unit)) + "\",\"n\":" + bytes + "}";
@@ -358,16 +399,25 @@ public abstract class LargePayloadContractTest {
   }
 
   private static OutboxMessage job(String operationId, String payload, String destination) {
-    return OutboxMessage.builder().operationId(operationId).destination(destination).payload(payload).build();
+    return OutboxMessage.builder()
+        .operationId(operationId)
+        .destination(destination)
+        .payload(payload)
+        .build();
   }
 
   private static OutboxMessage text(String operationId, String payload) {
-    return OutboxMessage.builder().operationId(operationId).destination(HTTP_BILLING)
-        .contentType("text/plain; charset=utf-8").payload(payload).build();
+    return OutboxMessage.builder()
+        .operationId(operationId)
+        .destination(HTTP_BILLING)
+        .contentType("text/plain; charset=utf-8")
+        .payload(payload)
+        .build();
   }
 
   private static void insertDocument(Connection c, long id) throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement("INSERT INTO " + DOCUMENTS + " (id, note) VALUES (?, ?)")) {
+    try (PreparedStatement ps =
+        c.prepareStatement("INSERT INTO " + DOCUMENTS + " (id, note) VALUES (?, ?)")) {
       ps.setLong(1, id);
       ps.setString(2, "document " + id);
       ps.executeUpdate();

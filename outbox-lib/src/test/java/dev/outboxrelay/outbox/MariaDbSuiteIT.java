@@ -20,10 +20,10 @@ import org.junit.jupiter.api.Test;
 
 /**
  * Every store contract on the local MariaDB, in a session time zone other than UTC (see {@link
- * TestDatabases}): the store, admin and reconciliation contracts in database {@value #STORE}, enqueue
- * and large payloads in {@value #ENQUEUE}, the inbox in {@value #INBOX}, the configured-names
- * contract in {@code names_it} and {@code names_it_b}. Databases are created as {@link
- * TestDatabases} creates test databases (binary collation).
+ * TestDatabases}): the store, admin and reconciliation contracts in database {@value #STORE},
+ * enqueue and large payloads in {@value #ENQUEUE}, the inbox in {@value #INBOX}, the
+ * configured-names contract in {@code names_it} and {@code names_it_b}. Databases are created as
+ * {@link TestDatabases} creates test databases (binary collation).
  */
 class MariaDbSuiteIT {
   static final String STORE = "outbox_lib_store_it";
@@ -32,8 +32,8 @@ class MariaDbSuiteIT {
 
   /**
    * By the primary key: on a table this small the optimizer scans a whole secondary index for
-   * {@code id IN (...)}, and under REPEATABLE READ InnoDB keeps a lock on every row it scanned,
-   * so the "other transaction" would hold all six jobs instead of three.
+   * {@code id IN (...)}, and under REPEATABLE READ InnoDB keeps a lock on every row it scanned, so
+   * the "other transaction" would hold all six jobs instead of three.
    */
   static final String LOCK_THREE_ROWS_SQL =
       "SELECT id FROM outbox_message FORCE INDEX (PRIMARY) WHERE id IN (?, ?, ?) FOR UPDATE";
@@ -62,10 +62,11 @@ class MariaDbSuiteIT {
   class ConfiguredNames extends ConfiguredNamesContractTest {
     @Override
     protected DataSource dataSource() {
-      return preparedOnce(() -> {
-        TestDatabases.mariadb(OTHER_SCHEMA.schema().orElseThrow());
-        return TestDatabases.mariadb(NAMES.schema().orElseThrow());
-      });
+      return preparedOnce(
+          () -> {
+            TestDatabases.mariadb(OTHER_SCHEMA.schema().orElseThrow());
+            return TestDatabases.mariadb(NAMES.schema().orElseThrow());
+          });
     }
 
     @Override
@@ -104,8 +105,9 @@ class MariaDbSuiteIT {
      */
     @Test
     void aReleasedLockIsFreeWithinTheSameMillisecond() {
-      JdbcFleetLock frozen = JdbcFleetLock.create(
-          TestDatabases.mariadbFrozenClock(STORE, Instant.parse("2030-01-01T00:00:00.123Z")));
+      JdbcFleetLock frozen =
+          JdbcFleetLock.create(
+              TestDatabases.mariadbFrozenClock(STORE, Instant.parse("2030-01-01T00:00:00.123Z")));
       String name = ReconciliationStore.RECONCILIATION_LOCK;
       assertTrue(frozen.acquire(name, "relay-a", LEASE));
       frozen.release(name, "relay-a");

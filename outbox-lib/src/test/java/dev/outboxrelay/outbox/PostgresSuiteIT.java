@@ -42,9 +42,13 @@ class PostgresSuiteIT {
   /** The claim/complete contract, plus the claim's limit under any join plan. */
   @Nested
   class Store extends OutboxStoreContractTest {
-    /** Leaves the planner only nested loops without materialisation: the sub-select is re-run per row. */
-    private static final String NESTED_LOOPS_ONLY = "-c enable_hashagg=off -c enable_hashjoin=off"
-        + " -c enable_mergejoin=off -c enable_memoize=off -c enable_material=off -c enable_sort=off";
+    /**
+     * Leaves the planner only nested loops without materialisation: the sub-select is re-run per
+     * row.
+     */
+    private static final String NESTED_LOOPS_ONLY =
+        "-c enable_hashagg=off -c enable_hashjoin=off"
+            + " -c enable_mergejoin=off -c enable_memoize=off -c enable_material=off -c enable_sort=off";
 
     @Override
     protected DataSource dataSource() {
@@ -57,15 +61,16 @@ class PostgresSuiteIT {
     }
 
     /**
-     * Regression: {@code UPDATE ... WHERE id IN (SELECT ... LIMIT n FOR UPDATE SKIP LOCKED)} planned
-     * as a nested-loop semi join re-runs the locking sub-select for every outer row, and each re-run
-     * skips the rows already updated, so the claim took every ready row instead of {@code n}. The
-     * planner picks that plan by itself on a freshly created, never analysed table.
+     * Regression: {@code UPDATE ... WHERE id IN (SELECT ... LIMIT n FOR UPDATE SKIP LOCKED)}
+     * planned as a nested-loop semi join re-runs the locking sub-select for every outer row, and
+     * each re-run skips the rows already updated, so the claim took every ready row instead of
+     * {@code n}. The planner picks that plan by itself on a freshly created, never analysed table.
      */
     @Test
     void claimHonoursItsLimitWhateverJoinPlanThePlannerPicks() {
       List<Long> ready = TestDatabases.insertReady(ds, 20);
-      DataSource nestedLoops = TestDatabases.postgres(TestDatabases.OUTBOX_LIB_SCHEMA, NESTED_LOOPS_ONLY);
+      DataSource nestedLoops =
+          TestDatabases.postgres(TestDatabases.OUTBOX_LIB_SCHEMA, NESTED_LOOPS_ONLY);
       JdbcOutboxStore claimer = new JdbcOutboxStore(nestedLoops, store.dialect());
       List<ClaimedMessage> claimed = claimer.claimBatch(ClaimRequest.of(3, LEASE));
       assertEquals(ready.subList(0, 3), ids(claimed));
@@ -78,10 +83,11 @@ class PostgresSuiteIT {
   class ConfiguredNames extends ConfiguredNamesContractTest {
     @Override
     protected DataSource dataSource() {
-      return preparedOnce(() -> {
-        TestDatabases.postgres(OTHER_SCHEMA.schema().orElseThrow());
-        return TestDatabases.pooled(TestDatabases.postgres(NAMES.schema().orElseThrow()));
-      });
+      return preparedOnce(
+          () -> {
+            TestDatabases.postgres(OTHER_SCHEMA.schema().orElseThrow());
+            return TestDatabases.pooled(TestDatabases.postgres(NAMES.schema().orElseThrow()));
+          });
     }
 
     @Override
@@ -117,8 +123,10 @@ class PostgresSuiteIT {
      */
     @Test
     void aConfirmationBatchChosenAsADeadlockVictimIsRunAgain() throws Exception {
-      JdbcReconciliationStore victim = new JdbcReconciliationStore(
-          TestDatabases.postgres(TestDatabases.OUTBOX_LIB_SCHEMA, "-c deadlock_timeout=3s"), store.dialect());
+      JdbcReconciliationStore victim =
+          new JdbcReconciliationStore(
+              TestDatabases.postgres(TestDatabases.OUTBOX_LIB_SCHEMA, "-c deadlock_timeout=3s"),
+              store.dialect());
       long deadlocksBefore = deadlocks();
       ExecutorService caller = Executors.newSingleThreadExecutor();
       try (Connection other = ds.getConnection()) {
@@ -127,19 +135,33 @@ class PostgresSuiteIT {
         }
         other.setAutoCommit(false);
         confirm(other, "deadlock-b");
-        Future<Integer> upserted = caller.submit(() -> victim.upsertConfirmations(List.of(
-            new Confirmation("deadlock-a", "http:billing", now, 1, "test"),
-            new Confirmation("deadlock-b", "http:billing", now, 1, "test"))));
-        await().atMost(Duration.ofSeconds(30)).until(() -> TestDatabases.queryLong(ds, "SELECT COUNT(*) FROM"
-            + " pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE 'INSERT INTO outbox_confirmation%'") == 1);
+        Future<Integer> upserted =
+            caller.submit(
+                () ->
+                    victim.upsertConfirmations(
+                        List.of(
+                            new Confirmation("deadlock-a", "http:billing", now, 1, "test"),
+                            new Confirmation("deadlock-b", "http:billing", now, 1, "test"))));
+        await()
+            .atMost(Duration.ofSeconds(30))
+            .until(
+                () ->
+                    TestDatabases.queryLong(
+                            ds,
+                            "SELECT COUNT(*) FROM"
+                                + " pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE 'INSERT INTO outbox_confirmation%'")
+                        == 1);
         confirm(other, "deadlock-a"); // returns once the store's transaction was rolled back
         other.commit();
         assertEquals(2, upserted.get(30, TimeUnit.SECONDS));
       } finally {
         caller.shutdownNow();
       }
-      assertEquals(2, TestDatabases.queryLong(ds,
-          "SELECT COUNT(*) FROM outbox_confirmation WHERE operation_id LIKE 'deadlock-%' AND source = 'test'"));
+      assertEquals(
+          2,
+          TestDatabases.queryLong(
+              ds,
+              "SELECT COUNT(*) FROM outbox_confirmation WHERE operation_id LIKE 'deadlock-%' AND source = 'test'"));
       await().atMost(Duration.ofSeconds(30)).until(() -> deadlocks() > deadlocksBefore);
     }
 
@@ -154,9 +176,13 @@ class PostgresSuiteIT {
       }
     }
 
-    /** The deadlocks PostgreSQL resolved in this database so far (its statistics, flushed within a second). */
+    /**
+     * The deadlocks PostgreSQL resolved in this database so far (its statistics, flushed within a
+     * second).
+     */
     private long deadlocks() {
-      return TestDatabases.queryLong(ds, "SELECT deadlocks FROM pg_stat_database WHERE datname = current_database()");
+      return TestDatabases.queryLong(
+          ds, "SELECT deadlocks FROM pg_stat_database WHERE datname = current_database()");
     }
   }
 

@@ -19,7 +19,6 @@ import java.sql.SQLException;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
-import java.util.UUID;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Test;
@@ -76,8 +75,10 @@ class SqlServerSuiteIT {
       TestDatabases.insertReady(ds, 2);
       try (Connection c = ds.getConnection()) {
         c.setAutoCommit(false);
-        SQLException e = assertThrows(SQLException.class,
-            () -> store.claimOn(c, ClaimRequest.of(10, Duration.ofSeconds(30))));
+        SQLException e =
+            assertThrows(
+                SQLException.class,
+                () -> store.claimOn(c, ClaimRequest.of(10, Duration.ofSeconds(30))));
         assertTrue(e.getMessage().contains("auto-commit"), e.getMessage());
         c.rollback();
       }
@@ -91,15 +92,19 @@ class SqlServerSuiteIT {
       Instant before = admin.databaseNow();
       long id = enqueue(message("far-future").deliverAfter(Duration.ofDays(40)).build());
       Instant after = admin.databaseNow();
-      assertBetween(before.plus(Duration.ofDays(40)), after.plus(Duration.ofDays(40)),
-          row(id).deliverAfter(), "deliver_after");
+      assertBetween(
+          before.plus(Duration.ofDays(40)),
+          after.plus(Duration.ofDays(40)),
+          row(id).deliverAfter(),
+          "deliver_after");
       assertEquals(List.of(), claim(10, LEASE));
     }
   }
 
   /**
    * The store contract on an outbox with configured names, next to the default-named one; the
-   * database is created and migrated on first use, after {@link RequiresSqlServer} let the test run.
+   * database is created and migrated on first use, after {@link RequiresSqlServer} let the test
+   * run.
    */
   @Nested
   class ConfiguredNames extends ConfiguredNamesContractTest {
@@ -175,7 +180,8 @@ class SqlServerSuiteIT {
 
     @Override
     protected String createEffectTableSql() {
-      return createTableUnlessExists(EFFECT, "operation_id NVARCHAR(200) NOT NULL, note NVARCHAR(200)");
+      return createTableUnlessExists(
+          EFFECT, "operation_id NVARCHAR(200) NOT NULL, note NVARCHAR(200)");
     }
   }
 }

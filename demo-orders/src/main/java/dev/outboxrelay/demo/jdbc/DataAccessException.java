@@ -6,10 +6,13 @@ import java.sql.SQLException;
 public class DataAccessException extends RuntimeException {
   /** SQL state of a unique-key violation on H2 and PostgreSQL. */
   static final String UNIQUE_VIOLATION = "23505";
+
   /** SQL state SQL Server reports for every integrity violation, unique or not. */
   static final String INTEGRITY_VIOLATION = "23000";
+
   /** SQL Server: violation of a PRIMARY KEY or UNIQUE constraint. */
   static final int SQLSERVER_UNIQUE_CONSTRAINT = 2627;
+
   /** SQL Server: duplicate key in a unique index. */
   static final int SQLSERVER_UNIQUE_INDEX = 2601;
 

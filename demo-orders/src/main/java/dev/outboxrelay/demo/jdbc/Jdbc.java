@@ -14,8 +14,8 @@ import java.util.List;
 import javax.sql.DataSource;
 
 /**
- * Runs one statement with positional parameters. An {@link Instant} parameter is bound as a
- * {@code TIMESTAMP WITH TIME ZONE} in UTC. Joins the caller's JTA transaction, if any.
+ * Runs one statement with positional parameters. An {@link Instant} parameter is bound as a {@code
+ * TIMESTAMP WITH TIME ZONE} in UTC. Joins the caller's JTA transaction, if any.
  */
 @ApplicationScoped
 public class Jdbc {
@@ -74,7 +74,8 @@ public class Jdbc {
     try {
       for (int i = 0; i < params.length; i++) {
         Object p = params[i];
-        ps.setObject(i + 1, p instanceof Instant t ? OffsetDateTime.ofInstant(t, ZoneOffset.UTC) : p);
+        ps.setObject(
+            i + 1, p instanceof Instant t ? OffsetDateTime.ofInstant(t, ZoneOffset.UTC) : p);
       }
       return ps;
     } catch (SQLException e) {

@@ -27,15 +27,16 @@ import org.jboss.logging.Logger;
  * dependencies to the database kinds it can be built for. A failure stops the application.
  *
  * <p>Then the sink's inbox table ({@code outbox_inbox}, outbox-lib's {@link InboxSchema}, history
- * table {@code outbox_inbox_schema_history}). Both run at {@link #BEFORE_CONSUMERS}: before SmallRye
- * Reactive Messaging starts the broker channels, so that no consumer receives before its tables
- * exist.
+ * table {@code outbox_inbox_schema_history}). Both run at {@link #BEFORE_CONSUMERS}: before
+ * SmallRye Reactive Messaging starts the broker channels, so that no consumer receives before its
+ * tables exist.
  */
 @ApplicationScoped
 public class DemoSchemaMigrator {
   private static final Logger LOG = Logger.getLogger(DemoSchemaMigrator.class);
 
   public static final String HISTORY_TABLE = "flyway_schema_history";
+
   /** Where each kind's scripts live: {@code db/demo/<kind>}. */
   public static final String LOCATION_PREFIX = "classpath:db/demo/";
 
@@ -43,8 +44,9 @@ public class DemoSchemaMigrator {
    * The start-up observers' priority for the schema: before Quarkus starts the messaging channels
    * (its observer runs at {@code Interceptor.Priority.LIBRARY_BEFORE}). At the default priority the
    * Kafka and RabbitMQ consumers of a fresh database received before {@code outbox_inbox} existed:
-   * every such message failed (368 requeues in the first receiver of BillingConsumersRabbitMqKillIT),
-   * and on Kafka a record still failing after the delayed retries would be dead-lettered.
+   * every such message failed (368 requeues in the first receiver of
+   * BillingConsumersRabbitMqKillIT), and on Kafka a record still failing after the delayed retries
+   * would be dead-lettered.
    */
   public static final int BEFORE_CONSUMERS = Interceptor.Priority.PLATFORM_BEFORE;
 
@@ -64,17 +66,19 @@ public class DemoSchemaMigrator {
     } catch (SQLException e) {
       throw new IllegalStateException("cannot connect to migrate the demo tables", e);
     }
-    int applied = Flyway.configure(DemoSchemaMigrator.class.getClassLoader())
-        .dataSource(dataSource)
-        .locations(LOCATION_PREFIX + kind)
-        .table(HISTORY_TABLE)
-        // The schema may already hold the outbox tables (relay-service migrated first): baseline
-        // at 0 so that V1 still runs instead of Flyway refusing a non-empty schema.
-        .baselineOnMigrate(true)
-        .baselineVersion("0")
-        .load()
-        .migrate()
-        .migrationsExecuted;
+    int applied =
+        Flyway.configure(DemoSchemaMigrator.class.getClassLoader())
+            .dataSource(dataSource)
+            .locations(LOCATION_PREFIX + kind)
+            .table(HISTORY_TABLE)
+            // The schema may already hold the outbox tables (relay-service migrated first):
+            // baseline
+            // at 0 so that V1 still runs instead of Flyway refusing a non-empty schema.
+            .baselineOnMigrate(true)
+            .baselineVersion("0")
+            .load()
+            .migrate()
+            .migrationsExecuted;
     LOG.infof("demo schema (%s): %d migration(s) applied", kind, applied);
     LOG.infof("inbox schema: %d migration(s) applied", InboxSchema.migrate(dataSource));
   }
@@ -91,7 +95,9 @@ public class DemoSchemaMigrator {
     if (name.contains("sql server")) {
       return "mssql";
     }
-    throw new IllegalStateException("the demo has no migrations for database '" + productName
-        + "'; supported: H2, PostgreSQL, Microsoft SQL Server (db/demo/h2, postgresql, mssql)");
+    throw new IllegalStateException(
+        "the demo has no migrations for database '"
+            + productName
+            + "'; supported: H2, PostgreSQL, Microsoft SQL Server (db/demo/h2, postgresql, mssql)");
   }
 }

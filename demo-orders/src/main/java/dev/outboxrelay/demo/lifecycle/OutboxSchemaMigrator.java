@@ -12,16 +12,17 @@ import org.eclipse.microprofile.config.inject.ConfigProperty;
 import org.jboss.logging.Logger;
 
 /**
- * Migrates the outbox tables at startup when {@code outbox.migrate-at-start} is true (the
- * default). Safe when relay-service migrates the same database at the same time: Flyway locks
- * the history table. A failure stops the application; it cannot enqueue without the tables. Runs
- * before the broker channels start ({@link DemoSchemaMigrator#BEFORE_CONSUMERS}).
+ * Migrates the outbox tables at startup when {@code outbox.migrate-at-start} is true (the default).
+ * Safe when relay-service migrates the same database at the same time: Flyway locks the history
+ * table. A failure stops the application; it cannot enqueue without the tables. Runs before the
+ * broker channels start ({@link DemoSchemaMigrator#BEFORE_CONSUMERS}).
  */
 @ApplicationScoped
 public class OutboxSchemaMigrator {
   private static final Logger LOG = Logger.getLogger(OutboxSchemaMigrator.class);
 
   @Inject DataSource dataSource;
+
   /** Holds the validated {@code outbox.schema} / {@code outbox.table} the jobs are written to. */
   @Inject TransactionalOutbox outbox;
 

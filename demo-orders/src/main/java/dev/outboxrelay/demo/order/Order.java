@@ -16,6 +16,7 @@ public class Order {
 
   /** Destination of the billing job (must be listed in {@code outbox.producer.destinations}). */
   public static final String BILLING_DESTINATION = "billing";
+
   /** Billing operation IDs are {@code order-<id>/billing}. */
   public static final String BILLING_OPERATION_PREFIX = "order-";
 

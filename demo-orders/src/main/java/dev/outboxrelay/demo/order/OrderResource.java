@@ -20,11 +20,11 @@ import java.time.OffsetDateTime;
  * Orders over HTTP.
  *
  * <ul>
- *   <li>{@code POST /orders} with {@code {"customer":"..","amountCents":123}}: writes the order
- *       and its billing job in one transaction; 201 with {@code {"id":..,"operationId":..}} and a
- *       {@code Location} header. Bad input is answered with 400 and a problem body naming the
- *       field ({@code customer}, {@code amountCents}, or {@code body} for unreadable JSON); nothing
- *       is committed then.
+ *   <li>{@code POST /orders} with {@code {"customer":"..","amountCents":123}}: writes the order and
+ *       its billing job in one transaction; 201 with {@code {"id":..,"operationId":..}} and a
+ *       {@code Location} header. Bad input is answered with 400 and a problem body naming the field
+ *       ({@code customer}, {@code amountCents}, or {@code body} for unreadable JSON); nothing is
+ *       committed then.
  *   <li>{@code GET /orders/{id}}: the order, or 404.
  * </ul>
  */
@@ -61,9 +61,18 @@ public class OrderResource {
   @GET
   @Path("/{id}")
   public Response get(@PathParam("id") long id) {
-    return orders.find(id)
-        .map(o -> Response.ok(new OrderView(o.getId(), o.getCustomer(), o.getAmountCents(),
-            o.getCreatedAt(), Order.billingOperationId(o.getId()))).build())
+    return orders
+        .find(id)
+        .map(
+            o ->
+                Response.ok(
+                        new OrderView(
+                            o.getId(),
+                            o.getCustomer(),
+                            o.getAmountCents(),
+                            o.getCreatedAt(),
+                            Order.billingOperationId(o.getId())))
+                    .build())
         .orElseGet(() -> Problem.notFound("no order " + id));
   }
 }

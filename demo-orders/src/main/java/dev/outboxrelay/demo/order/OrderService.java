@@ -15,9 +15,9 @@ import java.util.Map;
 import java.util.Optional;
 
 /**
- * Places orders. Every public method is {@link Transactional} (joining a caller's transaction
- * if there is one): the order row and its outbox job commit together, and any exception rolls
- * both back.
+ * Places orders. Every public method is {@link Transactional} (joining a caller's transaction if
+ * there is one): the order row and its outbox job commit together, and any exception rolls both
+ * back.
  */
 @ApplicationScoped
 @Transactional
@@ -39,12 +39,14 @@ public class OrderService {
     em.persist(order);
     em.flush(); // the id is part of the operation ID
     String operationId = Order.billingOperationId(order.getId());
-    EnqueueResult job = outbox.enqueue(OutboxMessage.builder()
-        .operationId(operationId)
-        .destination(Order.BILLING_DESTINATION)
-        .payload(billingPayload(order))
-        .contentType(OutboxMessage.DEFAULT_CONTENT_TYPE)
-        .build());
+    EnqueueResult job =
+        outbox.enqueue(
+            OutboxMessage.builder()
+                .operationId(operationId)
+                .destination(Order.BILLING_DESTINATION)
+                .payload(billingPayload(order))
+                .contentType(OutboxMessage.DEFAULT_CONTENT_TYPE)
+                .build());
     return new PlacedOrder(order.getId(), operationId, job.messageId());
   }
 
@@ -57,8 +59,12 @@ public class OrderService {
       throw new InvalidInputException("customer", "customer is required");
     }
     if (customer.length() > Order.MAX_CUSTOMER_LENGTH) {
-      throw new InvalidInputException("customer", "customer is " + customer.length()
-          + " characters long; the limit is " + Order.MAX_CUSTOMER_LENGTH);
+      throw new InvalidInputException(
+          "customer",
+          "customer is "
+              + customer.length()
+              + " characters long; the limit is "
+              + Order.MAX_CUSTOMER_LENGTH);
     }
     if (amountCents == null) {
       throw new InvalidInputException("amountCents", "amountCents is required");

@@ -8,8 +8,8 @@ import jakarta.ws.rs.core.MediaType;
 
 /**
  * {@code GET /demo/report}: {@code {"orders":n,"outbox":{"R":..,"W":..,"S":..,"C":..,"D":..},
- * "applied":n,"redeliveries":n,"duplicates":n,"lost":n,"lostOperationIds":[..]}}. bin/demo
- * polls it until the outbox is drained and checks {@code lost} and {@code duplicates} are 0.
+ * "applied":n,"redeliveries":n,"duplicates":n,"lost":n,"lostOperationIds":[..]}}. bin/demo polls it
+ * until the outbox is drained and checks {@code lost} and {@code duplicates} are 0.
  */
 @Path("/demo/report")
 public class DemoReportResource {

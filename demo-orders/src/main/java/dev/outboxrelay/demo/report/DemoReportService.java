@@ -18,8 +18,8 @@ import java.util.Map;
 import javax.sql.DataSource;
 
 /**
- * Builds the {@link DemoReport}. Each figure is read on its own (no snapshot across them), so
- * while the relay is running the figures may disagree by the deliveries in flight.
+ * Builds the {@link DemoReport}. Each figure is read on its own (no snapshot across them), so while
+ * the relay is running the figures may disagree by the deliveries in flight.
  *
  * <p>Not to be called inside a JTA transaction: {@link JdbcOutboxAdminStore}'s inspection methods
  * switch their connection to auto-commit, which Agroal refuses on an enlisted connection.
@@ -55,9 +55,13 @@ public class DemoReportService {
     Map<String, Long> outbox = new LinkedHashMap<>();
     outboxStore.countByState().forEach((state, count) -> outbox.put(String.valueOf(state), count));
     InboxLedger.Totals sink = new InboxLedger(dataSource).totals();
-    List<String> lostSample = jdbc.query(
-        FIRST_LOST, rs -> Order.billingOperationId(rs.getLong(1)),
-        BILLING_OPERATION_PREFIX, BILLING_OPERATION_SUFFIX, LOST_SAMPLE);
+    List<String> lostSample =
+        jdbc.query(
+            FIRST_LOST,
+            rs -> Order.billingOperationId(rs.getLong(1)),
+            BILLING_OPERATION_PREFIX,
+            BILLING_OPERATION_SUFFIX,
+            LOST_SAMPLE);
     return new DemoReport(
         jdbc.queryLong(COUNT_ORDERS),
         outbox,

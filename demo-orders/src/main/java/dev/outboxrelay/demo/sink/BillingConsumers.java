@@ -30,16 +30,21 @@ public class BillingConsumers {
 
   @PostConstruct
   void init() {
-    kafka = new MessageInbox(transactionalInbox::receive,   // commits before it returns
-        KafkaDeliveries.reader("billing-kafka"),             // the relay's destination name
-        invoices::apply);                                    // the effect, once per operation ID
-    rabbitMq = new MessageInbox(transactionalInbox::receive,
-        RabbitMqDeliveries.reader("billing-rabbitmq"), invoices::apply);
+    kafka =
+        new MessageInbox(
+            transactionalInbox::receive, // commits before it returns
+            KafkaDeliveries.reader("billing-kafka"), // the relay's destination name
+            invoices::apply); // the effect, once per operation ID
+    rabbitMq =
+        new MessageInbox(
+            transactionalInbox::receive,
+            RabbitMqDeliveries.reader("billing-rabbitmq"),
+            invoices::apply);
   }
 
   @Incoming("billing-kafka")
-  @Blocking                                                  // database work: a worker thread, in order
-  public CompletionStage<Void> fromKafka(Message<byte[]> message) {  // not @Transactional
+  @Blocking // database work: a worker thread, in order
+  public CompletionStage<Void> fromKafka(Message<byte[]> message) { // not @Transactional
     return kafka.consume(message);
   }
 

@@ -25,33 +25,39 @@ import org.eclipse.microprofile.reactive.messaging.Message;
  * process. The broker thus sees a consumer die exactly between a commit and its acknowledgement.
  *
  * <p>A {@link PublisherDecorator}, not an {@code IncomingInterceptor}: SmallRye binds only one
- * interceptor per channel, and the Quarkus tests have theirs ({@code AckWatch}). When off it
- * leaves every channel as it is.
+ * interceptor per channel, and the Quarkus tests have theirs ({@code AckWatch}). When off it leaves
+ * every channel as it is.
  */
 @ApplicationScoped
 public class CommitAckFaultHook implements PublisherDecorator {
   /** The system property: the number of the acknowledgement to hold back, counted per process. */
   public static final String PROPERTY = "demo.test-fault.stall-before-ack";
+
   /** Printed when the acknowledgement is held back, before the operation ID. */
-  public static final String STALL_LINE = "TEST-FAULT committed, not acknowledged, waiting for SIGKILL: ";
+  public static final String STALL_LINE =
+      "TEST-FAULT committed, not acknowledged, waiting for SIGKILL: ";
 
   private final int stallAt = Integer.getInteger(PROPERTY, 0);
   private final AtomicInteger acks = new AtomicInteger();
+
   /** Never counted down: the consumer thread waits on it until the process is killed. */
   private final CountDownLatch killed = new CountDownLatch(1);
 
   @Override
-  public Multi<? extends Message<?>> decorate(Multi<? extends Message<?>> publisher, List<String> channels,
-      boolean isConnector) {
+  public Multi<? extends Message<?>> decorate(
+      Multi<? extends Message<?>> publisher, List<String> channels, boolean isConnector) {
     if (stallAt <= 0 || !isConnector) {
       return publisher;
     }
-    return publisher.map(message -> message.withAckWithMetadata(metadata -> {
-      if (acks.incrementAndGet() == stallAt) {
-        stall(message);
-      }
-      return message.ack(metadata);
-    }));
+    return publisher.map(
+        message ->
+            message.withAckWithMetadata(
+                metadata -> {
+                  if (acks.incrementAndGet() == stallAt) {
+                    stall(message);
+                  }
+                  return message.ack(metadata);
+                }));
   }
 
   private void stall(Message<?> message) {
@@ -61,22 +67,32 @@ public class CommitAckFaultHook implements PublisherDecorator {
       killed.await();
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
-      throw new IllegalStateException("interrupted while holding back an acknowledgement for the fault test", e);
+      throw new IllegalStateException(
+          "interrupted while holding back an acknowledgement for the fault test", e);
     }
   }
 
-  /** {@code <operation ID> <topic>-<partition>@<offset>} (Kafka) or {@code <operation ID> <routing key>} (RabbitMQ). */
+  /**
+   * {@code <operation ID> <topic>-<partition>@<offset>} (Kafka) or {@code <operation ID> <routing
+   * key>} (RabbitMQ).
+   */
   private static String origin(Message<?> message) {
-    String where = message.getMetadata(IncomingKafkaRecordMetadata.class)
-        .map(k -> k.getTopic() + "-" + k.getPartition() + "@" + k.getOffset())
-        .or(() -> message.getMetadata(IncomingRabbitMQMetadata.class).map(IncomingRabbitMQMetadata::getRoutingKey))
-        .orElse("(unknown connector)");
+    String where =
+        message
+            .getMetadata(IncomingKafkaRecordMetadata.class)
+            .map(k -> k.getTopic() + "-" + k.getPartition() + "@" + k.getOffset())
+            .or(
+                () ->
+                    message
+                        .getMetadata(IncomingRabbitMQMetadata.class)
+                        .map(IncomingRabbitMQMetadata::getRoutingKey))
+            .orElse("(unknown connector)");
     return operationId(message) + " " + where;
   }
 
   /**
-   * The operation ID where the relay's sinks put it: the Kafka header {@code operation-id}, the AMQP
-   * {@code message-id}; null when the message has none.
+   * The operation ID where the relay's sinks put it: the Kafka header {@code operation-id}, the
+   * AMQP {@code message-id}; null when the message has none.
    */
   static String operationId(Message<?> message) {
     var kafka = message.getMetadata(IncomingKafkaRecordMetadata.class);
@@ -84,7 +100,9 @@ public class CommitAckFaultHook implements PublisherDecorator {
       Header h = kafka.get().getHeaders().lastHeader(KafkaDeliveries.OPERATION_ID_HEADER);
       return h == null ? null : new String(h.value(), StandardCharsets.UTF_8);
     }
-    return message.getMetadata(IncomingRabbitMQMetadata.class).flatMap(IncomingRabbitMQMetadata::getMessageId)
+    return message
+        .getMetadata(IncomingRabbitMQMetadata.class)
+        .flatMap(IncomingRabbitMQMetadata::getMessageId)
         .orElse(null);
   }
 }

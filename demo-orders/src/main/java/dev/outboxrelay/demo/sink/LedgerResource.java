@@ -12,8 +12,8 @@ import javax.sql.DataSource;
 /**
  * The demo sink's confirmations, read by reconciliation ({@code http-ledger}) and by people:
  * outbox-lib's {@link InboxLedgerResource} at {@code /ledger}. {@code GET /ledger/summary} adds
- * {@code duplicateEffects}: operation IDs with more than one invoice, counted in the business
- * table rather than the inbox (0 unless deduplication failed).
+ * {@code duplicateEffects}: operation IDs with more than one invoice, counted in the business table
+ * rather than the inbox (0 unless deduplication failed).
  */
 @Path("/ledger")
 public class LedgerResource extends InboxLedgerResource {

@@ -34,10 +34,12 @@ public class SinkResource {
       @HeaderParam(ATTEMPT) String attempt,
       @HeaderParam(WebhookSignature.HEADER) String signature,
       byte[] rawBody) {
-    Response r = sink.webhook().receive(destination, idempotencyKey, signature, messageId, rawBody,
-        invoices::apply);
-    LOG.infof("sink %s: operation %s message %s attempt %s: HTTP %d", destination, idempotencyKey,
-        messageId, attempt, r.getStatus());
+    Response r =
+        sink.webhook()
+            .receive(destination, idempotencyKey, signature, messageId, rawBody, invoices::apply);
+    LOG.infof(
+        "sink %s: operation %s message %s attempt %s: HTTP %d",
+        destination, idempotencyKey, messageId, attempt, r.getStatus());
     return r;
   }
 }

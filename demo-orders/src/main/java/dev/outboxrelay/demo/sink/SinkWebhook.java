@@ -35,29 +35,42 @@ public class SinkWebhook {
   void init() {
     List<String> secrets = new ArrayList<>();
     secret(SECRET_KEY, config.hmacSecret().orElse(null)).ifPresent(secrets::add);
-    Optional<String> previous = secret(PREVIOUS_SECRET_KEY, config.previousHmacSecret().orElse(null));
+    Optional<String> previous =
+        secret(PREVIOUS_SECRET_KEY, config.previousHmacSecret().orElse(null));
     if (previous.isPresent() && secrets.isEmpty()) {
       throw new IllegalArgumentException(PREVIOUS_SECRET_KEY + " is set without " + SECRET_KEY);
     }
     previous.ifPresent(secrets::add);
     if (config.signatureTolerance().isNegative()) {
-      throw new IllegalArgumentException("demo.sink.signature-tolerance must be >= 0, was "
-          + config.signatureTolerance());
+      throw new IllegalArgumentException(
+          "demo.sink.signature-tolerance must be >= 0, was " + config.signatureTolerance());
     }
-    WebhookVerifier verifier = secrets.isEmpty() ? WebhookVerifier.unsigned()
-        : WebhookVerifier.of(secrets, config.signatureTolerance(), Clock.systemUTC());
+    WebhookVerifier verifier =
+        secrets.isEmpty()
+            ? WebhookVerifier.unsigned()
+            : WebhookVerifier.of(secrets, config.signatureTolerance(), Clock.systemUTC());
     webhook = new InboxWebhook(inbox, verifier);
-    LOG.infof("demo sink: %s", secrets.isEmpty() ? "accepting unsigned deliveries"
-        : "requiring " + WebhookSignature.HEADER + " (" + secrets.size() + " secret(s), tolerance "
-            + config.signatureTolerance() + ")");
+    LOG.infof(
+        "demo sink: %s",
+        secrets.isEmpty()
+            ? "accepting unsigned deliveries"
+            : "requiring "
+                + WebhookSignature.HEADER
+                + " ("
+                + secrets.size()
+                + " secret(s), tolerance "
+                + config.signatureTolerance()
+                + ")");
   }
 
   /** The config mapping reads "key=" as unset: refuse it, or the sink would accept anything. */
   private static Optional<String> secret(String key, String value) {
     String raw = ConfigProvider.getConfig().getConfigValue(key).getRawValue();
     if ((value == null && raw != null) || (value != null && value.isBlank())) {
-      throw new IllegalArgumentException(key + " is set but empty: set a secret, or remove the key"
-          + " to accept unsigned deliveries");
+      throw new IllegalArgumentException(
+          key
+              + " is set but empty: set a secret, or remove the key"
+              + " to accept unsigned deliveries");
     }
     return Optional.ofNullable(value);
   }

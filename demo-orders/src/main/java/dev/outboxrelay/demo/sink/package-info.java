@@ -1,8 +1,8 @@
 /**
  * The demo sink: the "external system" the relay delivers billing jobs to, built on outbox-lib's
  * inbox ({@code dev.outboxrelay.outbox.inbox}). A delivery is received once per operation ID (the
- * {@code Idempotency-Key} header) in one transaction with its effect, a {@code demo_invoice} row;
- * a repeat is answered with the first outcome and only counted. The inbox's table is the ledger
+ * {@code Idempotency-Key} header) in one transaction with its effect, a {@code demo_invoice} row; a
+ * repeat is answered with the first outcome and only counted. The inbox's table is the ledger
  * ({@code GET /ledger}, the relay's {@code http-ledger} format). {@code demo_invoice.operation_id}
  * is deliberately not unique, so a dedup failure would show as {@code duplicateEffects}.
  *

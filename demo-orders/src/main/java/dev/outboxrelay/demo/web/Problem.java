@@ -5,8 +5,8 @@ import jakarta.ws.rs.core.Response;
 import jakarta.ws.rs.core.Response.Status;
 
 /**
- * An {@code application/problem+json} body (RFC 9457) with one extension member, {@code field}:
- * the request field that was rejected (omitted when the problem concerns no single field).
+ * An {@code application/problem+json} body (RFC 9457) with one extension member, {@code field}: the
+ * request field that was rejected (omitted when the problem concerns no single field).
  */
 @JsonInclude(JsonInclude.Include.NON_NULL)
 public record Problem(String type, String title, int status, String detail, String field) {

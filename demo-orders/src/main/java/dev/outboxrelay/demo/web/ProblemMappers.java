@@ -48,9 +48,9 @@ public class ProblemMappers {
   }
 
   /**
-   * Syntactically broken JSON: the Jackson body reader wraps it in a plain
-   * {@link WebApplicationException} (400) whose cause is the parse error. Other web exceptions
-   * (404 for an unknown path, 405, 415, ...) keep their own response.
+   * Syntactically broken JSON: the Jackson body reader wraps it in a plain {@link
+   * WebApplicationException} (400) whose cause is the parse error. Other web exceptions (404 for an
+   * unknown path, 405, 415, ...) keep their own response.
    */
   @ServerExceptionMapper
   public Response webApplication(WebApplicationException e) {

@@ -29,22 +29,39 @@ final class DemoStack implements AutoCloseable {
    * Starts the stack under {@code target/<name>}. {@code relaySettings} is given the demo's base
    * URI, since the relay's sink routes point at the running demo.
    */
-  static DemoStack start(String name, Settings demoSettings,
-      Function<String, Settings> relaySettings) throws Exception {
+  static DemoStack start(
+      String name, Settings demoSettings, Function<String, Settings> relaySettings)
+      throws Exception {
     Path work = Path.of("target", name).toAbsolutePath();
     DemoH2Server h2 = DemoH2Server.start(work, name);
     ServiceProcess demo = null;
     try {
       String dbUrl = h2.url();
-      demo = ServiceProcess.start("demo-orders", ServiceProcess.moduleJar("demo-orders"), ServiceProcess.freePort(),
-          merge(demoSettings.properties(), Map.of("quarkus.datasource.jdbc.url", dbUrl)),
-          demoSettings.environment(), work);
+      demo =
+          ServiceProcess.start(
+              "demo-orders",
+              ServiceProcess.moduleJar("demo-orders"),
+              ServiceProcess.freePort(),
+              merge(demoSettings.properties(), Map.of("quarkus.datasource.jdbc.url", dbUrl)),
+              demoSettings.environment(),
+              work);
       Settings relay = relaySettings.apply(demo.baseUri().toString());
-      ServiceProcess relayProcess = ServiceProcess.start("relay-service", ServiceProcess.moduleJar("relay-service"),
-          ServiceProcess.freePort(), merge(relay.properties(), Map.of("quarkus.datasource.h2.jdbc.url", dbUrl,
-              "outbox.destinations.billing.type", "http",
-              "outbox.destinations.billing.url", demo.baseUri() + "/sink/billing")),
-          relay.environment(), work);
+      ServiceProcess relayProcess =
+          ServiceProcess.start(
+              "relay-service",
+              ServiceProcess.moduleJar("relay-service"),
+              ServiceProcess.freePort(),
+              merge(
+                  relay.properties(),
+                  Map.of(
+                      "quarkus.datasource.h2.jdbc.url",
+                      dbUrl,
+                      "outbox.destinations.billing.type",
+                      "http",
+                      "outbox.destinations.billing.url",
+                      demo.baseUri() + "/sink/billing")),
+              relay.environment(),
+              work);
       return new DemoStack(h2, demo, relayProcess);
     } catch (Exception | Error e) {
       if (demo != null) {

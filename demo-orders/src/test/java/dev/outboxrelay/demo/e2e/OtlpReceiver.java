@@ -22,10 +22,19 @@ import java.util.concurrent.CopyOnWriteArrayList;
  */
 final class OtlpReceiver implements AutoCloseable {
   /** One exported span. {@code parentSpanId} is null for a root span. */
-  record ReceivedSpan(String service, String traceId, String spanId, String parentSpanId, String name, String kind,
-      String status, Map<String, String> attributes) {}
+  record ReceivedSpan(
+      String service,
+      String traceId,
+      String spanId,
+      String parentSpanId,
+      String name,
+      String kind,
+      String status,
+      Map<String, String> attributes) {}
 
-  private static final String[] KINDS = {"UNSPECIFIED", "INTERNAL", "SERVER", "CLIENT", "PRODUCER", "CONSUMER"};
+  private static final String[] KINDS = {
+    "UNSPECIFIED", "INTERNAL", "SERVER", "CLIENT", "PRODUCER", "CONSUMER"
+  };
   private static final String[] STATUS = {"UNSET", "OK", "ERROR"};
 
   private final HttpServer server;
@@ -33,17 +42,19 @@ final class OtlpReceiver implements AutoCloseable {
 
   OtlpReceiver() throws IOException {
     server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
-    server.createContext("/v1/traces", ex -> {
-      try (InputStream in = ex.getRequestBody()) {
-        readRequest(in.readAllBytes());
-        ex.getResponseHeaders().add("Content-Type", "application/x-protobuf");
-        ex.sendResponseHeaders(200, -1); // an empty ExportTraceServiceResponse
-      } catch (RuntimeException e) {
-        ex.sendResponseHeaders(400, -1);
-      } finally {
-        ex.close();
-      }
-    });
+    server.createContext(
+        "/v1/traces",
+        ex -> {
+          try (InputStream in = ex.getRequestBody()) {
+            readRequest(in.readAllBytes());
+            ex.getResponseHeaders().add("Content-Type", "application/x-protobuf");
+            ex.sendResponseHeaders(200, -1); // an empty ExportTraceServiceResponse
+          } catch (RuntimeException e) {
+            ex.sendResponseHeaders(400, -1);
+          } finally {
+            ex.close();
+          }
+        });
     server.start();
   }
 
@@ -112,7 +123,8 @@ final class OtlpReceiver implements AutoCloseable {
     }
   }
 
-  // Span { 1 trace_id, 2 span_id, 4 parent_span_id, 5 name, 6 kind, 9 attributes, 15 status { 3 code } }
+  // Span { 1 trace_id, 2 span_id, 4 parent_span_id, 5 name, 6 kind, 9 attributes, 15 status { 3
+  // code } }
   private static ReceivedSpan readSpan(String service, byte[] bytes) {
     Wire w = new Wire(bytes);
     String traceId = null;
@@ -148,7 +160,8 @@ final class OtlpReceiver implements AutoCloseable {
         default -> w.skip(tag);
       }
     }
-    return new ReceivedSpan(service, traceId, spanId, parent, name, KINDS[kind], STATUS[status], attributes);
+    return new ReceivedSpan(
+        service, traceId, spanId, parent, name, KINDS[kind], STATUS[status], attributes);
   }
 
   // KeyValue { 1 key, 2 AnyValue { 1 string_value, 2 bool_value, 3 int_value, 4 double_value } }

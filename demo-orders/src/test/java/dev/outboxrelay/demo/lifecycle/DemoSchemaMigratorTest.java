@@ -24,8 +24,8 @@ import org.junit.jupiter.api.Test;
 class DemoSchemaMigratorTest {
   static final Path SCRIPTS = Path.of("src/main/resources/db/demo");
   static final List<String> KINDS = List.of("h2", "postgresql", "mssql");
-  static final Pattern CREATE = Pattern.compile(
-      "CREATE\\s+(TABLE|INDEX)\\s+(\\w+)", Pattern.CASE_INSENSITIVE);
+  static final Pattern CREATE =
+      Pattern.compile("CREATE\\s+(TABLE|INDEX)\\s+(\\w+)", Pattern.CASE_INSENSITIVE);
 
   /**
    * Regression: the schema observers ran at the default priority, after Quarkus had started the
@@ -35,11 +35,17 @@ class DemoSchemaMigratorTest {
   @Test
   void theSchemaIsMigratedBeforeTheBrokerConsumersStart() throws NoSuchMethodException {
     for (Class<?> migrator : List.of(DemoSchemaMigrator.class, OutboxSchemaMigrator.class)) {
-      Parameter event = migrator.getDeclaredMethod("onStart", StartupEvent.class).getParameters()[0];
+      Parameter event =
+          migrator.getDeclaredMethod("onStart", StartupEvent.class).getParameters()[0];
       Priority priority = event.getAnnotation(Priority.class);
-      assertTrue(priority != null && priority.value() < Interceptor.Priority.LIBRARY_BEFORE,
-          migrator.getSimpleName() + ".onStart must observe StartupEvent before the messaging channels start"
-              + " (priority below " + Interceptor.Priority.LIBRARY_BEFORE + "), has " + priority);
+      assertTrue(
+          priority != null && priority.value() < Interceptor.Priority.LIBRARY_BEFORE,
+          migrator.getSimpleName()
+              + ".onStart must observe StartupEvent before the messaging channels start"
+              + " (priority below "
+              + Interceptor.Priority.LIBRARY_BEFORE
+              + "), has "
+              + priority);
     }
   }
 
@@ -60,7 +66,9 @@ class DemoSchemaMigratorTest {
     for (String kind : KINDS) {
       assertEquals(h2Scripts, scripts(kind), "script names of db/demo/" + kind);
       for (String script : h2Scripts) {
-        assertEquals(created("h2", script), created(kind, script),
+        assertEquals(
+            created("h2", script),
+            created(kind, script),
             "tables and indexes created by db/demo/" + kind + "/" + script);
       }
     }

@@ -1,9 +1,9 @@
 package dev.outboxrelay.demo.order;
 
 import static io.restassured.RestAssured.given;
+import static org.hamcrest.Matchers.emptyOrNullString;
 import static org.hamcrest.Matchers.is;
 import static org.hamcrest.Matchers.not;
-import static org.hamcrest.Matchers.emptyOrNullString;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -52,7 +52,9 @@ class OrderResourceTest {
     assertEquals(ordersBefore + 1, db.orders());
     assertEquals(jobsBefore + 1, db.outboxJobs());
 
-    given().get(created.header("Location")).then()
+    given()
+        .get(created.header("Location"))
+        .then()
         .statusCode(200)
         .body("id", is(id))
         .body("customer", is("Ada"))
@@ -63,15 +65,19 @@ class OrderResourceTest {
 
   @Test
   void customerOf200CharactersIsAccepted() {
-    int id = placeOrder("{\"customer\":\"" + "c".repeat(200) + "\",\"amountCents\":5}")
-        .statusCode(201)
-        .extract().path("id");
+    int id =
+        placeOrder("{\"customer\":\"" + "c".repeat(200) + "\",\"amountCents\":5}")
+            .statusCode(201)
+            .extract()
+            .path("id");
     given().get("/orders/{id}", id).then().statusCode(200).body("customer.length()", is(200));
   }
 
   @Test
   void unknownOrderIs404() {
-    given().get("/orders/{id}", 987654321).then()
+    given()
+        .get("/orders/{id}", 987654321)
+        .then()
         .statusCode(404)
         .contentType("application/problem+json")
         .body("status", is(404))
@@ -83,17 +89,21 @@ class OrderResourceTest {
         Arguments.of("missing customer", "{\"amountCents\":100}", "customer"),
         Arguments.of("null customer", "{\"customer\":null,\"amountCents\":100}", "customer"),
         Arguments.of("blank customer", "{\"customer\":\"   \",\"amountCents\":100}", "customer"),
-        Arguments.of("customer of 201 characters",
-            "{\"customer\":\"" + "c".repeat(201) + "\",\"amountCents\":100}", "customer"),
+        Arguments.of(
+            "customer of 201 characters",
+            "{\"customer\":\"" + "c".repeat(201) + "\",\"amountCents\":100}",
+            "customer"),
         Arguments.of("missing amount", "{\"customer\":\"Ada\"}", "amountCents"),
         Arguments.of("zero amount", "{\"customer\":\"Ada\",\"amountCents\":0}", "amountCents"),
         Arguments.of("negative amount", "{\"customer\":\"Ada\",\"amountCents\":-5}", "amountCents"),
-        Arguments.of("amount not a number",
-            "{\"customer\":\"Ada\",\"amountCents\":\"abc\"}", "amountCents"),
-        Arguments.of("fractional amount",
-            "{\"customer\":\"Ada\",\"amountCents\":1.5}", "amountCents"),
-        Arguments.of("amount beyond a long",
-            "{\"customer\":\"Ada\",\"amountCents\":99999999999999999999999}", "amountCents"),
+        Arguments.of(
+            "amount not a number", "{\"customer\":\"Ada\",\"amountCents\":\"abc\"}", "amountCents"),
+        Arguments.of(
+            "fractional amount", "{\"customer\":\"Ada\",\"amountCents\":1.5}", "amountCents"),
+        Arguments.of(
+            "amount beyond a long",
+            "{\"customer\":\"Ada\",\"amountCents\":99999999999999999999999}",
+            "amountCents"),
         Arguments.of("truncated JSON", "{\"customer\":\"Ada\",", "body"),
         Arguments.of("not JSON", "customer=Ada", "body"),
         Arguments.of("JSON array", "[1,2]", "body"),

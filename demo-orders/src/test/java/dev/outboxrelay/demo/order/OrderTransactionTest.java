@@ -34,11 +34,16 @@ class OrderTransactionTest {
   void failureAfterPlacingRollsBackOrderAndJob() {
     AtomicReference<PlacedOrder> placed = new AtomicReference<>();
 
-    IllegalStateException e = assertThrows(IllegalStateException.class,
-        () -> QuarkusTransaction.requiringNew().run(() -> {
-          placed.set(orders.place("Rollback Ltd", 700L));
-          throw new IllegalStateException("business rule failed after the enqueue");
-        }));
+    IllegalStateException e =
+        assertThrows(
+            IllegalStateException.class,
+            () ->
+                QuarkusTransaction.requiringNew()
+                    .run(
+                        () -> {
+                          placed.set(orders.place("Rollback Ltd", 700L));
+                          throw new IllegalStateException("business rule failed after the enqueue");
+                        }));
 
     assertEquals("business rule failed after the enqueue", e.getMessage());
     assertTrue(placed.get().messageId() > 0, "the job was inserted inside the transaction");
@@ -51,12 +56,18 @@ class OrderTransactionTest {
     AtomicLong orderId = new AtomicLong();
     long jobsBefore = db.outboxJobs();
 
-    InvalidMessageException e = assertThrows(InvalidMessageException.class,
-        () -> QuarkusTransaction.requiringNew().run(() -> {
-          Order order = persistOrder("Unknown Destination Inc");
-          orderId.set(order.getId());
-          outbox.enqueue(message("order-" + order.getId() + "/shipping", "shipping", "{}"));
-        }));
+    InvalidMessageException e =
+        assertThrows(
+            InvalidMessageException.class,
+            () ->
+                QuarkusTransaction.requiringNew()
+                    .run(
+                        () -> {
+                          Order order = persistOrder("Unknown Destination Inc");
+                          orderId.set(order.getId());
+                          outbox.enqueue(
+                              message("order-" + order.getId() + "/shipping", "shipping", "{}"));
+                        }));
 
     assertEquals("destination", e.field());
     assertTrue(e.getMessage().contains("shipping"), e.getMessage());
@@ -71,12 +82,18 @@ class OrderTransactionTest {
 
     // The database rejects the order (customer is NOT NULL) after the job was written on the
     // same connection. Plain SQL, because Hibernate would refuse the null before the database.
-    ConstraintViolationException e = assertThrows(ConstraintViolationException.class,
-        () -> QuarkusTransaction.requiringNew().run(() -> {
-          outbox.enqueue(message(operationId, "billing", "{\"orderId\":0}"));
-          em.createNativeQuery("INSERT INTO orders (customer, amount_cents) VALUES (NULL, 100)")
-              .executeUpdate();
-        }));
+    ConstraintViolationException e =
+        assertThrows(
+            ConstraintViolationException.class,
+            () ->
+                QuarkusTransaction.requiringNew()
+                    .run(
+                        () -> {
+                          outbox.enqueue(message(operationId, "billing", "{\"orderId\":0}"));
+                          em.createNativeQuery(
+                                  "INSERT INTO orders (customer, amount_cents) VALUES (NULL, 100)")
+                              .executeUpdate();
+                        }));
 
     assertEquals(ConstraintViolationException.ConstraintKind.NOT_NULL, e.getKind());
     assertTrue(db.outbox().findByOperationId(operationId).isEmpty());
@@ -86,8 +103,8 @@ class OrderTransactionTest {
   void enqueueWithoutTransactionFailsAndWritesNothing() {
     String operationId = "no-transaction/billing";
 
-    assertThrows(TransactionalException.class,
-        () -> outbox.enqueue(message(operationId, "billing", "{}")));
+    assertThrows(
+        TransactionalException.class, () -> outbox.enqueue(message(operationId, "billing", "{}")));
 
     assertTrue(db.outbox().findByOperationId(operationId).isEmpty());
   }
@@ -113,8 +130,10 @@ class OrderTransactionTest {
     EnqueueResult first =
         enqueueInNewTransaction(message("conflict/billing", "billing", "{\"v\":1}"));
 
-    DuplicateOperationException e = assertThrows(DuplicateOperationException.class,
-        () -> enqueueInNewTransaction(message("conflict/billing", "billing", "{\"v\":2}")));
+    DuplicateOperationException e =
+        assertThrows(
+            DuplicateOperationException.class,
+            () -> enqueueInNewTransaction(message("conflict/billing", "billing", "{\"v\":2}")));
 
     assertEquals("operation_id", e.field());
     assertEquals(first.messageId(), e.existingMessageId());

@@ -27,11 +27,13 @@ class DemoReportResourceTest {
 
   @Test
   void everyOrderIsLostUntilItsBillingJobIsDelivered() {
-    List<String> operationIds = IntStream.rangeClosed(1, 3)
-        .mapToObj(i -> placeOrder("Customer " + i, 100 * i))
-        .toList();
+    List<String> operationIds =
+        IntStream.rangeClosed(1, 3).mapToObj(i -> placeOrder("Customer " + i, 100 * i)).toList();
 
-    given().get("/demo/report").then().statusCode(200)
+    given()
+        .get("/demo/report")
+        .then()
+        .statusCode(200)
         .body("orders", is(3))
         .body("outbox.R", is(3))
         .body("outbox.W", is(0))
@@ -46,7 +48,9 @@ class DemoReportResourceTest {
 
     deliver(operationIds.get(1));
 
-    given().get("/demo/report").then()
+    given()
+        .get("/demo/report")
+        .then()
         .body("applied", is(1))
         .body("lost", is(2))
         .body("lostOperationIds", contains(operationIds.get(0), operationIds.get(2)));
@@ -55,7 +59,9 @@ class DemoReportResourceTest {
     deliver(operationIds.get(2));
     deliver(operationIds.get(2)); // a redelivery: counted, not applied again
 
-    given().get("/demo/report").then()
+    given()
+        .get("/demo/report")
+        .then()
         .body("orders", is(3))
         .body("outbox.R", is(3)) // no relay here: the jobs stay ready
         .body("applied", is(3))
@@ -67,24 +73,34 @@ class DemoReportResourceTest {
 
   @Test
   void lostOperationIdsListsTheFirst20() {
-    List<String> operationIds = IntStream.rangeClosed(1, 21)
-        .mapToObj(i -> placeOrder("Customer " + i, i))
-        .toList();
+    List<String> operationIds =
+        IntStream.rangeClosed(1, 21).mapToObj(i -> placeOrder("Customer " + i, i)).toList();
 
-    given().get("/demo/report").then()
+    given()
+        .get("/demo/report")
+        .then()
         .body("lost", is(21))
         .body("lostOperationIds", contains(operationIds.subList(0, 20).toArray()));
   }
 
   private static String placeOrder(String customer, int amountCents) {
-    return given().contentType(ContentType.JSON)
+    return given()
+        .contentType(ContentType.JSON)
         .body("{\"customer\":\"" + customer + "\",\"amountCents\":" + amountCents + "}")
-        .post("/orders").then().statusCode(201)
-        .extract().path("operationId");
+        .post("/orders")
+        .then()
+        .statusCode(201)
+        .extract()
+        .path("operationId");
   }
 
   private static void deliver(String operationId) {
-    given().header("Idempotency-Key", operationId).contentType(ContentType.JSON).body("{}")
-        .post("/sink/billing").then().statusCode(200);
+    given()
+        .header("Idempotency-Key", operationId)
+        .contentType(ContentType.JSON)
+        .body("{}")
+        .post("/sink/billing")
+        .then()
+        .statusCode(200);
   }
 }

@@ -16,11 +16,11 @@ import org.eclipse.microprofile.reactive.messaging.Metadata;
 
 /**
  * Watches the acknowledgements of every broker channel (a SmallRye interceptor, in the test
- * application only): at each ack it counts the message's invoices on another connection, which
- * sees only committed rows, so an ack before the commit would show 0. For an operation ID given
- * to {@link #crashAfterCommit} the first ack does not happen: the consumer "dies" after the
- * commit, and the message is nacked for redelivery instead (a requeue on RabbitMQ, the delayed
- * retry topic on Kafka), as the broker redelivers an unacknowledged message after a crash.
+ * application only): at each ack it counts the message's invoices on another connection, which sees
+ * only committed rows, so an ack before the commit would show 0. For an operation ID given to
+ * {@link #crashAfterCommit} the first ack does not happen: the consumer "dies" after the commit,
+ * and the message is nacked for redelivery instead (a requeue on RabbitMQ, the delayed retry topic
+ * on Kafka), as the broker redelivers an unacknowledged message after a crash.
  */
 @ApplicationScoped
 public class AckWatch implements IncomingInterceptor {
@@ -51,22 +51,29 @@ public class AckWatch implements IncomingInterceptor {
     if (op == null) {
       return message;
     }
-    return message.withAck(() -> {
-      long effects = db.jdbc().queryLong(EFFECTS, op);
-      if (crashOnce.remove(op)) {
-        crashed.add(op);
-        return message.nack(new IllegalStateException("simulated crash between the commit and the ack of " + op),
-            redeliver(message));
-      }
-      effectsAtAck.computeIfAbsent(op, k -> new CopyOnWriteArrayList<>()).add(effects);
-      return message.ack();
-    });
+    return message.withAck(
+        () -> {
+          long effects = db.jdbc().queryLong(EFFECTS, op);
+          if (crashOnce.remove(op)) {
+            crashed.add(op);
+            return message.nack(
+                new IllegalStateException(
+                    "simulated crash between the commit and the ack of " + op),
+                redeliver(message));
+          }
+          effectsAtAck.computeIfAbsent(op, k -> new CopyOnWriteArrayList<>()).add(effects);
+          return message.ack();
+        });
   }
 
-  /** RabbitMQ's reject strategy requeues only when asked; Kafka's delayed retry topic always retries. */
+  /**
+   * RabbitMQ's reject strategy requeues only when asked; Kafka's delayed retry topic always
+   * retries.
+   */
   private static Metadata redeliver(Message<?> message) {
     return message.getMetadata(IncomingRabbitMQMetadata.class).isPresent()
-        ? Metadata.of(new RabbitMQRejectMetadata(true)) : Metadata.empty();
+        ? Metadata.of(new RabbitMQRejectMetadata(true))
+        : Metadata.empty();
   }
 
   @Override

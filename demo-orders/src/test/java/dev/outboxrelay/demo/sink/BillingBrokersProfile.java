@@ -24,7 +24,8 @@ public class BillingBrokersProfile implements QuarkusTestProfile {
 
   @Override
   public List<TestResourceEntry> testResources() {
-    return List.of(new TestResourceEntry(BillingConsumersKafkaTest.Broker.class),
+    return List.of(
+        new TestResourceEntry(BillingConsumersKafkaTest.Broker.class),
         new TestResourceEntry(BillingConsumersRabbitMqTest.Broker.class));
   }
 }

@@ -15,11 +15,11 @@ import org.junit.jupiter.api.Test;
 
 /**
  * {@link BillingConsumers} running in the Quarkus application with SmallRye Reactive Messaging's
- * connectors against a real broker: every effect once in the business table ({@code
- * demo_invoice}, not the inbox), acknowledged only after the commit ({@link AckWatch} counts the
- * committed invoices at each ack), a crash between commit and ack redelivers and applies nothing
- * twice, a handler failure rolls back and the redelivery applies, a conflicting payload is
- * dead-lettered. Operation IDs are unique per run, so the tests share the database and the broker.
+ * connectors against a real broker: every effect once in the business table ({@code demo_invoice},
+ * not the inbox), acknowledged only after the commit ({@link AckWatch} counts the committed
+ * invoices at each ack), a crash between commit and ack redelivers and applies nothing twice, a
+ * handler failure rolls back and the redelivery applies, a conflicting payload is dead-lettered.
+ * Operation IDs are unique per run, so the tests share the database and the broker.
  */
 abstract class BillingConsumersContract {
   private static final Duration PATIENCE = Duration.ofSeconds(90);
@@ -32,10 +32,15 @@ abstract class BillingConsumersContract {
   /** The relay's destination name the consumer receives for. */
   abstract String destination();
 
-  /** Publishes as the relay's sink does: {@code payload} with {@code operationId} where the reader looks. */
+  /**
+   * Publishes as the relay's sink does: {@code payload} with {@code operationId} where the reader
+   * looks.
+   */
   abstract void publish(String operationId, String payload) throws Exception;
 
-  /** The payloads of {@code operationId} that reached the channel's dead-letter destination so far. */
+  /**
+   * The payloads of {@code operationId} that reached the channel's dead-letter destination so far.
+   */
   abstract List<String> deadLettered(String operationId) throws Exception;
 
   String op(String name) {
@@ -43,12 +48,17 @@ abstract class BillingConsumersContract {
   }
 
   long effects(String operationId) {
-    return db.jdbc().queryLong("SELECT COUNT(*) FROM demo_invoice WHERE operation_id = ?", operationId);
+    return db.jdbc()
+        .queryLong("SELECT COUNT(*) FROM demo_invoice WHERE operation_id = ?", operationId);
   }
 
   long deliveries(String operationId) {
-    return db.jdbc().queryLong("SELECT COALESCE(SUM(deliveries), 0) FROM outbox_inbox"
-        + " WHERE destination = ? AND operation_id = ?", destination(), operationId);
+    return db.jdbc()
+        .queryLong(
+            "SELECT COALESCE(SUM(deliveries), 0) FROM outbox_inbox"
+                + " WHERE destination = ? AND operation_id = ?",
+            destination(),
+            operationId);
   }
 
   @Test
@@ -66,13 +76,15 @@ abstract class BillingConsumersContract {
       }
     }
     int expected = published;
-    await("all " + expected + " deliveries received").atMost(PATIENCE)
+    await("all " + expected + " deliveries received")
+        .atMost(PATIENCE)
         .until(() -> ops.stream().mapToLong(this::deliveries).sum() == expected);
     for (String op : ops) {
       assertEquals(1, effects(op), "invoices of " + op);
       int times = ops.indexOf(op) % 3 == 0 ? 2 : 1;
       await("acks of " + op).atMost(PATIENCE).until(() -> acks.effectsAtAck(op).size() == times);
-      assertTrue(acks.effectsAtAck(op).stream().allMatch(n -> n == 1),
+      assertTrue(
+          acks.effectsAtAck(op).stream().allMatch(n -> n == 1),
           "every ack of " + op + " came after its invoice committed: " + acks.effectsAtAck(op));
     }
   }
@@ -105,13 +117,21 @@ abstract class BillingConsumersContract {
   void aConflictingPayloadIsDeadLetteredAndTheFirstEffectStands() throws Exception {
     String op = op("conflict");
     publish(op, "first");
-    await("the first payload applied").atMost(PATIENCE).until(() -> acks.effectsAtAck(op).size() == 1);
+    await("the first payload applied")
+        .atMost(PATIENCE)
+        .until(() -> acks.effectsAtAck(op).size() == 1);
     publish(op, "second");
-    await("the conflicting payload dead-lettered").atMost(PATIENCE)
+    await("the conflicting payload dead-lettered")
+        .atMost(PATIENCE)
         .until(() -> deadLettered(op), hasItem("second"));
     assertEquals(1, effects(op), "invoices of " + op);
-    assertEquals(List.of("first"), db.jdbc().query(
-        "SELECT order_payload FROM demo_invoice WHERE operation_id = ?", rs -> rs.getString(1), op));
+    assertEquals(
+        List.of("first"),
+        db.jdbc()
+            .query(
+                "SELECT order_payload FROM demo_invoice WHERE operation_id = ?",
+                rs -> rs.getString(1),
+                op));
     assertEquals(1, deliveries(op), "the conflict counted no delivery");
     assertEquals(List.of(1L), acks.effectsAtAck(op), "the conflicting message was never acked");
   }

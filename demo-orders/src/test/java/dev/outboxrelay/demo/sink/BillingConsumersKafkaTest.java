@@ -28,7 +28,8 @@ import org.junit.jupiter.api.AfterEach;
 @QuarkusTest
 @TestProfile(BillingBrokersProfile.class)
 class BillingConsumersKafkaTest extends BillingConsumersContract {
-  @ConfigProperty(name = "kafka.bootstrap.servers") String bootstrapServers;
+  @ConfigProperty(name = "kafka.bootstrap.servers")
+  String bootstrapServers;
 
   private BillingKafka publisher;
   private final List<ConsumerRecord<byte[], byte[]>> deadLetters = new ArrayList<>();
@@ -83,9 +84,17 @@ class BillingConsumersKafkaTest extends BillingConsumersContract {
   @Override
   List<String> deadLettered(String operationId) {
     if (deadLetterReader == null) {
-      deadLetterReader = new KafkaConsumer<>(Map.of(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers,
-          ConsumerConfig.GROUP_ID_CONFIG, "dead-letter-reader-" + operationId,
-          ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest"), new ByteArrayDeserializer(), new ByteArrayDeserializer());
+      deadLetterReader =
+          new KafkaConsumer<>(
+              Map.of(
+                  ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG,
+                  bootstrapServers,
+                  ConsumerConfig.GROUP_ID_CONFIG,
+                  "dead-letter-reader-" + operationId,
+                  ConsumerConfig.AUTO_OFFSET_RESET_CONFIG,
+                  "earliest"),
+              new ByteArrayDeserializer(),
+              new ByteArrayDeserializer());
       deadLetterReader.subscribe(List.of(BillingKafka.DEAD_LETTER_TOPIC));
     }
     deadLetterReader.poll(Duration.ofMillis(500)).forEach(deadLetters::add);

@@ -38,10 +38,17 @@ import org.junit.jupiter.api.Test;
 abstract class BillingConsumersKillContract {
   static final int OPERATIONS = 200;
   static final int REPEAT_EVERY = 4;
-  /** Each receiver with the hook holds back its 50th acknowledgement: well inside the 250 messages. */
+
+  /**
+   * Each receiver with the hook holds back its 50th acknowledgement: well inside the 250 messages.
+   */
   static final int STALL_AT = 50;
+
   static final int KILLS = 3;
-  /** A receiver took 70 s to start on a loaded 2-core machine: the waits allow for that, not more. */
+
+  /**
+   * A receiver took 70 s to start on a loaded 2-core machine: the waits allow for that, not more.
+   */
   static final Duration PATIENCE = Duration.ofMinutes(3);
 
   private ServiceProcess receiver;
@@ -58,10 +65,15 @@ abstract class BillingConsumersKillContract {
   /** The receiver's settings that point its channel at this test's broker. */
   abstract Map<String, String> brokerSettings();
 
-  /** Waits until the first receiver consumes, so that nothing is published before its queue exists. */
+  /**
+   * Waits until the first receiver consumes, so that nothing is published before its queue exists.
+   */
   abstract void awaitConsuming() throws Exception;
 
-  /** Publishes as the relay's sink does: {@code payload} with {@code operationId} where the reader looks. */
+  /**
+   * Publishes as the relay's sink does: {@code payload} with {@code operationId} where the reader
+   * looks.
+   */
   abstract void publish(String operationId, String payload) throws Exception;
 
   /**
@@ -86,7 +98,8 @@ abstract class BillingConsumersKillContract {
     long started = System.nanoTime();
     String name = "consumer-kill-" + configProfile();
     Path work = Path.of("target", name).toAbsolutePath();
-    deleteTree(work); // the receivers' logs are appended to: an earlier run's stall line must not count
+    deleteTree(
+        work); // the receivers' logs are appended to: an earlier run's stall line must not count
     startBroker(work);
     try (DemoH2Server h2 = DemoH2Server.start(work, name)) {
       try {
@@ -113,8 +126,12 @@ abstract class BillingConsumersKillContract {
     List<String> heldBack = new ArrayList<>();
     for (int kill = 1; kill <= KILLS; kill++) {
       Stall stall = awaitStall(receiver);
-      assertEquals(1, invoices(db, stall.operationId()), "the invoice of " + stall.operationId()
-          + " is committed while its acknowledgement is held back");
+      assertEquals(
+          1,
+          invoices(db, stall.operationId()),
+          "the invoice of "
+              + stall.operationId()
+              + " is committed while its acknowledgement is held back");
       whileHeldBack(stall.where(), db);
       receiver.kill();
       heldBack.add(stall.operationId());
@@ -122,30 +139,57 @@ abstract class BillingConsumersKillContract {
     }
     int published = messages;
     ServiceProcess last = receiver;
-    await("every operation applied and every message acknowledged").atMost(PATIENCE).until(() -> {
-      if (!last.alive()) {
-        throw new IllegalStateException(last.name() + " exited:\n" + last.tail());
-      }
-      return applied(db) == OPERATIONS && deliveries(db) >= published + KILLS && drained();
-    });
+    await("every operation applied and every message acknowledged")
+        .atMost(PATIENCE)
+        .until(
+            () -> {
+              if (!last.alive()) {
+                throw new IllegalStateException(last.name() + " exited:\n" + last.tail());
+              }
+              return applied(db) == OPERATIONS && deliveries(db) >= published + KILLS && drained();
+            });
 
     long applied = applied(db);
     long duplicates = TestDatabases.queryLong(db, "SELECT COUNT(*) FROM demo_invoice") - applied;
-    long repeats = deliveries(db) - TestDatabases.queryLong(db,
-        "SELECT COUNT(*) FROM outbox_inbox WHERE destination = ?", destination());
-    System.out.printf(Locale.ROOT, "FAULT consumer-kill %s published=%d operations=%d applied=%d duplicates=%d"
+    long repeats =
+        deliveries(db)
+            - TestDatabases.queryLong(
+                db, "SELECT COUNT(*) FROM outbox_inbox WHERE destination = ?", destination());
+    System.out.printf(
+        Locale.ROOT,
+        "FAULT consumer-kill %s published=%d operations=%d applied=%d duplicates=%d"
             + " kills_between_commit_and_ack=%d repeats=%d receivers=%d seconds=%d held_back=%s%n",
-        destination(), published, OPERATIONS, applied, duplicates, heldBack.size(), repeats, KILLS + 1,
-        Duration.ofNanos(System.nanoTime() - started).toSeconds(), heldBack);
+        destination(),
+        published,
+        OPERATIONS,
+        applied,
+        duplicates,
+        heldBack.size(),
+        repeats,
+        KILLS + 1,
+        Duration.ofNanos(System.nanoTime() - started).toSeconds(),
+        heldBack);
     assertEquals(OPERATIONS, applied, "operations with an invoice");
     assertEquals(0, duplicates, "invoices beyond one per operation");
     assertTrue(heldBack.size() >= 3, "kills between a commit and its acknowledgement: " + heldBack);
-    assertTrue(repeats >= published - OPERATIONS + KILLS, "repeats answered as already applied: " + repeats
-        + " (at least " + (published - OPERATIONS) + " published twice and " + KILLS + " held back)");
+    assertTrue(
+        repeats >= published - OPERATIONS + KILLS,
+        "repeats answered as already applied: "
+            + repeats
+            + " (at least "
+            + (published - OPERATIONS)
+            + " published twice and "
+            + KILLS
+            + " held back)");
     for (String op : heldBack) {
       assertEquals(1, invoices(db, op), "invoices of the held-back " + op);
-      assertTrue(deliveries(db, op) >= 2, op + " was delivered again after the kill and answered as"
-          + " already applied: " + deliveries(db, op) + " deliveries");
+      assertTrue(
+          deliveries(db, op) >= 2,
+          op
+              + " was delivered again after the kill and answered as"
+              + " already applied: "
+              + deliveries(db, op)
+              + " deliveries");
     }
   }
 
@@ -153,26 +197,42 @@ abstract class BillingConsumersKillContract {
     return "order-" + i;
   }
 
-  /** A receiver process; with {@code hook} it holds back its {@value #STALL_AT}th acknowledgement. */
-  private ServiceProcess launchReceiver(int number, String dbUrl, Path work, boolean hook) throws IOException {
+  /**
+   * A receiver process; with {@code hook} it holds back its {@value #STALL_AT}th acknowledgement.
+   */
+  private ServiceProcess launchReceiver(int number, String dbUrl, Path work, boolean hook)
+      throws IOException {
     Map<String, String> p = new LinkedHashMap<>(brokerSettings());
     p.put("quarkus.profile", "prod," + configProfile());
     p.put("quarkus.datasource.jdbc.url", dbUrl);
     if (hook) {
       p.put(CommitAckFaultHook.PROPERTY, String.valueOf(STALL_AT));
     }
-    return ServiceProcess.launch("receiver-" + number, ServiceProcess.moduleJar("demo-orders"),
-        ServiceProcess.freePort(), p, work);
+    return ServiceProcess.launch(
+        "receiver-" + number,
+        ServiceProcess.moduleJar("demo-orders"),
+        ServiceProcess.freePort(),
+        p,
+        work);
   }
 
-  /** The operation ID and origin {@link CommitAckFaultHook} printed when it held an acknowledgement back. */
+  /**
+   * The operation ID and origin {@link CommitAckFaultHook} printed when it held an acknowledgement
+   * back.
+   */
   record Stall(String operationId, String where) {}
 
   private static Stall awaitStall(ServiceProcess receiver) {
-    String line = await(receiver.name() + " holding back an acknowledgement after a commit").atMost(PATIENCE)
-        .until(() -> stallLine(receiver), Objects::nonNull);
-    String[] parts = line.substring(line.indexOf(CommitAckFaultHook.STALL_LINE)
-        + CommitAckFaultHook.STALL_LINE.length()).trim().split(" ", 2);
+    String line =
+        await(receiver.name() + " holding back an acknowledgement after a commit")
+            .atMost(PATIENCE)
+            .until(() -> stallLine(receiver), Objects::nonNull);
+    String[] parts =
+        line.substring(
+                line.indexOf(CommitAckFaultHook.STALL_LINE)
+                    + CommitAckFaultHook.STALL_LINE.length())
+            .trim()
+            .split(" ", 2);
     return new Stall(parts[0], parts[1]);
   }
 
@@ -180,27 +240,41 @@ abstract class BillingConsumersKillContract {
     if (!receiver.alive()) {
       throw new IllegalStateException(receiver.name() + " exited:\n" + receiver.tail());
     }
-    return receiver.logText().lines().filter(l -> l.contains(CommitAckFaultHook.STALL_LINE)).findFirst()
+    return receiver
+        .logText()
+        .lines()
+        .filter(l -> l.contains(CommitAckFaultHook.STALL_LINE))
+        .findFirst()
         .orElse(null);
   }
 
   static long invoices(DataSource db, String operationId) {
-    return TestDatabases.queryLong(db, "SELECT COUNT(*) FROM demo_invoice WHERE operation_id = ?", operationId);
+    return TestDatabases.queryLong(
+        db, "SELECT COUNT(*) FROM demo_invoice WHERE operation_id = ?", operationId);
   }
 
   private static long applied(DataSource db) {
     return TestDatabases.queryLong(db, "SELECT COUNT(DISTINCT operation_id) FROM demo_invoice");
   }
 
-  /** Deliveries the inbox received for this destination: the first of each operation and every repeat. */
+  /**
+   * Deliveries the inbox received for this destination: the first of each operation and every
+   * repeat.
+   */
   private long deliveries(DataSource db) {
-    return TestDatabases.queryLong(db, "SELECT COALESCE(SUM(deliveries), 0) FROM outbox_inbox WHERE destination = ?",
+    return TestDatabases.queryLong(
+        db,
+        "SELECT COALESCE(SUM(deliveries), 0) FROM outbox_inbox WHERE destination = ?",
         destination());
   }
 
   private long deliveries(DataSource db, String operationId) {
-    return TestDatabases.queryLong(db, "SELECT COALESCE(SUM(deliveries), 0) FROM outbox_inbox"
-        + " WHERE destination = ? AND operation_id = ?", destination(), operationId);
+    return TestDatabases.queryLong(
+        db,
+        "SELECT COALESCE(SUM(deliveries), 0) FROM outbox_inbox"
+            + " WHERE destination = ? AND operation_id = ?",
+        destination(),
+        operationId);
   }
 
   private static void deleteTree(Path dir) throws IOException {

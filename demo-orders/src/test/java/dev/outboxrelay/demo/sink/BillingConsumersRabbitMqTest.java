@@ -18,22 +18,29 @@ import org.junit.jupiter.api.BeforeEach;
 /**
  * {@link BillingConsumersContract} on RabbitMQ: the application runs with the config profile {@code
  * rabbitmq} (the channel {@code billing-rabbitmq} as application.properties and docs/receiving.md
- * have it; {@link BillingBrokersProfile}) against the RabbitMQ at 127.0.0.1:5672. The broker is shared, so the exchange and queues
- * get per-run names (the only keys overridden) and are deleted afterwards. Messages carry the AMQP
- * {@code message-id} as the relay's RabbitMQ sink sets it.
+ * have it; {@link BillingBrokersProfile}) against the RabbitMQ at 127.0.0.1:5672. The broker is
+ * shared, so the exchange and queues get per-run names (the only keys overridden) and are deleted
+ * afterwards. Messages carry the AMQP {@code message-id} as the relay's RabbitMQ sink sets it.
  */
 @QuarkusTest
 @TestProfile(BillingBrokersProfile.class)
 class BillingConsumersRabbitMqTest extends BillingConsumersContract {
-  @ConfigProperty(name = "mp.messaging.incoming.billing-rabbitmq.exchange.name") String exchange;
-  @ConfigProperty(name = "mp.messaging.incoming.billing-rabbitmq.queue.name") String queue;
-  @ConfigProperty(name = "mp.messaging.incoming.billing-rabbitmq.dead-letter-queue-name") String deadLetterQueue;
+  @ConfigProperty(name = "mp.messaging.incoming.billing-rabbitmq.exchange.name")
+  String exchange;
+
+  @ConfigProperty(name = "mp.messaging.incoming.billing-rabbitmq.queue.name")
+  String queue;
+
+  @ConfigProperty(name = "mp.messaging.incoming.billing-rabbitmq.dead-letter-queue-name")
+  String deadLetterQueue;
 
   private Connection connection;
   private Channel channel;
   private final List<GetResponse> deadLetters = new ArrayList<>();
 
-  /** The shared RabbitMQ, with names of this run for the exchange and queues the connector declares. */
+  /**
+   * The shared RabbitMQ, with names of this run for the exchange and queues the connector declares.
+   */
   public static class Broker implements QuarkusTestResourceLifecycleManager {
     private final BillingRabbitMq names = new BillingRabbitMq();
 
@@ -76,7 +83,9 @@ class BillingConsumersRabbitMqTest extends BillingConsumersContract {
     while ((r = channel.basicGet(deadLetterQueue, true)) != null) {
       deadLetters.add(r);
     }
-    return deadLetters.stream().filter(d -> operationId.equals(d.getProps().getMessageId()))
-        .map(d -> new String(d.getBody(), StandardCharsets.UTF_8)).toList();
+    return deadLetters.stream()
+        .filter(d -> operationId.equals(d.getProps().getMessageId()))
+        .map(d -> new String(d.getBody(), StandardCharsets.UTF_8))
+        .toList();
   }
 }

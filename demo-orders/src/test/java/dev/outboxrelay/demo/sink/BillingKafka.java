@@ -15,22 +15,30 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
 
 /**
  * The Kafka side of the billing consumer tests ({@link BillingConsumersKafkaTest}, {@link
- * BillingConsumersKafkaKillIT}): a fresh broker with the topics of the channel {@code billing-kafka}
- * as application.properties configures it, and a publisher that writes records as the relay's Kafka
- * sink does.
+ * BillingConsumersKafkaKillIT}): a fresh broker with the topics of the channel {@code
+ * billing-kafka} as application.properties configures it, and a publisher that writes records as
+ * the relay's Kafka sink does.
  */
 final class BillingKafka implements AutoCloseable {
   static final String TOPIC = "billing";
   static final String DEAD_LETTER_TOPIC = "billing-dlq";
+
   /** The channel's topic, its delayed retry topics and its dead-letter topic. */
-  private static final List<String> TOPICS = List.of(TOPIC, "billing_retry_2000", "billing_retry_10000",
-      DEAD_LETTER_TOPIC);
+  private static final List<String> TOPICS =
+      List.of(TOPIC, "billing_retry_2000", "billing_retry_10000", DEAD_LETTER_TOPIC);
 
   private final KafkaProducer<byte[], byte[]> producer;
 
   BillingKafka(String bootstrapServers) {
-    producer = new KafkaProducer<>(Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers,
-        ProducerConfig.ACKS_CONFIG, "all"), new ByteArraySerializer(), new ByteArraySerializer());
+    producer =
+        new KafkaProducer<>(
+            Map.of(
+                ProducerConfig.BOOTSTRAP_SERVERS_CONFIG,
+                bootstrapServers,
+                ProducerConfig.ACKS_CONFIG,
+                "all"),
+            new ByteArraySerializer(),
+            new ByteArraySerializer());
   }
 
   /** A fresh KRaft broker under {@code dir} with the channel's topics created. */
@@ -60,7 +68,8 @@ final class BillingKafka implements AutoCloseable {
    */
   RecordMetadata publish(String operationId, String payload) throws Exception {
     byte[] op = operationId.getBytes(StandardCharsets.UTF_8);
-    ProducerRecord<byte[], byte[]> r = new ProducerRecord<>(TOPIC, op, payload.getBytes(StandardCharsets.UTF_8));
+    ProducerRecord<byte[], byte[]> r =
+        new ProducerRecord<>(TOPIC, op, payload.getBytes(StandardCharsets.UTF_8));
     r.headers().add(KafkaDeliveries.OPERATION_ID_HEADER, op);
     return producer.send(r).get();
   }

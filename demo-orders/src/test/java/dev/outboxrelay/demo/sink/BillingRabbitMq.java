@@ -22,6 +22,7 @@ import java.util.UUID;
 final class BillingRabbitMq {
   /** The channel's keys as application.properties has them, under the config profile rabbitmq. */
   private static final String CHANNEL = "%rabbitmq.mp.messaging.incoming.billing-rabbitmq.";
+
   /** The routing key the relay's RabbitMQ sink publishes with. */
   private static final String ROUTING_KEY = "billing";
 
@@ -41,23 +42,36 @@ final class BillingRabbitMq {
 
   /** The broker's address and this run's names, as configuration of the receiving application. */
   Map<String, String> settings() {
-    return Map.of("rabbitmq-host", "127.0.0.1", "rabbitmq-port", "5672",
-        "rabbitmq-username", "guest", "rabbitmq-password", "guest",
-        CHANNEL + "exchange.name", exchange(),
-        CHANNEL + "queue.name", queue(),
-        CHANNEL + "dead-letter-exchange", prefix + "billing.dlx",
-        CHANNEL + "dead-letter-queue-name", deadLetterQueue());
+    return Map.of(
+        "rabbitmq-host",
+        "127.0.0.1",
+        "rabbitmq-port",
+        "5672",
+        "rabbitmq-username",
+        "guest",
+        "rabbitmq-password",
+        "guest",
+        CHANNEL + "exchange.name",
+        exchange(),
+        CHANNEL + "queue.name",
+        queue(),
+        CHANNEL + "dead-letter-exchange",
+        prefix + "billing.dlx",
+        CHANNEL + "dead-letter-queue-name",
+        deadLetterQueue());
   }
 
   /** Deletes this run's exchanges and queues. */
   void delete() {
-    try (Connection c = factory().newConnection(); Channel ch = c.createChannel()) {
+    try (Connection c = factory().newConnection();
+        Channel ch = c.createChannel()) {
       ch.queueDelete(queue());
       ch.queueDelete(deadLetterQueue());
       ch.exchangeDelete(exchange());
       ch.exchangeDelete(prefix + "billing.dlx");
     } catch (Exception e) {
-      throw new IllegalStateException("could not delete this run's exchanges and queues (" + prefix + "*)", e);
+      throw new IllegalStateException(
+          "could not delete this run's exchanges and queues (" + prefix + "*)", e);
     }
   }
 
@@ -72,22 +86,30 @@ final class BillingRabbitMq {
 
   /** Waits until the connector has declared {@code queue} and consumes from it. */
   static void awaitConsumer(Connection connection, String queue, Duration timeout) {
-    await("the connector consuming " + queue).atMost(timeout).until(() -> {
-      try (Channel probe = connection.createChannel()) {
-        return probe.consumerCount(queue) > 0;
-      } catch (IOException notDeclaredYet) {
-        return false;
-      }
-    });
+    await("the connector consuming " + queue)
+        .atMost(timeout)
+        .until(
+            () -> {
+              try (Channel probe = connection.createChannel()) {
+                return probe.consumerCount(queue) > 0;
+              } catch (IOException notDeclaredYet) {
+                return false;
+              }
+            });
   }
 
   /**
    * Publishes {@code payload} to {@code exchange} with the AMQP {@code message-id} and the header
    * {@code operation-id} set to {@code operationId}, as the relay's RabbitMQ sink does.
    */
-  static void publish(Channel channel, String exchange, String operationId, String payload) throws IOException {
-    AMQP.BasicProperties props = new AMQP.BasicProperties.Builder().messageId(operationId)
-        .contentType("application/json").headers(Map.of("operation-id", operationId)).build();
+  static void publish(Channel channel, String exchange, String operationId, String payload)
+      throws IOException {
+    AMQP.BasicProperties props =
+        new AMQP.BasicProperties.Builder()
+            .messageId(operationId)
+            .contentType("application/json")
+            .headers(Map.of("operation-id", operationId))
+            .build();
     channel.basicPublish(exchange, ROUTING_KEY, props, payload.getBytes(StandardCharsets.UTF_8));
   }
 }

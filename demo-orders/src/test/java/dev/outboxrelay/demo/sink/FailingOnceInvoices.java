@@ -12,9 +12,9 @@ import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * The sink's effect with an outage on demand: for an operation ID given to {@link #failOnce} the
- * handler writes its invoice, then throws {@link TransientFailureException} once, so a failure
- * that committed anything would leave a second invoice. Enabled only by the broker consumer
- * tests' profiles.
+ * handler writes its invoice, then throws {@link TransientFailureException} once, so a failure that
+ * committed anything would leave a second invoice. Enabled only by the broker consumer tests'
+ * profiles.
  */
 @Alternative
 @ApplicationScoped

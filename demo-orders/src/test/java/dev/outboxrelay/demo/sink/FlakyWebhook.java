@@ -14,8 +14,8 @@ import java.util.List;
 
 /**
  * A test receiver on outbox-lib's ready-made {@link InboxWebhookResource}: two secrets (a
- * rotation), and a handler whose body says how it fails. It writes its invoice first, so a
- * failure that recorded anything would leave one behind.
+ * rotation), and a handler whose body says how it fails. It writes its invoice first, so a failure
+ * that recorded anything would leave one behind.
  */
 @Path("/test-webhook")
 public class FlakyWebhook extends InboxWebhookResource {
@@ -32,14 +32,16 @@ public class FlakyWebhook extends InboxWebhookResource {
 
   @Override
   protected WebhookVerifier verifier() {
-    return WebhookVerifier.of(List.of(NEW_SECRET, OLD_SECRET), Duration.ofMinutes(5), Clock.systemUTC());
+    return WebhookVerifier.of(
+        List.of(NEW_SECRET, OLD_SECRET), Duration.ofMinutes(5), Clock.systemUTC());
   }
 
   @Override
   protected String apply(Connection connection, InboxDelivery delivery) throws Exception {
     String outcome = invoices.apply(connection, delivery);
     return switch (delivery.payloadText()) {
-      case "transient" -> throw new TransientFailureException("stock service down", Duration.ofSeconds(7));
+      case "transient" ->
+          throw new TransientFailureException("stock service down", Duration.ofSeconds(7));
       case "transient-no-hint" -> throw new TransientFailureException("stock service down", null);
       case "reject" -> throw new RejectedDeliveryException("no such customer");
       case "bug" -> throw new IllegalStateException("a bug in the handler");

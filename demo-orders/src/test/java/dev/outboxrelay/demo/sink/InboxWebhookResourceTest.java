@@ -36,7 +36,8 @@ class InboxWebhookResourceTest {
       request.header("Idempotency-Key", key);
     }
     if (secret != null) {
-      request.header(WebhookSignature.HEADER,
+      request.header(
+          WebhookSignature.HEADER,
           WebhookSignature.sign(secret.getBytes(StandardCharsets.UTF_8), at, bytes));
     }
     return request.post("/test-webhook").then();
@@ -48,20 +49,29 @@ class InboxWebhookResourceTest {
 
   @Test
   void bothSecretsOfARotationAreAcceptedAndARepeatAnswers200NotApplied() {
-    post("w-1", "{\"n\":1}", FlakyWebhook.NEW_SECRET).statusCode(200)
-        .body("applied", is(true)).body("outcome", is("invoiced")).body("deliveries", is(1));
-    post("w-1", "{\"n\":1}", FlakyWebhook.OLD_SECRET).statusCode(200)
-        .body("applied", is(false)).body("outcome", is("invoiced")).body("deliveries", is(2));
+    post("w-1", "{\"n\":1}", FlakyWebhook.NEW_SECRET)
+        .statusCode(200)
+        .body("applied", is(true))
+        .body("outcome", is("invoiced"))
+        .body("deliveries", is(1));
+    post("w-1", "{\"n\":1}", FlakyWebhook.OLD_SECRET)
+        .statusCode(200)
+        .body("applied", is(false))
+        .body("outcome", is("invoiced"))
+        .body("deliveries", is(2));
     assertEquals(1, db.invoices("w-1"));
   }
 
   @Test
   void aThirdSecretAStaleOrAMissingSignatureIs401AndRecordsNothing() {
-    post("w-2", "{}", "some-other-secret").statusCode(401)
+    post("w-2", "{}", "some-other-secret")
+        .statusCode(401)
         .contentType("application/problem+json")
-        .body("field", is(WebhookSignature.HEADER)).body("detail", startsWith("BAD_SIGNATURE: "));
+        .body("field", is(WebhookSignature.HEADER))
+        .body("detail", startsWith("BAD_SIGNATURE: "));
     post("w-2", "{}", FlakyWebhook.OLD_SECRET, Instant.now().minusSeconds(600).getEpochSecond())
-        .statusCode(401).body("detail", startsWith("STALE: "));
+        .statusCode(401)
+        .body("detail", startsWith("STALE: "));
     post("w-2", "{}", null).statusCode(401).body("detail", startsWith("MISSING: "));
     assertNothingRecorded("w-2");
   }
@@ -69,23 +79,29 @@ class InboxWebhookResourceTest {
   @Test
   void anotherBodyUnderAnAppliedKeyIs409() {
     post("w-3", "{\"n\":3}", FlakyWebhook.NEW_SECRET).statusCode(200);
-    post("w-3", "{\"n\":4}", FlakyWebhook.NEW_SECRET).statusCode(409)
+    post("w-3", "{\"n\":4}", FlakyWebhook.NEW_SECRET)
+        .statusCode(409)
         .body("field", is("Idempotency-Key"));
     assertEquals(1, db.invoices("w-3"));
   }
 
   @Test
   void aTransientHandlerFailureIs503WithRetryAfterAndRecordsNothing() {
-    post("w-4", "transient", FlakyWebhook.NEW_SECRET).statusCode(503)
-        .header("Retry-After", "7").contentType("application/problem+json");
-    post("w-4", "transient-no-hint", FlakyWebhook.NEW_SECRET).statusCode(503)
+    post("w-4", "transient", FlakyWebhook.NEW_SECRET)
+        .statusCode(503)
+        .header("Retry-After", "7")
+        .contentType("application/problem+json");
+    post("w-4", "transient-no-hint", FlakyWebhook.NEW_SECRET)
+        .statusCode(503)
         .header("Retry-After", "30");
     assertNothingRecorded("w-4");
   }
 
   @Test
   void aRejectionIs422AndABugIs500AndNeitherRecordsAnything() {
-    post("w-5", "reject", FlakyWebhook.NEW_SECRET).statusCode(422).body("detail", is("no such customer"));
+    post("w-5", "reject", FlakyWebhook.NEW_SECRET)
+        .statusCode(422)
+        .body("detail", is("no such customer"));
     post("w-6", "bug", FlakyWebhook.NEW_SECRET).statusCode(500);
     assertNothingRecorded("w-5");
     assertNothingRecorded("w-6");
@@ -94,12 +110,15 @@ class InboxWebhookResourceTest {
   @Test
   void aMissingKeyIs400AndABodyOverTheLimitIs413() {
     post(null, "{}", FlakyWebhook.NEW_SECRET).statusCode(400).body("field", is("Idempotency-Key"));
-    post("w-7", "x".repeat(1_048_577), FlakyWebhook.NEW_SECRET).statusCode(413).body("field", is("body"));
+    post("w-7", "x".repeat(1_048_577), FlakyWebhook.NEW_SECRET)
+        .statusCode(413)
+        .body("field", is("body"));
     assertNothingRecorded("w-7");
   }
 
   private void assertNothingRecorded(String key) {
     assertEquals(0, db.invoices(key));
-    assertEquals(0, db.jdbc().queryLong("SELECT COUNT(*) FROM outbox_inbox WHERE operation_id = ?", key));
+    assertEquals(
+        0, db.jdbc().queryLong("SELECT COUNT(*) FROM outbox_inbox WHERE operation_id = ?", key));
   }
 }

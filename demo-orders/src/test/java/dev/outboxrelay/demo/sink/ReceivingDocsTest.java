@@ -23,26 +23,38 @@ class ReceivingDocsTest {
 
   @Test
   void theJavaSnippetIsTheConsumerAsItRuns() throws IOException {
-    String source = Files.readString(MODULE.resolve("src/main/java/dev/outboxrelay/demo/sink/BillingConsumers.java"));
+    String source =
+        Files.readString(
+            MODULE.resolve("src/main/java/dev/outboxrelay/demo/sink/BillingConsumers.java"));
     assertTrue(source.contains(MARKER), "BillingConsumers lost its " + MARKER.trim() + " line");
     String shown = source.substring(source.indexOf(MARKER) + MARKER.length()).strip();
-    assertEquals(shown, blocks("java", section("## Wiring 2: Kafka")).get(0),
+    assertEquals(
+        shown,
+        blocks("java", section("## Wiring 2: Kafka")).get(0),
         "docs/receiving.md \"Wiring 2: Kafka\" differs from BillingConsumers: copy the class from its marker line on");
   }
 
   @Test
   void thePropertiesSnippetsAreTheChannelsAsTheyRun() throws IOException {
-    assertEquals(profileLines("kafka"), blocks("properties", section("## Wiring 2: Kafka")).get(0),
+    assertEquals(
+        profileLines("kafka"),
+        blocks("properties", section("## Wiring 2: Kafka")).get(0),
         "docs/receiving.md \"Wiring 2: Kafka\" differs from application.properties' %kafka. lines");
-    assertEquals(profileLines("rabbitmq"), blocks("properties", section("## Wiring 3: RabbitMQ")).get(0),
+    assertEquals(
+        profileLines("rabbitmq"),
+        blocks("properties", section("## Wiring 3: RabbitMQ")).get(0),
         "docs/receiving.md \"Wiring 3: RabbitMQ\" differs from application.properties' %rabbitmq. lines");
   }
 
   private static String profileLines(String profile) throws IOException {
     String prefix = "%" + profile + ".";
-    List<String> lines = Files.readAllLines(MODULE.resolve("src/main/resources/application.properties")).stream()
-        .filter(l -> l.startsWith(prefix)).map(l -> l.substring(prefix.length())).toList();
-    assertTrue(lines.size() >= 3, "application.properties has no channel under the profile " + profile);
+    List<String> lines =
+        Files.readAllLines(MODULE.resolve("src/main/resources/application.properties")).stream()
+            .filter(l -> l.startsWith(prefix))
+            .map(l -> l.substring(prefix.length()))
+            .toList();
+    assertTrue(
+        lines.size() >= 3, "application.properties has no channel under the profile " + profile);
     return String.join("\n", lines);
   }
 

@@ -24,14 +24,17 @@ import org.junit.jupiter.api.Test;
 @TestProfile(SignedSinkResourceTest.Signed.class)
 class SignedSinkResourceTest {
   static final String SECRET = "demo-sink-test-secret";
+
   /** Being rotated out: still accepted. */
   static final String PREVIOUS_SECRET = "demo-sink-old-secret";
+
   static final String BODY = "{\"orderId\":5,\"note\":\"Zo\u00eb\"}";
 
   public static class Signed implements QuarkusTestProfile {
     @Override
     public Map<String, String> getConfigOverrides() {
-      return Map.of("demo.sink.hmac-secret", SECRET, "demo.sink.previous-hmac-secret", PREVIOUS_SECRET);
+      return Map.of(
+          "demo.sink.hmac-secret", SECRET, "demo.sink.previous-hmac-secret", PREVIOUS_SECRET);
     }
   }
 
@@ -43,18 +46,23 @@ class SignedSinkResourceTest {
   }
 
   static String sign(String secret, long epochSeconds) {
-    return WebhookSignature.sign(secret.getBytes(StandardCharsets.UTF_8), epochSeconds,
+    return WebhookSignature.sign(
+        secret.getBytes(StandardCharsets.UTF_8),
+        epochSeconds,
         BODY.getBytes(StandardCharsets.UTF_8));
   }
 
   static RequestSpecification request(String operationId) {
     // Bytes, so the body on the wire is exactly what was signed.
-    return given().header("Idempotency-Key", operationId).contentType("application/json")
+    return given()
+        .header("Idempotency-Key", operationId)
+        .contentType("application/json")
         .body(BODY.getBytes(StandardCharsets.UTF_8));
   }
 
   static ValidatableResponse rejected(ValidatableResponse r, String reason) {
-    return r.statusCode(401).contentType("application/problem+json")
+    return r.statusCode(401)
+        .contentType("application/problem+json")
         .body("status", is(401))
         .body("field", is("X-Outbox-Signature"))
         .body("detail", startsWith(reason + ": "));
@@ -62,39 +70,60 @@ class SignedSinkResourceTest {
 
   @Test
   void aValidSignatureIsApplied() {
-    request("order-5/billing").header("X-Outbox-Signature", sign(SECRET, Instant.now().getEpochSecond()))
-        .post("/sink/billing").then().statusCode(200).body("applied", is(true));
+    request("order-5/billing")
+        .header("X-Outbox-Signature", sign(SECRET, Instant.now().getEpochSecond()))
+        .post("/sink/billing")
+        .then()
+        .statusCode(200)
+        .body("applied", is(true));
     assertEquals(1, db.invoices("order-5/billing"));
   }
 
   @Test
   void theSecretBeingRotatedOutIsStillAccepted() {
-    request("order-11/billing").header("X-Outbox-Signature", sign(PREVIOUS_SECRET, Instant.now().getEpochSecond()))
-        .post("/sink/billing").then().statusCode(200).body("applied", is(true));
+    request("order-11/billing")
+        .header("X-Outbox-Signature", sign(PREVIOUS_SECRET, Instant.now().getEpochSecond()))
+        .post("/sink/billing")
+        .then()
+        .statusCode(200)
+        .body("applied", is(true));
     assertEquals(1, db.invoices("order-11/billing"));
   }
 
   @Test
   void aWrongSecretIs401AndNotApplied() {
-    rejected(request("order-6/billing")
-        .header("X-Outbox-Signature", sign("not-the-secret", Instant.now().getEpochSecond()))
-        .post("/sink/billing").then(), "BAD_SIGNATURE");
+    rejected(
+        request("order-6/billing")
+            .header("X-Outbox-Signature", sign("not-the-secret", Instant.now().getEpochSecond()))
+            .post("/sink/billing")
+            .then(),
+        "BAD_SIGNATURE");
     assertNotApplied("order-6/billing");
   }
 
   @Test
   void aChangedBodyIs401AndNotApplied() {
-    rejected(given().header("Idempotency-Key", "order-7/billing").contentType("application/json")
-        .header("X-Outbox-Signature", sign(SECRET, Instant.now().getEpochSecond()))
-        .body("{\"orderId\":5,\"note\":\"tampered\"}").post("/sink/billing").then(), "BAD_SIGNATURE");
+    rejected(
+        given()
+            .header("Idempotency-Key", "order-7/billing")
+            .contentType("application/json")
+            .header("X-Outbox-Signature", sign(SECRET, Instant.now().getEpochSecond()))
+            .body("{\"orderId\":5,\"note\":\"tampered\"}")
+            .post("/sink/billing")
+            .then(),
+        "BAD_SIGNATURE");
     assertNotApplied("order-7/billing");
   }
 
   @Test
   void aStaleSignatureIs401AndNotApplied() {
     long tenMinutesAgo = Instant.now().minusSeconds(600).getEpochSecond();
-    rejected(request("order-8/billing").header("X-Outbox-Signature", sign(SECRET, tenMinutesAgo))
-        .post("/sink/billing").then(), "STALE");
+    rejected(
+        request("order-8/billing")
+            .header("X-Outbox-Signature", sign(SECRET, tenMinutesAgo))
+            .post("/sink/billing")
+            .then(),
+        "STALE");
     assertNotApplied("order-8/billing");
   }
 
@@ -106,8 +135,12 @@ class SignedSinkResourceTest {
 
   @Test
   void aMalformedSignatureIs401AndNotApplied() {
-    rejected(request("order-10/billing").header("X-Outbox-Signature", "sha256=abc")
-        .post("/sink/billing").then(), "MALFORMED");
+    rejected(
+        request("order-10/billing")
+            .header("X-Outbox-Signature", "sha256=abc")
+            .post("/sink/billing")
+            .then(),
+        "MALFORMED");
     assertNotApplied("order-10/billing");
   }
 

@@ -36,13 +36,15 @@ import org.junit.jupiter.api.Test;
 class OrderTracingTest {
   /** An upstream caller's context, as a gateway or another service would send it. */
   static final String CALLER_TRACE = "4bf92f3577b34da6a3ce929d0e0e4736";
+
   static final String CALLER_SPAN = "00f067aa0ba902b7";
 
   /** The SDK on for this class only. */
   public static class Traced implements QuarkusTestProfile {
     @Override
     public Map<String, String> getConfigOverrides() {
-      return Map.of("quarkus.otel.sdk.disabled", "false", "quarkus.otel.bsp.schedule.delay", "20ms");
+      return Map.of(
+          "quarkus.otel.sdk.disabled", "false", "quarkus.otel.bsp.schedule.delay", "20ms");
     }
   }
 
@@ -62,15 +64,21 @@ class OrderTracingTest {
 
   @Test
   void theJobStoresTheRequestSpanOfACallersTrace() throws Exception {
-    String operationId = placeOrder(given().header("traceparent", "00-" + CALLER_TRACE + "-" + CALLER_SPAN + "-01")
-        .header("tracestate", "rojo=00f067aa0ba902b7"));
+    String operationId =
+        placeOrder(
+            given()
+                .header("traceparent", "00-" + CALLER_TRACE + "-" + CALLER_SPAN + "-01")
+                .header("tracestate", "rojo=00f067aa0ba902b7"));
     SpanData request = requestSpan(CALLER_TRACE);
-    assertEquals(CALLER_SPAN, request.getParentSpanId(), "the request continues the caller's trace");
+    assertEquals(
+        CALLER_SPAN, request.getParentSpanId(), "the request continues the caller's trace");
 
     Map<String, String> headers = headersOf(operationId);
-    assertEquals("00-" + CALLER_TRACE + "-" + request.getSpanId() + "-01", headers.get("traceparent"));
+    assertEquals(
+        "00-" + CALLER_TRACE + "-" + request.getSpanId() + "-01", headers.get("traceparent"));
     assertEquals("rojo=00f067aa0ba902b7", headers.get("tracestate"));
-    TraceLines.print("POST /orders (stored " + operationId + " traceparent=" + headers.get("traceparent") + ")",
+    TraceLines.print(
+        "POST /orders (stored " + operationId + " traceparent=" + headers.get("traceparent") + ")",
         List.of(request));
   }
 
@@ -85,21 +93,36 @@ class OrderTracingTest {
   }
 
   private static String placeOrder(RequestSpecification request) {
-    return request.contentType("application/json").body("{\"customer\":\"Trace\",\"amountCents\":4200}")
-        .post("/orders").then().statusCode(201).extract().path("operationId");
+    return request
+        .contentType("application/json")
+        .body("{\"customer\":\"Trace\",\"amountCents\":4200}")
+        .post("/orders")
+        .then()
+        .statusCode(201)
+        .extract()
+        .path("operationId");
   }
 
   /** The exported server span of {@code POST /orders} in this trace. */
   private SpanData requestSpan(String traceId) {
-    return Awaitility.await("server span of POST /orders in trace " + traceId).atMost(Duration.ofSeconds(30))
-        .until(() -> exporter.getFinishedSpanItems().stream()
-            .filter(s -> s.getTraceId().equals(traceId) && s.getKind() == SpanKind.SERVER
-                && s.getName().equals("POST /orders"))
-            .findFirst().orElse(null), java.util.Objects::nonNull);
+    return Awaitility.await("server span of POST /orders in trace " + traceId)
+        .atMost(Duration.ofSeconds(30))
+        .until(
+            () ->
+                exporter.getFinishedSpanItems().stream()
+                    .filter(
+                        s ->
+                            s.getTraceId().equals(traceId)
+                                && s.getKind() == SpanKind.SERVER
+                                && s.getName().equals("POST /orders"))
+                    .findFirst()
+                    .orElse(null),
+            java.util.Objects::nonNull);
   }
 
   private Map<String, String> headersOf(String operationId) throws Exception {
-    return json.readValue(db.outbox().findByOperationId(operationId).orElseThrow().headersJson(),
+    return json.readValue(
+        db.outbox().findByOperationId(operationId).orElseThrow().headersJson(),
         new TypeReference<>() {});
   }
 }

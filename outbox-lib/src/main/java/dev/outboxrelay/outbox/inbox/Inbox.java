@@ -19,22 +19,22 @@ import java.util.Objects;
 /**
  * Receives deliveries once, in the receiver's transaction. Thread-safe; create one per application.
  *
- * <p>{@link #receive} inserts the delivery's operation ID into {@code outbox_inbox} on the
- * caller's connection, then runs the handler on the same connection: the record and the effect
- * commit together or not at all. It never commits, and needs a transaction (auto-commit off).
+ * <p>{@link #receive} inserts the delivery's operation ID into {@code outbox_inbox} on the caller's
+ * connection, then runs the handler on the same connection: the record and the effect commit
+ * together or not at all. It never commits, and needs a transaction (auto-commit off).
  *
  * <ul>
  *   <li>First delivery: the handler runs; its outcome is stored with the row.
  *   <li>Repeat with the same payload (SHA-256 of the bytes): the handler does not run; the first
  *       outcome is returned with {@code applied=false}, and the delivery is counted.
  *   <li>Same ID, different payload: {@link InboxConflictException}, nothing written.
- *   <li>Two deliveries of one ID at once on two connections: the unique key makes the second
- *       insert wait for the first transaction (the database's own row locking, no lock in the
+ *   <li>Two deliveries of one ID at once on two connections: the unique key makes the second insert
+ *       wait for the first transaction (the database's own row locking, no lock in the
  *       application). If the first commits, the second is a repeat; if it rolls back, the second
  *       applies. Run receivers at READ COMMITTED (the default of PostgreSQL, H2 and SQL Server;
  *       MariaDB's REPEATABLE READ also works, the repeat's read is a locking one).
- *   <li>Bad input (missing or overlong ID or destination, payload over the limit):
- *       {@link InvalidDeliveryException} before any statement.
+ *   <li>Bad input (missing or overlong ID or destination, payload over the limit): {@link
+ *       InvalidDeliveryException} before any statement.
  *   <li>The handler throws: {@link InboxHandlerException}, nothing recorded. With {@link
  *       InboxConfig#savepoint()} (the default) the caller's transaction is rolled back to where
  *       this call began and stays usable; without, the caller must roll back.
@@ -43,6 +43,7 @@ import java.util.Objects;
 public class Inbox {
   /** The longest outcome a handler may return. */
   public static final int MAX_OUTCOME_CHARS = 2000;
+
   private static final HexFormat HEX = HexFormat.of();
 
   private final InboxConfig config;
@@ -64,8 +65,9 @@ public class Inbox {
     String digest = sha256(delivery.payload());
     try {
       if (connection.getAutoCommit()) {
-        throw new IllegalStateException("Inbox.receive needs a transaction: the connection is in"
-            + " auto-commit mode, so the inbox row and the effect could commit apart");
+        throw new IllegalStateException(
+            "Inbox.receive needs a transaction: the connection is in"
+                + " auto-commit mode, so the inbox row and the effect could commit apart");
       }
       // Once more at most: a row found missing after the insert said it exists was deleted
       // in between (retention), so the second insert applies.
@@ -78,15 +80,22 @@ public class Inbox {
         InboxReceipt repeat = repeat(connection, d, delivery, digest);
         if (repeat != null || round == 1) {
           if (repeat == null) {
-            throw new OutboxStoreException("operation " + delivery.operationId()
-                + ": the inbox row exists and vanished twice", null);
+            throw new OutboxStoreException(
+                "operation " + delivery.operationId() + ": the inbox row exists and vanished twice",
+                null);
           }
           return repeat;
         }
       }
     } catch (SQLException e) {
-      throw new OutboxStoreException("inbox: receiving operation " + delivery.operationId()
-          + " of destination " + delivery.destination() + " failed: " + e.getMessage(), e);
+      throw new OutboxStoreException(
+          "inbox: receiving operation "
+              + delivery.operationId()
+              + " of destination "
+              + delivery.destination()
+              + " failed: "
+              + e.getMessage(),
+          e);
     }
   }
 
@@ -112,22 +121,35 @@ public class Inbox {
     }
   }
 
-  private InboxReceipt apply(Connection c, InboxStatements d, InboxDelivery delivery,
-      InboxHandler handler, Savepoint savepoint) throws SQLException {
+  private InboxReceipt apply(
+      Connection c,
+      InboxStatements d,
+      InboxDelivery delivery,
+      InboxHandler handler,
+      Savepoint savepoint)
+      throws SQLException {
     String outcome;
     try {
       outcome = handler.apply(c, delivery);
       if (outcome != null && outcome.length() > MAX_OUTCOME_CHARS) {
-        throw new IllegalStateException("the handler's outcome is " + outcome.length()
-            + " characters; the limit is " + MAX_OUTCOME_CHARS);
+        throw new IllegalStateException(
+            "the handler's outcome is "
+                + outcome.length()
+                + " characters; the limit is "
+                + MAX_OUTCOME_CHARS);
       }
     } catch (Exception e) {
       if (savepoint != null) {
         c.rollback(savepoint);
         release(c, d, savepoint);
       }
-      throw new InboxHandlerException(delivery.operationId(), "the handler of operation "
-          + delivery.operationId() + " failed, nothing recorded: " + e.getMessage(), e);
+      throw new InboxHandlerException(
+          delivery.operationId(),
+          "the handler of operation "
+              + delivery.operationId()
+              + " failed, nothing recorded: "
+              + e.getMessage(),
+          e);
     }
     if (outcome != null) {
       try (PreparedStatement ps = c.prepareStatement(d.outcomeSql())) {
@@ -154,12 +176,13 @@ public class Inbox {
         appliedAt = rs.next() ? d.dialect().binding().readInstant(rs, 1) : null;
       }
     }
-    return new InboxReceipt(delivery.operationId(), delivery.destination(), true, outcome, 1, appliedAt);
+    return new InboxReceipt(
+        delivery.operationId(), delivery.destination(), true, outcome, 1, appliedAt);
   }
 
   /** The committed row, locked; null when it is gone. Conflict when the payload differs. */
-  private InboxReceipt repeat(Connection c, InboxStatements d, InboxDelivery delivery, String digest)
-      throws SQLException {
+  private InboxReceipt repeat(
+      Connection c, InboxStatements d, InboxDelivery delivery, String digest) throws SQLException {
     String storedDigest;
     String outcome;
     long deliveries;
@@ -185,11 +208,12 @@ public class Inbox {
       ps.setString(2, delivery.operationId());
       ps.executeUpdate();
     }
-    return new InboxReceipt(delivery.operationId(), delivery.destination(), false, outcome,
-        deliveries + 1, appliedAt);
+    return new InboxReceipt(
+        delivery.operationId(), delivery.destination(), false, outcome, deliveries + 1, appliedAt);
   }
 
-  private static void release(Connection c, InboxStatements d, Savepoint savepoint) throws SQLException {
+  private static void release(Connection c, InboxStatements d, Savepoint savepoint)
+      throws SQLException {
     if (savepoint == null || !d.dialect().releasesSavepoints()) {
       return;
     }
@@ -214,8 +238,12 @@ public class Inbox {
       throw new InvalidDeliveryException("payload", "payload is required (may be empty)");
     }
     if (delivery.payload().length > config.maxPayloadBytes()) {
-      throw new InvalidDeliveryException("payload", "payload is " + delivery.payload().length
-          + " bytes; the limit is " + config.maxPayloadBytes());
+      throw new InvalidDeliveryException(
+          "payload",
+          "payload is "
+              + delivery.payload().length
+              + " bytes; the limit is "
+              + config.maxPayloadBytes());
     }
   }
 
@@ -224,8 +252,13 @@ public class Inbox {
       throw new InvalidDeliveryException(field, field + " is required");
     }
     if (value.length() > InboxConfig.MAX_ID_CHARS) {
-      throw new InvalidDeliveryException(field, field + " is " + value.length()
-          + " characters long; the limit is " + InboxConfig.MAX_ID_CHARS);
+      throw new InvalidDeliveryException(
+          field,
+          field
+              + " is "
+              + value.length()
+              + " characters long; the limit is "
+              + InboxConfig.MAX_ID_CHARS);
     }
     if (value.chars().anyMatch(Character::isISOControl)) {
       throw new InvalidDeliveryException(field, field + " contains a control character");
@@ -236,9 +269,12 @@ public class Inbox {
     InboxStatements d = dialect;
     if (d == null) {
       try {
-        d = DialectDetector.forProductName(connection.getMetaData().getDatabaseProductName()).inbox();
+        d =
+            DialectDetector.forProductName(connection.getMetaData().getDatabaseProductName())
+                .inbox();
       } catch (SQLException e) {
-        throw new OutboxStoreException("cannot read database metadata to choose the inbox dialect", e);
+        throw new OutboxStoreException(
+            "cannot read database metadata to choose the inbox dialect", e);
       }
       dialect = d;
     }

@@ -37,7 +37,8 @@ public final class InboxLedger {
       throw new IllegalArgumentException("limit must be >= 1, was " + limit);
     }
     try (Connection c = dataSource.getConnection()) {
-      InboxStatements d = DialectDetector.forProductName(c.getMetaData().getDatabaseProductName()).inbox();
+      InboxStatements d =
+          DialectDetector.forProductName(c.getMetaData().getDatabaseProductName()).inbox();
       boolean one = destination != null;
       List<InboxLedgerEntry> rows = new ArrayList<>();
       try (PreparedStatement ps = c.prepareStatement(d.ledgerSql(since != null, one))) {
@@ -60,7 +61,8 @@ public final class InboxLedger {
         end--;
       }
       if (end > 0) {
-        return new InboxLedgerPage(List.copyOf(rows.subList(0, end)), rows.get(end - 1).appliedAt());
+        return new InboxLedgerPage(
+            List.copyOf(rows.subList(0, end)), rows.get(end - 1).appliedAt());
       }
       List<InboxLedgerEntry> run = new ArrayList<>();
       try (PreparedStatement ps = c.prepareStatement(d.ledgerAtSql(one))) {
@@ -89,13 +91,16 @@ public final class InboxLedger {
   /** Totals over the whole inbox: operation IDs applied and deliveries received. */
   public Totals totals() {
     try (Connection c = dataSource.getConnection()) {
-      InboxStatements d = DialectDetector.forProductName(c.getMetaData().getDatabaseProductName()).inbox();
-      try (PreparedStatement ps = c.prepareStatement(d.totalsSql()); ResultSet rs = ps.executeQuery()) {
+      InboxStatements d =
+          DialectDetector.forProductName(c.getMetaData().getDatabaseProductName()).inbox();
+      try (PreparedStatement ps = c.prepareStatement(d.totalsSql());
+          ResultSet rs = ps.executeQuery()) {
         rs.next();
         return new Totals(rs.getLong(1), rs.getLong(2));
       }
     } catch (SQLException e) {
-      throw new OutboxStoreException("inbox ledger: reading the totals failed: " + e.getMessage(), e);
+      throw new OutboxStoreException(
+          "inbox ledger: reading the totals failed: " + e.getMessage(), e);
     }
   }
 
@@ -115,8 +120,14 @@ public final class InboxLedger {
       while (rs.next()) {
         long messageId = rs.getLong(3);
         Long mid = rs.wasNull() ? null : messageId;
-        out.add(new InboxLedgerEntry(rs.getString(1), rs.getString(2), mid,
-            d.dialect().binding().readInstant(rs, 4), rs.getLong(5), 1));
+        out.add(
+            new InboxLedgerEntry(
+                rs.getString(1),
+                rs.getString(2),
+                mid,
+                d.dialect().binding().readInstant(rs, 4),
+                rs.getLong(5),
+                1));
       }
     }
   }

@@ -10,5 +10,10 @@ import java.time.Instant;
  * @param deliveries how many deliveries arrived (1 + repeats)
  * @param appliedCount how many times the effect was applied: 1 by construction of the inbox
  */
-public record InboxLedgerEntry(String operationId, String destination, Long messageId,
-    Instant appliedAt, long deliveries, long appliedCount) {}
+public record InboxLedgerEntry(
+    String operationId,
+    String destination,
+    Long messageId,
+    Instant appliedAt,
+    long deliveries,
+    long appliedCount) {}

@@ -10,5 +10,10 @@ import java.time.Instant;
  * @param deliveries deliveries of this ID so far, this one included (as seen in this transaction)
  * @param appliedAt when the first delivery was applied (the database clock)
  */
-public record InboxReceipt(String operationId, String destination, boolean applied, String outcome,
-    long deliveries, Instant appliedAt) {}
+public record InboxReceipt(
+    String operationId,
+    String destination,
+    boolean applied,
+    String outcome,
+    long deliveries,
+    Instant appliedAt) {}

@@ -17,20 +17,20 @@ import javax.sql.DataSource;
  * auto-committed statement (no long locks, no long undo). Call it outside any transaction (a JTA
  * datasource refuses auto-commit on an enlisted connection), e.g. from a scheduled method.
  *
- * <p>Choosing the horizon: a row may go once no redelivery of its ID can arrive any more. The
- * relay redelivers a job until it is sent or dead; the last redelivery of an ID can come at most
- * {@code max-attempts × backoff cap + lease} after its first delivery (every attempt waits at
- * most the cap, and a crashed relay's claim comes back after the lease). With the relay's
- * defaults ({@code outbox.relay.max-attempts=10}, {@code backoff.max-delay=5m}, {@code
- * lease-duration=30s}) that is 10 × 5 min + 30 s = 50.5 minutes (jitter never
- * takes a wait past the cap). A receiver that answers {@code Retry-After} stretches a wait up to what
- * it asked for. Keep the rows much longer than that ({@link #DEFAULT_HORIZON}, 7 days): an
- * operator can also replay dead jobs by hand, and a delivery replayed after its inbox row is gone
- * is applied again.
+ * <p>Choosing the horizon: a row may go once no redelivery of its ID can arrive any more. The relay
+ * redelivers a job until it is sent or dead; the last redelivery of an ID can come at most {@code
+ * max-attempts × backoff cap + lease} after its first delivery (every attempt waits at most the
+ * cap, and a crashed relay's claim comes back after the lease). With the relay's defaults ({@code
+ * outbox.relay.max-attempts=10}, {@code backoff.max-delay=5m}, {@code lease-duration=30s}) that is
+ * 10 × 5 min + 30 s = 50.5 minutes (jitter never takes a wait past the cap). A receiver that
+ * answers {@code Retry-After} stretches a wait up to what it asked for. Keep the rows much longer
+ * than that ({@link #DEFAULT_HORIZON}, 7 days): an operator can also replay dead jobs by hand, and
+ * a delivery replayed after its inbox row is gone is applied again.
  */
 public final class InboxRetention {
   /** A week: far beyond the relay's redelivery horizon, and covers a replay of dead jobs. */
   public static final Duration DEFAULT_HORIZON = Duration.ofDays(7);
+
   public static final int DEFAULT_BATCH_SIZE = 500;
 
   private final DataSource dataSource;
@@ -75,7 +75,8 @@ public final class InboxRetention {
   /** One batch: at most {@code batchSize} rows applied before {@code cutoff}, committed. */
   public int deleteBatch(Instant cutoff) {
     try (Connection c = dataSource.getConnection()) {
-      InboxStatements d = DialectDetector.forProductName(c.getMetaData().getDatabaseProductName()).inbox();
+      InboxStatements d =
+          DialectDetector.forProductName(c.getMetaData().getDatabaseProductName()).inbox();
       boolean auto = c.getAutoCommit();
       c.setAutoCommit(true);
       BoundSql delete = d.deleteBatch(cutoff, batchSize);
@@ -86,8 +87,8 @@ public final class InboxRetention {
         c.setAutoCommit(auto);
       }
     } catch (SQLException e) {
-      throw new OutboxStoreException("inbox retention: deleting rows before " + cutoff + " failed: "
-          + e.getMessage(), e);
+      throw new OutboxStoreException(
+          "inbox retention: deleting rows before " + cutoff + " failed: " + e.getMessage(), e);
     }
   }
 }

@@ -31,11 +31,13 @@ public final class WebhookVerifier {
    */
   public static WebhookVerifier of(List<String> secrets, Duration tolerance, Clock clock) {
     if (secrets == null || secrets.isEmpty() || secrets.size() > 2) {
-      throw new IllegalArgumentException("webhook secrets: give one, or two while rotating; got "
-          + (secrets == null ? 0 : secrets.size()));
+      throw new IllegalArgumentException(
+          "webhook secrets: give one, or two while rotating; got "
+              + (secrets == null ? 0 : secrets.size()));
     }
     if (tolerance == null || tolerance.isNegative()) {
-      throw new IllegalArgumentException("webhook signature tolerance must be >= 0, was " + tolerance);
+      throw new IllegalArgumentException(
+          "webhook signature tolerance must be >= 0, was " + tolerance);
     }
     List<byte[]> keys = new ArrayList<>();
     for (String s : secrets) {

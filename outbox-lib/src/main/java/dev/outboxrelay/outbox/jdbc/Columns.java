@@ -7,7 +7,9 @@ public final class Columns {
 
   private Columns() {}
 
-  /** {@code s} cut to {@code max} characters, its last one an ellipsis when cut; null stays null. */
+  /**
+   * {@code s} cut to {@code max} characters, its last one an ellipsis when cut; null stays null.
+   */
   public static String truncate(String s, int max) {
     return s == null || s.length() <= max ? s : s.substring(0, max - 1) + "…";
   }

@@ -8,12 +8,16 @@ import java.util.function.Predicate;
 /**
  * Runs a unit of work again when the database rolled it back as a deadlock victim or a
  * serialization conflict (which errors those are is the dialect's {@code
- * ErrorCodes.isRetryableConflict}):
- * the victim's transaction was undone whole, so nothing of the failed run remains.
+ * ErrorCodes.isRetryableConflict}): the victim's transaction was undone whole, so nothing of the
+ * failed run remains.
  */
 public final class ConflictRetry {
-  /** How often a unit of work rolled back as a conflict is run again before the failure reaches the caller. */
+  /**
+   * How often a unit of work rolled back as a conflict is run again before the failure reaches the
+   * caller.
+   */
   public static final int RETRIES = 3;
+
   /** Pause before the first retry; doubled for each further one, plus jitter. */
   public static final Duration FIRST_PAUSE = Duration.ofMillis(5);
 

@@ -28,8 +28,10 @@ public final class JdbcStatements {
   }
 
   /** Runs one update in auto-commit mode; returns the update count. */
-  public static int executeUpdate(DataSource dataSource, String sql, Binder binder) throws SQLException {
-    try (Connection c = autoCommitConnection(dataSource); PreparedStatement ps = c.prepareStatement(sql)) {
+  public static int executeUpdate(DataSource dataSource, String sql, Binder binder)
+      throws SQLException {
+    try (Connection c = autoCommitConnection(dataSource);
+        PreparedStatement ps = c.prepareStatement(sql)) {
       binder.bind(ps);
       return ps.executeUpdate();
     }
@@ -40,7 +42,11 @@ public final class JdbcStatements {
    * ConflictRetry}); any failure left becomes an {@link OutboxStoreException} saying {@code what}
    * failed.
    */
-  public static int update(DataSource dataSource, Predicate<SQLException> retryable, String what, String sql,
+  public static int update(
+      DataSource dataSource,
+      Predicate<SQLException> retryable,
+      String what,
+      String sql,
       Binder binder) {
     try {
       return ConflictRetry.run(retryable, () -> executeUpdate(dataSource, sql, binder));
@@ -53,9 +59,10 @@ public final class JdbcStatements {
    * Runs one query and maps every row. The connection is used as it comes: inside a caller's JTA
    * transaction too.
    */
-  public static <T> List<T> query(DataSource dataSource, String what, String sql, Binder binder,
-      Rows.Mapper<T> mapper) {
-    try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(sql)) {
+  public static <T> List<T> query(
+      DataSource dataSource, String what, String sql, Binder binder, Rows.Mapper<T> mapper) {
+    try (Connection c = dataSource.getConnection();
+        PreparedStatement ps = c.prepareStatement(sql)) {
       binder.bind(ps);
       return Rows.list(ps, mapper);
     } catch (SQLException e) {

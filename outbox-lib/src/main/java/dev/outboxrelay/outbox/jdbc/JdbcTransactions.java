@@ -26,7 +26,8 @@ public final class JdbcTransactions {
    * {@link #inTransaction(Connection, Work)} at {@code isolation} when set (a {@link Connection}
    * {@code TRANSACTION_*} level), the connection's own level restored afterwards.
    */
-  public static <T> T inTransaction(Connection c, OptionalInt isolation, Work<T> work) throws SQLException {
+  public static <T> T inTransaction(Connection c, OptionalInt isolation, Work<T> work)
+      throws SQLException {
     return atIsolation(c, isolation, tx -> inTransactionAsIs(tx, work));
   }
 
@@ -34,7 +35,8 @@ public final class JdbcTransactions {
    * Runs {@code work} on {@code c} at {@code isolation} when set, the connection's own level
    * restored afterwards; as the connection is (auto-commit or not) otherwise.
    */
-  public static <T> T atIsolation(Connection c, OptionalInt isolation, Work<T> work) throws SQLException {
+  public static <T> T atIsolation(Connection c, OptionalInt isolation, Work<T> work)
+      throws SQLException {
     if (isolation.isEmpty()) {
       return work.run(c);
     }

@@ -27,7 +27,8 @@ public final class Rows {
    * Runs a statement whose rows may follow update counts (a batch of several statements) and maps
    * the rows of its first result set; a statement that returns none is an error.
    */
-  public static <T> List<T> listAfterCounts(PreparedStatement ps, Mapper<T> mapper) throws SQLException {
+  public static <T> List<T> listAfterCounts(PreparedStatement ps, Mapper<T> mapper)
+      throws SQLException {
     boolean isResultSet = ps.execute();
     while (!isResultSet) {
       if (ps.getUpdateCount() == -1) {

@@ -20,14 +20,14 @@ import javax.sql.DataSource;
 import org.eclipse.microprofile.config.inject.ConfigProperty;
 
 /**
- * CDI bean that enqueues in the current JTA transaction. It refuses to run without one
- * ({@link Transactional.TxType#MANDATORY}): an outbox write outside the business transaction
- * would break the promise that both commit together. Any exception it throws (bad input, a
- * reused operation ID, a database error) marks the transaction rollback-only: the business write
- * must not commit without its job.
+ * CDI bean that enqueues in the current JTA transaction. It refuses to run without one ({@link
+ * Transactional.TxType#MANDATORY}): an outbox write outside the business transaction would break
+ * the promise that both commit together. Any exception it throws (bad input, a reused operation ID,
+ * a database error) marks the transaction rollback-only: the business write must not commit without
+ * its job.
  *
- * <p>Configuration: {@code outbox.producer.destinations} (required, comma-separated),
- * {@code outbox.producer.max-payload-bytes} (default 1048576) and {@code
+ * <p>Configuration: {@code outbox.producer.destinations} (required, comma-separated), {@code
+ * outbox.producer.max-payload-bytes} (default 1048576) and {@code
  * outbox.producer.inline-payload-bytes} (default 65536, or max-payload-bytes when that is smaller:
  * larger payloads are stored out of band in {@code outbox_payload}); {@code outbox.schema}
  * (optional) and {@code outbox.table} (default {@code outbox}) name the tables ({@link
@@ -69,19 +69,27 @@ public class TransactionalOutbox {
   void init() {
     // Validated first: a hostile name fails here, naming its key, before any SQL exists.
     tables = OutboxTables.of(schema, table);
-    OutboxConfig.Builder config = OutboxConfig.builder()
-        .destinations(destinations)
-        .maxPayloadBytes(maxPayloadBytes)
-        .tables(tables);
+    OutboxConfig.Builder config =
+        OutboxConfig.builder()
+            .destinations(destinations)
+            .maxPayloadBytes(maxPayloadBytes)
+            .tables(tables);
     inlinePayloadBytes.ifPresent(config::inlinePayloadBytes);
     try {
-      outbox = new Outbox(config.build(), traceContextSource.isResolvable()
-          ? traceContextSource.get() : TraceContextSource.detect());
+      outbox =
+          new Outbox(
+              config.build(),
+              traceContextSource.isResolvable()
+                  ? traceContextSource.get()
+                  : TraceContextSource.detect());
     } catch (IllegalArgumentException e) {
       // Name the property the operator set, not only the builder's field.
-      throw new IllegalArgumentException("outbox.producer configuration is invalid: "
-          + e.getMessage().replace("inlinePayloadBytes", "inline-payload-bytes (inlinePayloadBytes)")
-              .replace("maxPayloadBytes", "max-payload-bytes (maxPayloadBytes)"), e);
+      throw new IllegalArgumentException(
+          "outbox.producer configuration is invalid: "
+              + e.getMessage()
+                  .replace("inlinePayloadBytes", "inline-payload-bytes (inlinePayloadBytes)")
+                  .replace("maxPayloadBytes", "max-payload-bytes (maxPayloadBytes)"),
+          e);
     }
   }
 

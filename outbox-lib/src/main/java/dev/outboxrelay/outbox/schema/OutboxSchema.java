@@ -24,17 +24,17 @@ import org.flywaydb.core.api.resource.LoadableResource;
 import org.flywaydb.core.internal.scanner.Scanner;
 
 /**
- * Creates or upgrades the outbox tables with Flyway, from {@code db/outbox/<dialect>/}. The
- * outbox keeps its own history table ({@code <table>_schema_history}: {@value #HISTORY_TABLE}
- * with the default names) so it never collides with the application's migrations; several
- * processes may call this at once (Flyway locks the history).
+ * Creates or upgrades the outbox tables with Flyway, from {@code db/outbox/<dialect>/}. The outbox
+ * keeps its own history table ({@code <table>_schema_history}: {@value #HISTORY_TABLE} with the
+ * default names) so it never collides with the application's migrations; several processes may call
+ * this at once (Flyway locks the history).
  *
- * <p>With configured names ({@link OutboxTables}) the scripts are rendered for them as Flyway
- * reads them, and the history table is {@code <table>_schema_history} in the configured schema
- * (created when missing): two outboxes in one database, under different table names or schemas,
- * each have their own tables and their own history, and migrate independently. With the default
- * names the scripts are read unchanged, so databases migrated before names were configurable keep
- * their checksums.
+ * <p>With configured names ({@link OutboxTables}) the scripts are rendered for them as Flyway reads
+ * them, and the history table is {@code <table>_schema_history} in the configured schema (created
+ * when missing): two outboxes in one database, under different table names or schemas, each have
+ * their own tables and their own history, and migrate independently. With the default names the
+ * scripts are read unchanged, so databases migrated before names were configurable keep their
+ * checksums.
  */
 public final class OutboxSchema {
   public static final String HISTORY_TABLE = "outbox_schema_history";
@@ -46,7 +46,10 @@ public final class OutboxSchema {
     return migrate(dataSource, OutboxTables.DEFAULT);
   }
 
-  /** Migrates the outbox named by {@code tables}; returns the number of scripts applied (0 when current). */
+  /**
+   * Migrates the outbox named by {@code tables}; returns the number of scripts applied (0 when
+   * current).
+   */
   public static int migrate(DataSource dataSource, OutboxTables tables) {
     Dialect dialect;
     try (Connection c = dataSource.getConnection()) {
@@ -62,37 +65,40 @@ public final class OutboxSchema {
   }
 
   public static int migrate(DataSource dataSource, Dialect dialect, OutboxTables tables) {
-    MigrateResult result = configuration(dataSource, dialect, tables, !tables.isDefault()).load().migrate();
+    MigrateResult result =
+        configuration(dataSource, dialect, tables, !tables.isDefault()).load().migrate();
     return result.migrationsExecuted;
   }
 
   /**
    * The Flyway configuration of one outbox; {@code render}: read the scripts through {@link
-   * OutboxTables#render} (always for configured names; tests force it for the defaults to show
-   * that the rendered scripts have the checksums existing databases recorded).
+   * OutboxTables#render} (always for configured names; tests force it for the defaults to show that
+   * the rendered scripts have the checksums existing databases recorded).
    */
-  static FluentConfiguration configuration(DataSource dataSource, Dialect dialect,
-      OutboxTables tables, boolean render) {
-    FluentConfiguration config = Flyway.configure(OutboxSchema.class.getClassLoader())
-        .dataSource(dataSource)
-        .locations(dialect.migrationLocation())
-        .table(tables.historyTable())
-        .baselineOnMigrate(true)
-        .baselineVersion("0");
+  static FluentConfiguration configuration(
+      DataSource dataSource, Dialect dialect, OutboxTables tables, boolean render) {
+    FluentConfiguration config =
+        Flyway.configure(OutboxSchema.class.getClassLoader())
+            .dataSource(dataSource)
+            .locations(dialect.migrationLocation())
+            .table(tables.historyTable())
+            .baselineOnMigrate(true)
+            .baselineVersion("0");
     if (tables.schema().isPresent()) {
       String schema = flywaySchemaName(dataSource, tables.schema().get());
       config.schemas(schema).defaultSchema(schema);
     }
     if (render) {
-      config.resourceProvider(new RenderingResources(
-          new Scanner<>(JavaMigration.class, config, config.getLocations()), tables));
+      config.resourceProvider(
+          new RenderingResources(
+              new Scanner<>(JavaMigration.class, config, config.getLocations()), tables));
     }
     return config;
   }
 
   /**
-   * Flyway quotes the schema it creates, while the rendered scripts name it unquoted: on a
-   * database that folds unquoted names to upper case (H2) Flyway must be given the folded name.
+   * Flyway quotes the schema it creates, while the rendered scripts name it unquoted: on a database
+   * that folds unquoted names to upper case (H2) Flyway must be given the folded name.
    */
   private static String flywaySchemaName(DataSource dataSource, String schema) {
     try (Connection c = dataSource.getConnection()) {
@@ -115,7 +121,8 @@ public final class OutboxSchema {
     @Override
     public Collection<LoadableResource> getResources(String prefix, String[] suffixes) {
       return scripts.getResources(prefix, suffixes).stream()
-          .<LoadableResource>map(r -> new Rendered(r, tables)).toList();
+          .<LoadableResource>map(r -> new Rendered(r, tables))
+          .toList();
     }
   }
 
@@ -163,10 +170,13 @@ public final class OutboxSchema {
 
   /** For tests: the script names of {@code dialect}'s migrations. */
   static List<String> scriptNames(Dialect dialect) {
-    FluentConfiguration config = Flyway.configure(OutboxSchema.class.getClassLoader())
-        .locations(dialect.migrationLocation());
+    FluentConfiguration config =
+        Flyway.configure(OutboxSchema.class.getClassLoader())
+            .locations(dialect.migrationLocation());
     return new Scanner<>(JavaMigration.class, config, config.getLocations())
-        .getResources("V", new String[] {".sql"}).stream().map(LoadableResource::getFilename)
-        .sorted().toList();
+        .getResources("V", new String[] {".sql"}).stream()
+            .map(LoadableResource::getFilename)
+            .sorted()
+            .toList();
   }
 }

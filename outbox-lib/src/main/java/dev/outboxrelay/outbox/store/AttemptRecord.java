@@ -9,23 +9,33 @@ import java.time.Instant;
  * @param elapsed how long the send took
  * @param errorClass exception class or error kind, null on success
  * @param responseSummary short sink response (status, first bytes of the body), may be null
- * @param startedAt when the send started, on the database clock: the row's {@code started_at};
- *     null when unknown, then {@code started_at} is the recording time minus {@code elapsed}
- *     (later than the real start when the recording was delayed)
+ * @param startedAt when the send started, on the database clock: the row's {@code started_at}; null
+ *     when unknown, then {@code started_at} is the recording time minus {@code elapsed} (later than
+ *     the real start when the recording was delayed)
  * @param relayInstance the relay process that made the attempt (its {@code host/pid/random} name),
  *     the row's {@code relay_instance}; null when unknown
  */
-public record AttemptRecord(Duration elapsed, String errorClass, String errorMessage, String responseSummary,
-    Instant startedAt, String relayInstance) {
+public record AttemptRecord(
+    Duration elapsed,
+    String errorClass,
+    String errorMessage,
+    String responseSummary,
+    Instant startedAt,
+    String relayInstance) {
 
   /** An attempt by an unnamed relay. */
-  public AttemptRecord(Duration elapsed, String errorClass, String errorMessage, String responseSummary,
+  public AttemptRecord(
+      Duration elapsed,
+      String errorClass,
+      String errorMessage,
+      String responseSummary,
       Instant startedAt) {
     this(elapsed, errorClass, errorMessage, responseSummary, startedAt, null);
   }
 
   /** An attempt whose start is unknown (recorded as the recording time minus {@code elapsed}). */
-  public AttemptRecord(Duration elapsed, String errorClass, String errorMessage, String responseSummary) {
+  public AttemptRecord(
+      Duration elapsed, String errorClass, String errorMessage, String responseSummary) {
     this(elapsed, errorClass, errorMessage, responseSummary, null);
   }
 
@@ -35,11 +45,13 @@ public record AttemptRecord(Duration elapsed, String errorClass, String errorMes
 
   /** The same attempt, started at {@code startedAt} (database clock). */
   public AttemptRecord startedAt(Instant startedAt) {
-    return new AttemptRecord(elapsed, errorClass, errorMessage, responseSummary, startedAt, relayInstance);
+    return new AttemptRecord(
+        elapsed, errorClass, errorMessage, responseSummary, startedAt, relayInstance);
   }
 
   /** The same attempt, made by the relay named {@code relayInstance}. */
   public AttemptRecord madeBy(String relayInstance) {
-    return new AttemptRecord(elapsed, errorClass, errorMessage, responseSummary, startedAt, relayInstance);
+    return new AttemptRecord(
+        elapsed, errorClass, errorMessage, responseSummary, startedAt, relayInstance);
   }
 }

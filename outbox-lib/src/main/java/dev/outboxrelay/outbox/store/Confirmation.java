@@ -11,16 +11,16 @@ import java.util.Objects;
  * @param appliedCount how many times it applied the effect: 1, unless deduplication failed
  * @param source where the confirmation came from, e.g. {@code http-ledger}
  */
-public record Confirmation(String operationId, String destination, Instant confirmedAt, int appliedCount,
-    String source) {
+public record Confirmation(
+    String operationId, String destination, Instant confirmedAt, int appliedCount, String source) {
   public Confirmation {
     Objects.requireNonNull(operationId, "operationId");
     Objects.requireNonNull(destination, "destination");
     Objects.requireNonNull(confirmedAt, "confirmedAt");
     Objects.requireNonNull(source, "source");
     if (appliedCount < 1) {
-      throw new IllegalArgumentException("appliedCount must be >= 1 for operation " + operationId
-          + ", was " + appliedCount);
+      throw new IllegalArgumentException(
+          "appliedCount must be >= 1 for operation " + operationId + ", was " + appliedCount);
     }
   }
 }

@@ -3,8 +3,8 @@ package dev.outboxrelay.outbox.store;
 import java.util.Objects;
 
 /**
- * One successful send to record as delivered in a batch ({@link OutboxStore#markDeliveredAll}):
- * the claim it was sent under and its attempt.
+ * One successful send to record as delivered in a batch ({@link OutboxStore#markDeliveredAll}): the
+ * claim it was sent under and its attempt.
  */
 public record DeliveredJob(ClaimedMessage message, AttemptRecord attempt) {
   public DeliveredJob {

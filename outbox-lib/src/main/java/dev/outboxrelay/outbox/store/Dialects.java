@@ -35,8 +35,8 @@ final class Dialects {
   }
 
   /** Runs a bound statement whose rows may follow update counts ({@link Rows#listAfterCounts}). */
-  static <T> List<T> queryAfterCounts(Connection c, BoundSql sql, TypeBinding binding, Rows.Mapper<T> mapper)
-      throws SQLException {
+  static <T> List<T> queryAfterCounts(
+      Connection c, BoundSql sql, TypeBinding binding, Rows.Mapper<T> mapper) throws SQLException {
     try (PreparedStatement ps = c.prepareStatement(sql.sql())) {
       binding.bindAll(ps, sql.params());
       return Rows.listAfterCounts(ps, mapper);

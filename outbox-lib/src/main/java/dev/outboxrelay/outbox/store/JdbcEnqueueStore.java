@@ -57,12 +57,12 @@ public class JdbcEnqueueStore {
   }
 
   /**
-   * Inserts a validated job on the caller's connection, or finds the identical existing one.
-   * Never commits; throws {@link DuplicateOperationException} when the operation ID names a
-   * different job. A by-reference job ({@link NewMessage#byReference}) is two rows, the job with
-   * a reference and its body in {@code outbox_payload}, both in the caller's transaction; on a
-   * connection in auto-commit mode (no caller transaction) the two commit together in a short
-   * transaction of their own, or a relay could claim the job before its body exists.
+   * Inserts a validated job on the caller's connection, or finds the identical existing one. Never
+   * commits; throws {@link DuplicateOperationException} when the operation ID names a different
+   * job. A by-reference job ({@link NewMessage#byReference}) is two rows, the job with a reference
+   * and its body in {@code outbox_payload}, both in the caller's transaction; on a connection in
+   * auto-commit mode (no caller transaction) the two commit together in a short transaction of
+   * their own, or a relay could claim the job before its body exists.
    */
   public EnqueueResult insert(Connection c, NewMessage n) {
     OutboxMessage m = n.message();
@@ -70,8 +70,13 @@ public class JdbcEnqueueStore {
     if (delay.isNegative() || delay.compareTo(OutboxConfig.MAX_DELIVER_AFTER) > 0) {
       // Outbox.enqueue refuses it first, with the reason; a direct caller gets the same answer
       // here, before the connection is touched (toMillis() would overflow past Long.MAX_VALUE).
-      throw new InvalidMessageException("deliver_after", "delay " + delay + " is outside 0 to "
-          + OutboxConfig.MAX_DELIVER_AFTER.toDays() + " days (OutboxConfig.MAX_DELIVER_AFTER)");
+      throw new InvalidMessageException(
+          "deliver_after",
+          "delay "
+              + delay
+              + " is outside 0 to "
+              + OutboxConfig.MAX_DELIVER_AFTER.toDays()
+              + " days (OutboxConfig.MAX_DELIVER_AFTER)");
     }
     PayloadDigest digest = n.byReference() ? PayloadDigest.of(m.payload()) : null;
     try {
@@ -84,7 +89,8 @@ public class JdbcEnqueueStore {
     }
   }
 
-  private EnqueueResult insertOnce(Connection c, NewMessage n, PayloadDigest digest) throws SQLException {
+  private EnqueueResult insertOnce(Connection c, NewMessage n, PayloadDigest digest)
+      throws SQLException {
     OutboxMessage m = n.message();
     Optional<Long> id = tryInsert(c, n, digest);
     if (id.isPresent()) {
@@ -93,9 +99,12 @@ public class JdbcEnqueueStore {
       }
       return new EnqueueResult(id.get(), true);
     }
-    StoredMessage existing = rows.queryOne(c, jobs.findByOperationIdSql(), ps -> ps.setString(1, m.operationId()))
-        .orElseThrow(() -> new IllegalStateException(
-            "operation_id '" + m.operationId() + "' conflicted but no row holds it"));
+    StoredMessage existing =
+        rows.queryOne(c, jobs.findByOperationIdSql(), ps -> ps.setString(1, m.operationId()))
+            .orElseThrow(
+                () ->
+                    new IllegalStateException(
+                        "operation_id '" + m.operationId() + "' conflicted but no row holds it"));
     String difference = difference(c, existing, n, digest);
     if (difference != null) {
       throw new DuplicateOperationException(m.operationId(), existing.id(), difference);
@@ -103,7 +112,8 @@ public class JdbcEnqueueStore {
     return new EnqueueResult(existing.id(), false);
   }
 
-  private Optional<Long> tryInsert(Connection c, NewMessage n, PayloadDigest digest) throws SQLException {
+  private Optional<Long> tryInsert(Connection c, NewMessage n, PayloadDigest digest)
+      throws SQLException {
     OutboxMessage m = n.message();
     boolean keyWait = m.orderingKey() != null && keyHeads.holdLatestUnfinished(c, m.orderingKey());
     try (PreparedStatement ps = c.prepareStatement(jobs.insertIfAbsentSql())) {
@@ -133,10 +143,11 @@ public class JdbcEnqueueStore {
 
   /**
    * Stores the body of the job {@code id} just inserted. If that fails, the job row is removed
-   * again before the error is thrown: on a database where a failed statement leaves the
-   * transaction usable (H2), a caller that commits anyway must not commit a job without its body.
+   * again before the error is thrown: on a database where a failed statement leaves the transaction
+   * usable (H2), a caller that commits anyway must not commit a job without its body.
    */
-  private void insertPayload(Connection c, long id, String body, PayloadDigest digest) throws SQLException {
+  private void insertPayload(Connection c, long id, String body, PayloadDigest digest)
+      throws SQLException {
     try (PreparedStatement ps = c.prepareStatement(jobs.insertPayloadSql())) {
       ps.setLong(1, id);
       ps.setString(2, body);
@@ -154,7 +165,8 @@ public class JdbcEnqueueStore {
     }
   }
 
-  private String difference(Connection c, StoredMessage existing, NewMessage n, PayloadDigest digest)
+  private String difference(
+      Connection c, StoredMessage existing, NewMessage n, PayloadDigest digest)
       throws SQLException {
     OutboxMessage m = n.message();
     if (!existing.destination().equals(m.destination())) {
@@ -177,8 +189,8 @@ public class JdbcEnqueueStore {
 
   /**
    * A job's headers without {@code traceparent} and {@code tracestate} (any case): the trace
-   * context is where the enqueue ran, not part of the effect, and a relay sends its delivery
-   * span's instead; re-enqueueing keeps the first job's.
+   * context is where the enqueue ran, not part of the effect, and a relay sends its delivery span's
+   * instead; re-enqueueing keeps the first job's.
    */
   private static Map<String, String> withoutTraceContext(String headersJson) {
     if (headersJson == null) {
@@ -188,19 +200,25 @@ public class JdbcEnqueueStore {
     try {
       headers = JobRows.parseHeaders(headersJson);
     } catch (IOException e) {
-      throw new OutboxStoreException("stored headers are not a JSON object of strings: " + headersJson, e);
+      throw new OutboxStoreException(
+          "stored headers are not a JSON object of strings: " + headersJson, e);
     }
-    headers.keySet().removeIf(name -> name.equalsIgnoreCase(TraceContextSource.TRACEPARENT)
-        || name.equalsIgnoreCase(TraceContextSource.TRACESTATE));
+    headers
+        .keySet()
+        .removeIf(
+            name ->
+                name.equalsIgnoreCase(TraceContextSource.TRACEPARENT)
+                    || name.equalsIgnoreCase(TraceContextSource.TRACESTATE));
     return headers;
   }
 
   /**
    * Compares real bodies, wherever each is stored: a by-reference body by its recorded size and
-   * SHA-256 (not by the reference text, and without reading it back), so the same body is the
-   * same job even when the inline threshold changed between the two enqueues.
+   * SHA-256 (not by the reference text, and without reading it back), so the same body is the same
+   * job even when the inline threshold changed between the two enqueues.
    */
-  private boolean samePayload(Connection c, StoredMessage existing, String payload, PayloadDigest digest)
+  private boolean samePayload(
+      Connection c, StoredMessage existing, String payload, PayloadDigest digest)
       throws SQLException {
     if (!existing.payloadByReference() && digest == null) {
       return existing.payload().equals(payload);
@@ -209,8 +227,10 @@ public class JdbcEnqueueStore {
     if (existing.payloadByReference()) {
       try (PreparedStatement ps = c.prepareStatement(jobs.payloadDigestSql())) {
         ps.setLong(1, existing.id());
-        stored = Rows.list(ps, rs -> new PayloadDigest(rs.getInt(1), rs.getString(2).strip()))
-            .stream().findFirst().orElse(null);
+        stored =
+            Rows.list(ps, rs -> new PayloadDigest(rs.getInt(1), rs.getString(2).strip())).stream()
+                .findFirst()
+                .orElse(null);
       }
     } else {
       stored = PayloadDigest.of(existing.payload());

@@ -16,8 +16,8 @@ import javax.sql.DataSource;
 
 /**
  * {@link FleetLock} over JDBC: one row per lock name in the outbox's lock table. Statements come
- * from the dialect's {@link ReconciliationStatements}; SQL errors become {@link OutboxStoreException} naming the
- * lock and owner.
+ * from the dialect's {@link ReconciliationStatements}; SQL errors become {@link
+ * OutboxStoreException} naming the lock and owner.
  */
 public class JdbcFleetLock implements FleetLock {
   private final DataSource dataSource;
@@ -28,7 +28,9 @@ public class JdbcFleetLock implements FleetLock {
     this(dataSource, dialect, OutboxTables.DEFAULT);
   }
 
-  /** The locks of the outbox named by {@code tables}: its statements are rendered for those names. */
+  /**
+   * The locks of the outbox named by {@code tables}: its statements are rendered for those names.
+   */
   public JdbcFleetLock(DataSource dataSource, Dialect dialect, OutboxTables tables) {
     this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
     this.dialect = Objects.requireNonNull(dialect, "dialect");
@@ -40,7 +42,10 @@ public class JdbcFleetLock implements FleetLock {
     return create(dataSource, OutboxTables.DEFAULT);
   }
 
-  /** Detects the dialect from one connection of {@code dataSource}; the outbox named by {@code tables}. */
+  /**
+   * Detects the dialect from one connection of {@code dataSource}; the outbox named by {@code
+   * tables}.
+   */
   public static JdbcFleetLock create(DataSource dataSource, OutboxTables tables) {
     return new JdbcFleetLock(dataSource, Dialects.detect(dataSource), tables);
   }
@@ -48,12 +53,16 @@ public class JdbcFleetLock implements FleetLock {
   @Override
   public boolean acquire(String name, String owner, Duration leaseFor) {
     String what = "acquisition of lock '" + name + "' by " + owner;
-    int taken = update(what, statements.takeLockSql(), ps -> {
-      ps.setString(1, owner);
-      ps.setLong(2, leaseFor.toMillis());
-      ps.setString(3, name);
-      ps.setString(4, owner);
-    });
+    int taken =
+        update(
+            what,
+            statements.takeLockSql(),
+            ps -> {
+              ps.setString(1, owner);
+              ps.setLong(2, leaseFor.toMillis());
+              ps.setString(3, name);
+              ps.setString(4, owner);
+            });
     if (taken == 1) {
       return true;
     }
@@ -73,30 +82,47 @@ public class JdbcFleetLock implements FleetLock {
 
   @Override
   public boolean renew(String name, String owner, Duration leaseFor) {
-    return update("renewal of lock '" + name + "' by " + owner, statements.renewLockSql(), ps -> {
-      ps.setLong(1, leaseFor.toMillis());
-      ps.setString(2, name);
-      ps.setString(3, owner);
-    }) == 1;
+    return update(
+            "renewal of lock '" + name + "' by " + owner,
+            statements.renewLockSql(),
+            ps -> {
+              ps.setLong(1, leaseFor.toMillis());
+              ps.setString(2, name);
+              ps.setString(3, owner);
+            })
+        == 1;
   }
 
   @Override
   public void release(String name, String owner) {
-    update("release of lock '" + name + "' by " + owner, statements.releaseLockSql(), ps -> {
-      ps.setString(1, name);
-      ps.setString(2, owner);
-    });
+    update(
+        "release of lock '" + name + "' by " + owner,
+        statements.releaseLockSql(),
+        ps -> {
+          ps.setString(1, name);
+          ps.setString(2, owner);
+        });
   }
 
   @Override
   public Optional<LockHolder> holder(String name) {
-    return JdbcStatements.query(dataSource, "read of lock '" + name + "'", statements.lockHolderSql(),
-        ps -> ps.setString(1, name),
-        rs -> new LockHolder(name, rs.getString(1), dialect.binding().readInstant(rs, 2), dialect.binding().readInstant(rs, 3)))
-        .stream().findFirst();
+    return JdbcStatements.query(
+            dataSource,
+            "read of lock '" + name + "'",
+            statements.lockHolderSql(),
+            ps -> ps.setString(1, name),
+            rs ->
+                new LockHolder(
+                    name,
+                    rs.getString(1),
+                    dialect.binding().readInstant(rs, 2),
+                    dialect.binding().readInstant(rs, 3)))
+        .stream()
+        .findFirst();
   }
 
   private int update(String what, String sql, Binder binder) {
-    return JdbcStatements.update(dataSource, dialect.errors()::isRetryableConflict, what, sql, binder);
+    return JdbcStatements.update(
+        dataSource, dialect.errors()::isRetryableConflict, what, sql, binder);
   }
 }

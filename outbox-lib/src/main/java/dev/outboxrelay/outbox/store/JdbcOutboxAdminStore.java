@@ -30,8 +30,8 @@ import java.util.TreeMap;
 import javax.sql.DataSource;
 
 /**
- * {@link OutboxAdminStore} over JDBC: the counts and ages the gauges read, the jobs and attempts
- * an operator inspects, and the operator's replay and cancel. Statements come from the dialect's
+ * {@link OutboxAdminStore} over JDBC: the counts and ages the gauges read, the jobs and attempts an
+ * operator inspects, and the operator's replay and cancel. Statements come from the dialect's
  * {@link AdminStatements}, rendered for the outbox's names when the store is made; SQL errors
  * become {@link OutboxStoreException} naming the operation.
  */
@@ -61,7 +61,10 @@ public class JdbcOutboxAdminStore implements OutboxAdminStore {
     return create(dataSource, OutboxTables.DEFAULT);
   }
 
-  /** Detects the dialect from one connection of {@code dataSource}; the outbox named by {@code tables}. */
+  /**
+   * Detects the dialect from one connection of {@code dataSource}; the outbox named by {@code
+   * tables}.
+   */
   public static JdbcOutboxAdminStore create(DataSource dataSource, OutboxTables tables) {
     return new JdbcOutboxAdminStore(dataSource, Dialects.detect(dataSource), tables);
   }
@@ -74,74 +77,133 @@ public class JdbcOutboxAdminStore implements OutboxAdminStore {
     for (JobState s : JobState.values()) {
       counts.put(s.code(), 0L);
     }
-    query("count by state", admin.countByStateSql(), ps -> {}, rs -> {
-      counts.put(rs.getString(1).charAt(0), rs.getLong(2));
-      return null;
-    });
+    query(
+        "count by state",
+        admin.countByStateSql(),
+        ps -> {},
+        rs -> {
+          counts.put(rs.getString(1).charAt(0), rs.getLong(2));
+          return null;
+        });
     return counts;
   }
 
   @Override
   public Optional<Duration> oldestReadyAge() {
-    return query("oldest ready age", admin.oldestReadySql(), ps -> {}, rs -> {
-      Instant oldest = rows.instant(rs, 1);
-      Instant now = rows.instant(rs, 2);
-      return oldest == null ? null : Duration.between(oldest, now);
-    }).stream().filter(Objects::nonNull).findFirst();
+    return query(
+            "oldest ready age",
+            admin.oldestReadySql(),
+            ps -> {},
+            rs -> {
+              Instant oldest = rows.instant(rs, 1);
+              Instant now = rows.instant(rs, 2);
+              return oldest == null ? null : Duration.between(oldest, now);
+            })
+        .stream()
+        .filter(Objects::nonNull)
+        .findFirst();
   }
 
   @Override
   public Map<String, DestinationBacklog> backlogByDestination() {
     Map<String, DestinationBacklog> backlog = new TreeMap<>();
-    query("backlog by destination", admin.backlogByDestinationSql(), ps -> {}, rs -> {
-      Instant oldest = rows.instant(rs, 3);
-      Instant now = rows.instant(rs, 4);
-      Duration age = oldest == null ? Duration.ZERO : Duration.between(oldest, now);
-      backlog.put(rs.getString(1), new DestinationBacklog(rs.getLong(2), age));
-      return null;
-    });
+    query(
+        "backlog by destination",
+        admin.backlogByDestinationSql(),
+        ps -> {},
+        rs -> {
+          Instant oldest = rows.instant(rs, 3);
+          Instant now = rows.instant(rs, 4);
+          Duration age = oldest == null ? Duration.ZERO : Duration.between(oldest, now);
+          backlog.put(rs.getString(1), new DestinationBacklog(rs.getLong(2), age));
+          return null;
+        });
     return backlog;
   }
 
   @Override
   public Instant databaseNow() {
-    return query("database now", admin.databaseNowSql(), ps -> {},
-        rs -> rows.instant(rs, 1)).get(0);
+    return query("database now", admin.databaseNowSql(), ps -> {}, rs -> rows.instant(rs, 1))
+        .get(0);
   }
 
   @Override
   public Optional<StoredMessage> findMessage(long id) {
-    return query("read of message " + id, admin.findMessageSql(), ps -> ps.setLong(1, id),
-        rows::stored).stream().findFirst();
+    return query(
+            "read of message " + id, admin.findMessageSql(), ps -> ps.setLong(1, id), rows::stored)
+        .stream()
+        .findFirst();
   }
-
 
   @Override
   public Optional<StoredMessage> findByOperationId(String operationId) {
-    return query("read of operation_id '" + operationId + "'", admin.findByOperationIdSql(),
-        ps -> ps.setString(1, operationId), rows::stored).stream().findFirst();
+    return query(
+            "read of operation_id '" + operationId + "'",
+            admin.findByOperationIdSql(),
+            ps -> ps.setString(1, operationId),
+            rows::stored)
+        .stream()
+        .findFirst();
   }
 
   @Override
   public List<StoredAttempt> attempts(long messageId) {
-    return query("attempts of message " + messageId, admin.attemptsSql(),
-        ps -> ps.setLong(1, messageId), rs -> new StoredAttempt(
-            rs.getLong(1), rs.getInt(2), dialect.binding().readUuid(rs, 3), instant(rs, 4), instant(rs, 5),
-            AttemptOutcome.valueOf(rs.getString(6)), rs.getString(7), rs.getString(8), rs.getString(9),
-            rs.getString(10)));
+    return query(
+        "attempts of message " + messageId,
+        admin.attemptsSql(),
+        ps -> ps.setLong(1, messageId),
+        rs ->
+            new StoredAttempt(
+                rs.getLong(1),
+                rs.getInt(2),
+                dialect.binding().readUuid(rs, 3),
+                instant(rs, 4),
+                instant(rs, 5),
+                AttemptOutcome.valueOf(rs.getString(6)),
+                rs.getString(7),
+                rs.getString(8),
+                rs.getString(9),
+                rs.getString(10)));
   }
 
   // ---- operator actions and inspection (admin API) -------------------------------------------
 
   @Override
   public List<MessageSummary> listMessages(MessageQuery q) {
-    BoundSql sql = admin.listMessages(new Listing(q.state(), q.destination(), q.orderingKey(), q.errorClass(),
-        q.operationIdContains(), q.from(), q.to(), q.afterId(), q.limit()));
-    return query("listing of " + q, sql.sql(), params(sql), rs -> new MessageSummary(
-        rs.getLong(1), rs.getString(2), rs.getString(3), rs.getString(4), rs.getString(5),
-        rs.getString(6).charAt(0), rs.getInt(7), rs.getString(8), rs.getString(9), instant(rs, 10),
-        instant(rs, 11), instant(rs, 12), instant(rs, 13), instant(rs, 14), instant(rs, 15),
-        instant(rs, 16)));
+    BoundSql sql =
+        admin.listMessages(
+            new Listing(
+                q.state(),
+                q.destination(),
+                q.orderingKey(),
+                q.errorClass(),
+                q.operationIdContains(),
+                q.from(),
+                q.to(),
+                q.afterId(),
+                q.limit()));
+    return query(
+        "listing of " + q,
+        sql.sql(),
+        params(sql),
+        rs ->
+            new MessageSummary(
+                rs.getLong(1),
+                rs.getString(2),
+                rs.getString(3),
+                rs.getString(4),
+                rs.getString(5),
+                rs.getString(6).charAt(0),
+                rs.getInt(7),
+                rs.getString(8),
+                rs.getString(9),
+                instant(rs, 10),
+                instant(rs, 11),
+                instant(rs, 12),
+                instant(rs, 13),
+                instant(rs, 14),
+                instant(rs, 15),
+                instant(rs, 16)));
   }
 
   @Override
@@ -153,29 +215,34 @@ public class JdbcOutboxAdminStore implements OutboxAdminStore {
   public boolean cancelReady(long id, String reason) {
     String error = truncate(reason, MAX_TEXT);
     try {
-      return retryingConflicts(() -> {
-        try (Connection conn = dataSource.getConnection()) {
-          return JdbcTransactions.inTransaction(conn, c -> {
-            try (PreparedStatement ps = c.prepareStatement(admin.cancelReadySql())) {
-              ps.setString(1, error);
-              ps.setLong(2, id);
-              if (ps.executeUpdate() != 1) {
-                return false;
-              }
+      return retryingConflicts(
+          () -> {
+            try (Connection conn = dataSource.getConnection()) {
+              return JdbcTransactions.inTransaction(
+                  conn,
+                  c -> {
+                    try (PreparedStatement ps = c.prepareStatement(admin.cancelReadySql())) {
+                      ps.setString(1, error);
+                      ps.setLong(2, id);
+                      if (ps.executeUpdate() != 1) {
+                        return false;
+                      }
+                    }
+                    try (PreparedStatement ps =
+                        c.prepareStatement(admin.insertCancelAttemptSql())) {
+                      ps.setString(1, error);
+                      ps.setLong(2, id);
+                      ps.executeUpdate();
+                    }
+                    Optional<StoredMessage> cancelled =
+                        rows.queryOne(c, admin.findMessageSql(), ps -> ps.setLong(1, id));
+                    if (cancelled.isPresent() && cancelled.get().orderingKey() != null) {
+                      keyHeads.promoteHeads(c, List.of(cancelled.get().orderingKey()));
+                    }
+                    return true;
+                  });
             }
-            try (PreparedStatement ps = c.prepareStatement(admin.insertCancelAttemptSql())) {
-              ps.setString(1, error);
-              ps.setLong(2, id);
-              ps.executeUpdate();
-            }
-            Optional<StoredMessage> cancelled = rows.queryOne(c, admin.findMessageSql(), ps -> ps.setLong(1, id));
-            if (cancelled.isPresent() && cancelled.get().orderingKey() != null) {
-              keyHeads.promoteHeads(c, List.of(cancelled.get().orderingKey()));
-            }
-            return true;
           });
-        }
-      });
     } catch (SQLException e) {
       throw new OutboxStoreException("cancel of message " + id + " failed", e);
     }
@@ -183,10 +250,10 @@ public class JdbcOutboxAdminStore implements OutboxAdminStore {
 
   @Override
   public long countDead(DeadJobFilter f) {
-    BoundSql sql = admin.countDead(f.destination(), f.errorClass(), f.deadFrom(), f.deadTo(),
-        f.orderingKey());
-    return query("count of dead jobs matching " + f, sql.sql(), params(sql),
-        rs -> rs.getLong(1)).get(0);
+    BoundSql sql =
+        admin.countDead(f.destination(), f.errorClass(), f.deadFrom(), f.deadTo(), f.orderingKey());
+    return query("count of dead jobs matching " + f, sql.sql(), params(sql), rs -> rs.getLong(1))
+        .get(0);
   }
 
   @Override
@@ -194,36 +261,51 @@ public class JdbcOutboxAdminStore implements OutboxAdminStore {
     if (limit <= 0) {
       throw new IllegalArgumentException("limit must be positive, was " + limit);
     }
-    BoundSql sql = admin.replayDead(f.destination(), f.errorClass(), f.deadFrom(), f.deadTo(),
-        f.orderingKey(), limit);
+    BoundSql sql =
+        admin.replayDead(
+            f.destination(), f.errorClass(), f.deadFrom(), f.deadTo(), f.orderingKey(), limit);
     return update("replay of dead jobs matching " + f, sql.sql(), params(sql));
   }
 
   @Override
   public Map<String, Map<Character, Long>> countByDestinationAndState() {
     Map<String, Map<Character, Long>> counts = new TreeMap<>();
-    query("count by destination and state", admin.countByDestinationAndStateSql(), ps -> {}, rs -> {
-      counts.computeIfAbsent(rs.getString(1), d -> {
-        Map<Character, Long> zero = new LinkedHashMap<>();
-        for (JobState s : JobState.values()) {
-          zero.put(s.code(), 0L);
-        }
-        return zero;
-      }).put(rs.getString(2).charAt(0), rs.getLong(3));
-      return null;
-    });
+    query(
+        "count by destination and state",
+        admin.countByDestinationAndStateSql(),
+        ps -> {},
+        rs -> {
+          counts
+              .computeIfAbsent(
+                  rs.getString(1),
+                  d -> {
+                    Map<Character, Long> zero = new LinkedHashMap<>();
+                    for (JobState s : JobState.values()) {
+                      zero.put(s.code(), 0L);
+                    }
+                    return zero;
+                  })
+              .put(rs.getString(2).charAt(0), rs.getLong(3));
+          return null;
+        });
     return counts;
   }
 
   @Override
   public List<DeadJobCount> countDeadByErrorClass() {
-    return query("count of dead jobs by error class", admin.countDeadByErrorClassSql(), ps -> {},
+    return query(
+        "count of dead jobs by error class",
+        admin.countDeadByErrorClassSql(),
+        ps -> {},
         rs -> new DeadJobCount(rs.getString(1), rs.getLong(2)));
   }
 
   @Override
   public List<DeadOrderingKey> deadOrderingKeys(int limit) {
-    return query("ordering keys with dead jobs", admin.deadOrderingKeysSql(), ps -> ps.setInt(1, limit),
+    return query(
+        "ordering keys with dead jobs",
+        admin.deadOrderingKeysSql(),
+        ps -> ps.setInt(1, limit),
         rs -> new DeadOrderingKey(rs.getString(1), rs.getLong(2), rs.getLong(3)));
   }
 
@@ -234,7 +316,8 @@ public class JdbcOutboxAdminStore implements OutboxAdminStore {
   }
 
   private int update(String what, String sql, Binder binder) {
-    return JdbcStatements.update(dataSource, dialect.errors()::isRetryableConflict, what, sql, binder);
+    return JdbcStatements.update(
+        dataSource, dialect.errors()::isRetryableConflict, what, sql, binder);
   }
 
   private <T> List<T> query(String what, String sql, Binder binder, Rows.Mapper<T> mapper) {

@@ -35,12 +35,12 @@ import javax.sql.DataSource;
 
 /**
  * {@link OutboxStore} over JDBC: the relay's transitions (claim, lease, complete, fail, release,
- * reap) and retention. Statements come from the dialect's {@link JobStatements}, rendered for
- * the outbox's names when the store is made; this class only runs them in short transactions and
- * maps rows. A unit of work the database rolled back as
- * a deadlock victim runs again ({@link ConflictRetry}). SQL errors become {@link
- * OutboxStoreException} naming the operation and row. The caller's enqueue is {@link
- * JdbcEnqueueStore}, the operator's queries {@link JdbcOutboxAdminStore}.
+ * reap) and retention. Statements come from the dialect's {@link JobStatements}, rendered for the
+ * outbox's names when the store is made; this class only runs them in short transactions and maps
+ * rows. A unit of work the database rolled back as a deadlock victim runs again ({@link
+ * ConflictRetry}). SQL errors become {@link OutboxStoreException} naming the operation and row. The
+ * caller's enqueue is {@link JdbcEnqueueStore}, the operator's queries {@link
+ * JdbcOutboxAdminStore}.
  */
 public class JdbcOutboxStore implements OutboxStore {
   /** The width of {@code outbox_attempt.relay_instance} (V7). */
@@ -72,7 +72,10 @@ public class JdbcOutboxStore implements OutboxStore {
     return create(dataSource, OutboxTables.DEFAULT);
   }
 
-  /** Detects the dialect from one connection of {@code dataSource}; the outbox named by {@code tables}. */
+  /**
+   * Detects the dialect from one connection of {@code dataSource}; the outbox named by {@code
+   * tables}.
+   */
   public static JdbcOutboxStore create(DataSource dataSource, OutboxTables tables) {
     return new JdbcOutboxStore(dataSource, Dialects.detect(dataSource), tables);
   }
@@ -87,8 +90,8 @@ public class JdbcOutboxStore implements OutboxStore {
   }
 
   /**
-   * The notifications relays of this outbox listen for, when its database sends any: the
-   * dialect's, for this outbox's names.
+   * The notifications relays of this outbox listen for, when its database sends any: the dialect's,
+   * for this outbox's names.
    */
   public Optional<ReadyNotifications> readyNotifications() {
     return dialect.readyNotifications().map(n -> n.forTables(jobs.tables()));
@@ -99,13 +102,14 @@ public class JdbcOutboxStore implements OutboxStore {
   @Override
   public List<ClaimedMessage> claimBatch(ClaimRequest r) {
     try {
-      return retryingConflicts(() -> {
-        try (Connection c = JdbcStatements.autoCommitConnection(dataSource)) {
-          List<ClaimedMessage> claimed = new ArrayList<>(claimOn(c, r));
-          claimed.sort(Comparator.comparingLong(ClaimedMessage::id));
-          return claimed;
-        }
-      });
+      return retryingConflicts(
+          () -> {
+            try (Connection c = JdbcStatements.autoCommitConnection(dataSource)) {
+              List<ClaimedMessage> claimed = new ArrayList<>(claimOn(c, r));
+              claimed.sort(Comparator.comparingLong(ClaimedMessage::id));
+              return claimed;
+            }
+          });
     } catch (SQLException e) {
       throw new OutboxStoreException("claim of up to " + r.limit() + " jobs failed", e);
     }
@@ -123,33 +127,41 @@ public class JdbcOutboxStore implements OutboxStore {
     long leaseMillis = r.leaseFor().toMillis();
     int limit = r.limit();
     if (!jobs.claimLocksFirst()) {
-      return Dialects.queryAfterCounts(c, jobs.claim(token, leaseMillis, limit), binding, rows::claimed);
+      return Dialects.queryAfterCounts(
+          c, jobs.claim(token, leaseMillis, limit), binding, rows::claimed);
     }
-    return JdbcTransactions.inTransaction(c, jobs.lockingReadIsolation(), tx -> {
-      List<Long> ids;
-      try (PreparedStatement ps = tx.prepareStatement(jobs.lockReadySql())) {
-        ps.setInt(1, limit);
-        ids = Rows.list(ps, rs -> rs.getLong(1));
-      }
-      if (ids.isEmpty()) {
-        return List.of();
-      }
-      BoundSql claim = jobs.claimLocked(token, leaseMillis, ids);
-      if (jobs.updateReturnsRows()) {
-        return Dialects.query(tx, claim, binding, rows::claimed);
-      }
-      Dialects.update(tx, claim, binding);
-      return Dialects.query(tx, jobs.readClaimed(token, ids), binding, rows::claimed);
-    });
+    return JdbcTransactions.inTransaction(
+        c,
+        jobs.lockingReadIsolation(),
+        tx -> {
+          List<Long> ids;
+          try (PreparedStatement ps = tx.prepareStatement(jobs.lockReadySql())) {
+            ps.setInt(1, limit);
+            ids = Rows.list(ps, rs -> rs.getLong(1));
+          }
+          if (ids.isEmpty()) {
+            return List.of();
+          }
+          BoundSql claim = jobs.claimLocked(token, leaseMillis, ids);
+          if (jobs.updateReturnsRows()) {
+            return Dialects.query(tx, claim, binding, rows::claimed);
+          }
+          Dialects.update(tx, claim, binding);
+          return Dialects.query(tx, jobs.readClaimed(token, ids), binding, rows::claimed);
+        });
   }
 
   @Override
   public boolean renewLease(long id, UUID token, Duration leaseFor) {
-    return update("renew lease of message " + id, jobs.renewLeaseSql(), ps -> {
-      ps.setLong(1, leaseFor.toMillis());
-      ps.setLong(2, id);
-      binding.bindUuid(ps, 3, token);
-    }) == 1;
+    return update(
+            "renew lease of message " + id,
+            jobs.renewLeaseSql(),
+            ps -> {
+              ps.setLong(1, leaseFor.toMillis());
+              ps.setLong(2, id);
+              binding.bindUuid(ps, 3, token);
+            })
+        == 1;
   }
 
   @Override
@@ -159,35 +171,44 @@ public class JdbcOutboxStore implements OutboxStore {
     }
     List<Long> ids = claims.keySet().stream().sorted().toList();
     try {
-      return retryingConflicts(() -> {
-        try (Connection c = dataSource.getConnection()) {
-          return JdbcTransactions.inTransaction(c, tx -> {
-            Set<Long> renewed = new HashSet<>();
-            int step = jobs.maxCompletionPairs();
-            for (int from = 0; from < ids.size(); from += step) {
-              List<Long> chunk = ids.subList(from, Math.min(ids.size(), from + step));
-              renewed.addAll(renewLeases(tx, chunk, chunk.stream().map(claims::get).toList(), leaseFor.toMillis()));
+      return retryingConflicts(
+          () -> {
+            try (Connection c = dataSource.getConnection()) {
+              return JdbcTransactions.inTransaction(
+                  c,
+                  tx -> {
+                    Set<Long> renewed = new HashSet<>();
+                    int step = jobs.maxCompletionPairs();
+                    for (int from = 0; from < ids.size(); from += step) {
+                      List<Long> chunk = ids.subList(from, Math.min(ids.size(), from + step));
+                      renewed.addAll(
+                          renewLeases(
+                              tx,
+                              chunk,
+                              chunk.stream().map(claims::get).toList(),
+                              leaseFor.toMillis()));
+                    }
+                    return renewed;
+                  });
             }
-            return renewed;
           });
-        }
-      });
     } catch (SQLException e) {
       throw new OutboxStoreException("renewing the leases of " + ids.size() + " claims failed", e);
     }
   }
 
   /**
-   * Extends the leases of the pairs still held, in the caller's transaction; returns their ids.
-   * One statement where updates return rows, else the pairs still held are locked and then
-   * extended.
+   * Extends the leases of the pairs still held, in the caller's transaction; returns their ids. One
+   * statement where updates return rows, else the pairs still held are locked and then extended.
    */
   private List<Long> renewLeases(Connection tx, List<Long> ids, List<UUID> tokens, long leaseMillis)
       throws SQLException {
     if (jobs.updateReturnsRows()) {
-      return Dialects.query(tx, jobs.renewLeases(ids, tokens, leaseMillis), binding, rs -> rs.getLong(1));
+      return Dialects.query(
+          tx, jobs.renewLeases(ids, tokens, leaseMillis), binding, rs -> rs.getLong(1));
     }
-    List<Long> held = Dialects.query(tx, jobs.lockTokensHeld(ids, tokens), binding, rs -> rs.getLong(1));
+    List<Long> held =
+        Dialects.query(tx, jobs.lockTokensHeld(ids, tokens), binding, rs -> rs.getLong(1));
     if (!held.isEmpty()) {
       Dialects.update(tx, jobs.renewLocked(held, leaseMillis), binding);
     }
@@ -200,17 +221,18 @@ public class JdbcOutboxStore implements OutboxStore {
       Set<Long> found = new HashSet<>();
       int step = jobs.maxCompletionPairs();
       for (int from = 0; from < claims.size(); from += step) {
-        found.addAll(recordedUnder(c, claims.subList(from, Math.min(claims.size(), from + step)), outcome));
+        found.addAll(
+            recordedUnder(c, claims.subList(from, Math.min(claims.size(), from + step)), outcome));
       }
       return found;
     } catch (SQLException e) {
-      throw new OutboxStoreException("reading back the " + outcome + " attempts of " + claims.size()
-          + " claims failed", e);
+      throw new OutboxStoreException(
+          "reading back the " + outcome + " attempts of " + claims.size() + " claims failed", e);
     }
   }
 
-  private Set<Long> recordedUnder(Connection tx, List<ClaimedMessage> claims, AttemptOutcome outcome)
-      throws SQLException {
+  private Set<Long> recordedUnder(
+      Connection tx, List<ClaimedMessage> claims, AttemptOutcome outcome) throws SQLException {
     Set<Long> found = new HashSet<>();
     if (claims.isEmpty()) {
       return found;
@@ -218,9 +240,12 @@ public class JdbcOutboxStore implements OutboxStore {
     Map<Long, UUID> tokens = new HashMap<>();
     claims.forEach(m -> tokens.put(m.id(), m.claimToken()));
     record Recorded(long id, UUID token) {}
-    for (Recorded r : Dialects.query(tx, jobs.recordedAttempts(outcome.name(),
-        claims.stream().map(ClaimedMessage::id).toList()), binding,
-        rs -> new Recorded(rs.getLong(1), binding.readUuid(rs, 2)))) {
+    for (Recorded r :
+        Dialects.query(
+            tx,
+            jobs.recordedAttempts(outcome.name(), claims.stream().map(ClaimedMessage::id).toList()),
+            binding,
+            rs -> new Recorded(rs.getLong(1), binding.readUuid(rs, 2)))) {
       if (Objects.equals(tokens.get(r.id()), r.token())) {
         found.add(r.id());
       }
@@ -230,10 +255,16 @@ public class JdbcOutboxStore implements OutboxStore {
 
   @Override
   public boolean markDelivered(ClaimedMessage m, AttemptRecord attempt) {
-    return transition(m, AttemptOutcome.DELIVERED, attempt, true, jobs.markDeliveredSql(), ps -> {
-      ps.setLong(1, m.id());
-      binding.bindUuid(ps, 2, m.claimToken());
-    });
+    return transition(
+        m,
+        AttemptOutcome.DELIVERED,
+        attempt,
+        true,
+        jobs.markDeliveredSql(),
+        ps -> {
+          ps.setLong(1, m.id());
+          binding.bindUuid(ps, 2, m.claimToken());
+        });
   }
 
   @Override
@@ -247,32 +278,56 @@ public class JdbcOutboxStore implements OutboxStore {
       return new DeliveryBatch(Set.of(), List.of());
     }
     // Id order: concurrent batches that touch a common row (a stale claim) lock in the same order.
-    List<DeliveredJob> sorted = jobs.stream()
-        .sorted(Comparator.comparingLong(j -> j.message().id())).toList();
+    List<DeliveredJob> sorted =
+        jobs.stream().sorted(Comparator.comparingLong(j -> j.message().id())).toList();
     try {
-      return retryingConflicts(() -> {
-        try (Connection c = dataSource.getConnection()) {
-          return JdbcTransactions.inTransaction(c, tx -> {
-            Set<Long> done = new HashSet<>();
-            int step = this.jobs.maxCompletionPairs();
-            for (int from = 0; from < sorted.size(); from += step) {
-              List<DeliveredJob> chunk = sorted.subList(from, Math.min(sorted.size(), from + step));
-              done.addAll(markDeliveredOn(tx, chunk.stream().map(j -> j.message().id()).toList(),
-                  chunk.stream().map(j -> j.message().claimToken()).toList()));
+      return retryingConflicts(
+          () -> {
+            try (Connection c = dataSource.getConnection()) {
+              return JdbcTransactions.inTransaction(
+                  c,
+                  tx -> {
+                    Set<Long> done = new HashSet<>();
+                    int step = this.jobs.maxCompletionPairs();
+                    for (int from = 0; from < sorted.size(); from += step) {
+                      List<DeliveredJob> chunk =
+                          sorted.subList(from, Math.min(sorted.size(), from + step));
+                      done.addAll(
+                          markDeliveredOn(
+                              tx,
+                              chunk.stream().map(j -> j.message().id()).toList(),
+                              chunk.stream().map(j -> j.message().claimToken()).toList()));
+                    }
+                    insertAttempts(tx, sorted, done);
+                    List<Long> heads =
+                        keyHeads.promoteHeads(
+                            tx,
+                            sorted.stream()
+                                .map(DeliveredJob::message)
+                                .filter(m -> done.contains(m.id()) && m.orderingKey() != null)
+                                .map(ClaimedMessage::orderingKey)
+                                .toList());
+                    List<ClaimedMessage> handedOver =
+                        handOver == null || handOver.limit() <= 0 || heads.isEmpty()
+                            ? List.of()
+                            : claimHeads(
+                                tx,
+                                heads.subList(0, Math.min(heads.size(), handOver.limit())),
+                                handOver);
+                    return new DeliveryBatch(done, handedOver);
+                  });
             }
-            insertAttempts(tx, sorted, done);
-            List<Long> heads = keyHeads.promoteHeads(tx, sorted.stream().map(DeliveredJob::message)
-                .filter(m -> done.contains(m.id()) && m.orderingKey() != null)
-                .map(ClaimedMessage::orderingKey).toList());
-            List<ClaimedMessage> handedOver = handOver == null || handOver.limit() <= 0 || heads.isEmpty()
-                ? List.of() : claimHeads(tx, heads.subList(0, Math.min(heads.size(), handOver.limit())), handOver);
-            return new DeliveryBatch(done, handedOver);
           });
-        }
-      });
     } catch (SQLException e) {
-      throw new OutboxStoreException("delivery of " + jobs.size() + " jobs (ids " + sorted.get(0).message().id()
-          + ".." + sorted.get(sorted.size() - 1).message().id() + ") failed", e);
+      throw new OutboxStoreException(
+          "delivery of "
+              + jobs.size()
+              + " jobs (ids "
+              + sorted.get(0).message().id()
+              + ".."
+              + sorted.get(sorted.size() - 1).message().id()
+              + ") failed",
+          e);
     }
   }
 
@@ -280,21 +335,29 @@ public class JdbcOutboxStore implements OutboxStore {
    * W → S for (id, token) pairs still held, in the caller's transaction on {@code tx}, at most
    * {@link JobStatements#maxCompletionPairs()}; returns the ids completed. One statement where
    * updates return rows, else the pairs still held are locked and then completed (the locks make
-   * the update change exactly what the lock found). Records no attempt and promotes no head:
-   * {@link #markDeliveredAll(List, ClaimRequest)} does.
+   * the update change exactly what the lock found). Records no attempt and promotes no head: {@link
+   * #markDeliveredAll(List, ClaimRequest)} does.
    */
-  public List<Long> markDeliveredOn(Connection tx, List<Long> ids, List<UUID> tokens) throws SQLException {
+  public List<Long> markDeliveredOn(Connection tx, List<Long> ids, List<UUID> tokens)
+      throws SQLException {
     if (jobs.updateReturnsRows()) {
       return Dialects.query(tx, jobs.markDeliveredAll(ids, tokens), binding, rs -> rs.getLong(1));
     }
-    List<Long> held = Dialects.query(tx, jobs.lockTokensHeld(ids, tokens), binding, rs -> rs.getLong(1));
+    List<Long> held =
+        Dialects.query(tx, jobs.lockTokensHeld(ids, tokens), binding, rs -> rs.getLong(1));
     if (held.isEmpty()) {
       return held;
     }
     int changed = Dialects.update(tx, jobs.markLockedDelivered(held), binding);
     if (changed != held.size()) {
-      throw new IllegalStateException("completed " + changed + " of the " + held.size()
-          + " locked jobs " + held + ": another transaction changed a locked row");
+      throw new IllegalStateException(
+          "completed "
+              + changed
+              + " of the "
+              + held.size()
+              + " locked jobs "
+              + held
+              + ": another transaction changed a locked row");
     }
     return held;
   }
@@ -303,8 +366,10 @@ public class JdbcOutboxStore implements OutboxStore {
    * Claims {@code heads} (just promoted, so this transaction holds their rows) that are ready and
    * due, under {@code r}'s token and lease; returns them in id order.
    */
-  private List<ClaimedMessage> claimHeads(Connection tx, List<Long> heads, ClaimRequest r) throws SQLException {
-    if (Dialects.update(tx, jobs.claimHeldHeads(r.token(), r.leaseFor().toMillis(), heads), binding) == 0) {
+  private List<ClaimedMessage> claimHeads(Connection tx, List<Long> heads, ClaimRequest r)
+      throws SQLException {
+    if (Dialects.update(tx, jobs.claimHeldHeads(r.token(), r.leaseFor().toMillis(), heads), binding)
+        == 0) {
       return List.of();
     }
     return Dialects.query(tx, jobs.readClaimed(r.token(), heads), binding, rows::claimed);
@@ -315,8 +380,11 @@ public class JdbcOutboxStore implements OutboxStore {
       throws SQLException {
     try (PreparedStatement ps = c.prepareStatement(jobs.insertAttemptSql())) {
       for (DeliveredJob j : delivered) {
-        bindAttempt(ps, j.message(),
-            done.contains(j.message().id()) ? AttemptOutcome.DELIVERED : AttemptOutcome.STALE, j.attempt());
+        bindAttempt(
+            ps,
+            j.message(),
+            done.contains(j.message().id()) ? AttemptOutcome.DELIVERED : AttemptOutcome.STALE,
+            j.attempt());
         ps.addBatch();
       }
       ps.executeBatch();
@@ -325,71 +393,96 @@ public class JdbcOutboxStore implements OutboxStore {
 
   @Override
   public boolean markForRetry(ClaimedMessage m, Duration retryAfter, AttemptRecord attempt) {
-    return transition(m, AttemptOutcome.RETRY, attempt, false, jobs.markForRetrySql(), ps -> {
-      ps.setString(1, lastError(attempt));
-      ps.setLong(2, Math.max(0, retryAfter.toMillis()));
-      ps.setLong(3, m.id());
-      binding.bindUuid(ps, 4, m.claimToken());
-    });
+    return transition(
+        m,
+        AttemptOutcome.RETRY,
+        attempt,
+        false,
+        jobs.markForRetrySql(),
+        ps -> {
+          ps.setString(1, lastError(attempt));
+          ps.setLong(2, Math.max(0, retryAfter.toMillis()));
+          ps.setLong(3, m.id());
+          binding.bindUuid(ps, 4, m.claimToken());
+        });
   }
 
   @Override
   public boolean markDead(ClaimedMessage m, AttemptRecord attempt) {
-    return transition(m, AttemptOutcome.DEAD, attempt, true, jobs.markDeadSql(), ps -> {
-      ps.setString(1, lastError(attempt));
-      ps.setLong(2, m.id());
-      binding.bindUuid(ps, 3, m.claimToken());
-    });
+    return transition(
+        m,
+        AttemptOutcome.DEAD,
+        attempt,
+        true,
+        jobs.markDeadSql(),
+        ps -> {
+          ps.setString(1, lastError(attempt));
+          ps.setLong(2, m.id());
+          binding.bindUuid(ps, 3, m.claimToken());
+        });
   }
 
   @Override
   public boolean release(long id, UUID token) {
-    return update("release of message " + id, jobs.releaseSql(), ps -> {
-      ps.setLong(1, id);
-      binding.bindUuid(ps, 2, token);
-    }) == 1;
+    return update(
+            "release of message " + id,
+            jobs.releaseSql(),
+            ps -> {
+              ps.setLong(1, id);
+              binding.bindUuid(ps, 2, token);
+            })
+        == 1;
   }
 
   /**
-   * Runs a token-checked transition and records the attempt in one transaction. When the
-   * transition changes no row the attempt is still recorded, as {@code STALE}: the send happened,
-   * but its result was not applied. A {@code finishing} transition (to {@code S} or {@code D})
-   * also makes the next job of the key its head, in the same transaction.
+   * Runs a token-checked transition and records the attempt in one transaction. When the transition
+   * changes no row the attempt is still recorded, as {@code STALE}: the send happened, but its
+   * result was not applied. A {@code finishing} transition (to {@code S} or {@code D}) also makes
+   * the next job of the key its head, in the same transaction.
    */
-  private boolean transition(ClaimedMessage m, AttemptOutcome outcome, AttemptRecord attempt,
-      boolean finishing, String sql, Binder binder) {
+  private boolean transition(
+      ClaimedMessage m,
+      AttemptOutcome outcome,
+      AttemptRecord attempt,
+      boolean finishing,
+      String sql,
+      Binder binder) {
     String what = outcome + " of message " + m.id() + " (attempt " + m.attemptNo() + ")";
     try {
-      return retryingConflicts(() -> {
-        try (Connection c = dataSource.getConnection()) {
-          return JdbcTransactions.inTransaction(c, tx -> {
-            int changed;
-            try (PreparedStatement ps = tx.prepareStatement(sql)) {
-              binder.bind(ps);
-              changed = ps.executeUpdate();
+      return retryingConflicts(
+          () -> {
+            try (Connection c = dataSource.getConnection()) {
+              return JdbcTransactions.inTransaction(
+                  c,
+                  tx -> {
+                    int changed;
+                    try (PreparedStatement ps = tx.prepareStatement(sql)) {
+                      binder.bind(ps);
+                      changed = ps.executeUpdate();
+                    }
+                    insertAttempt(tx, m, changed == 1 ? outcome : AttemptOutcome.STALE, attempt);
+                    if (changed == 1 && finishing && m.orderingKey() != null) {
+                      keyHeads.promoteHeads(tx, List.of(m.orderingKey()));
+                    }
+                    return changed == 1;
+                  });
             }
-            insertAttempt(tx, m, changed == 1 ? outcome : AttemptOutcome.STALE, attempt);
-            if (changed == 1 && finishing && m.orderingKey() != null) {
-              keyHeads.promoteHeads(tx, List.of(m.orderingKey()));
-            }
-            return changed == 1;
           });
-        }
-      });
     } catch (SQLException e) {
       throw new OutboxStoreException(what + " failed", e);
     }
   }
 
-  private void insertAttempt(Connection c, ClaimedMessage m, AttemptOutcome outcome, AttemptRecord a)
-      throws SQLException {
+  private void insertAttempt(
+      Connection c, ClaimedMessage m, AttemptOutcome outcome, AttemptRecord a) throws SQLException {
     try (PreparedStatement ps = c.prepareStatement(jobs.insertAttemptSql())) {
       bindAttempt(ps, m, outcome, a);
       ps.executeUpdate();
     }
   }
 
-  private void bindAttempt(PreparedStatement ps, ClaimedMessage m, AttemptOutcome outcome, AttemptRecord a)
+  private void bindAttempt(
+      PreparedStatement ps, ClaimedMessage m, AttemptOutcome outcome, AttemptRecord a)
       throws SQLException {
     ps.setLong(1, m.id());
     ps.setInt(2, m.attemptNo());
@@ -404,14 +497,16 @@ public class JdbcOutboxStore implements OutboxStore {
   }
 
   private static String lastError(AttemptRecord a) {
-    String error = a.errorClass() == null ? a.errorMessage() : a.errorClass() + ": " + a.errorMessage();
+    String error =
+        a.errorClass() == null ? a.errorMessage() : a.errorClass() + ": " + a.errorMessage();
     return truncate(error, MAX_TEXT);
   }
 
   // ---- reaper --------------------------------------------------------------------------------
 
   @Override
-  public ReapResult releaseExpiredLeases(int maxAttempts, int limit, IntFunction<Duration> retryDelay) {
+  public ReapResult releaseExpiredLeases(
+      int maxAttempts, int limit, IntFunction<Duration> retryDelay) {
     try {
       return retryingConflicts(() -> reapOnce(maxAttempts, limit, retryDelay));
     } catch (SQLException e) {
@@ -419,66 +514,84 @@ public class JdbcOutboxStore implements OutboxStore {
     }
   }
 
-  private ReapResult reapOnce(int maxAttempts, int limit, IntFunction<Duration> retryDelay) throws SQLException {
+  private ReapResult reapOnce(int maxAttempts, int limit, IntFunction<Duration> retryDelay)
+      throws SQLException {
     record Expired(long id, UUID token, int attempts, Instant claimedAt, String orderingKey) {}
     try (Connection conn = dataSource.getConnection()) {
-      return JdbcTransactions.inTransaction(conn, c -> {
-        List<Expired> expired;
-        try (PreparedStatement ps = c.prepareStatement(jobs.lockExpiredLeasesSql())) {
-          ps.setInt(1, limit);
-          expired = Rows.list(ps, rs -> new Expired(rs.getLong(1), binding.readUuid(rs, 2),
-              rs.getInt(3), binding.readInstant(rs, 4), rs.getString(5)));
-        }
-        if (expired.isEmpty()) {
-          return new ReapResult(0, 0);
-        }
-        // One batch per statement, not two round trips per row: the picked rows stay locked until
-        // this commits, and a heartbeat that wants one of them waits that long.
-        Map<Long, String> errors = new HashMap<>();
-        List<Expired> reaped = new ArrayList<>();
-        try (PreparedStatement ps = c.prepareStatement(jobs.expireLeaseSql())) {
-          for (Expired e : expired) {
-            boolean last = e.attempts() + 1 >= maxAttempts;
-            String error = "lease expired: owner of claim " + e.token() + " did not finish attempt "
-                + (e.attempts() + 1) + (last ? "; max attempts (" + maxAttempts + ") reached" : "");
-            errors.put(e.id(), error);
-            ps.setInt(1, maxAttempts);
-            ps.setString(2, error);
-            ps.setLong(3, last ? 0 : retryDelay.apply(e.attempts() + 1).toMillis());
-            ps.setLong(4, e.id());
-            binding.bindUuid(ps, 5, e.token());
-            ps.addBatch();
-          }
-          int[] changed = ps.executeBatch();
-          for (int i = 0; i < changed.length; i++) {
-            // The rows are locked by this transaction, so each changes; a driver may answer
-            // SUCCESS_NO_INFO (-2) for a statement of a batch.
-            if (changed[i] != 0) {
-              reaped.add(expired.get(i));
+      return JdbcTransactions.inTransaction(
+          conn,
+          c -> {
+            List<Expired> expired;
+            try (PreparedStatement ps = c.prepareStatement(jobs.lockExpiredLeasesSql())) {
+              ps.setInt(1, limit);
+              expired =
+                  Rows.list(
+                      ps,
+                      rs ->
+                          new Expired(
+                              rs.getLong(1),
+                              binding.readUuid(rs, 2),
+                              rs.getInt(3),
+                              binding.readInstant(rs, 4),
+                              rs.getString(5)));
             }
-          }
-        }
-        if (reaped.isEmpty()) {
-          return new ReapResult(0, 0);
-        }
-        try (PreparedStatement ps = c.prepareStatement(jobs.insertExpiredAttemptSql())) {
-          for (Expired e : reaped) {
-            ps.setLong(1, e.id());
-            ps.setInt(2, e.attempts() + 1);
-            binding.bindUuid(ps, 3, e.token());
-            binding.bindInstant(ps, 4, e.claimedAt());
-            ps.setString(5, errors.get(e.id()));
-            ps.addBatch();
-          }
-          ps.executeBatch();
-        }
-        List<Expired> dead = reaped.stream().filter(e -> e.attempts() + 1 >= maxAttempts).toList();
-        List<String> deadKeys = dead.stream().map(Expired::orderingKey).filter(Objects::nonNull).toList();
-        if (!deadKeys.isEmpty()) {
-          keyHeads.promoteHeads(c, deadKeys);
-        }
-        return new ReapResult(reaped.size() - dead.size(), dead.size());
-      });
+            if (expired.isEmpty()) {
+              return new ReapResult(0, 0);
+            }
+            // One batch per statement, not two round trips per row: the picked rows stay locked
+            // until
+            // this commits, and a heartbeat that wants one of them waits that long.
+            Map<Long, String> errors = new HashMap<>();
+            List<Expired> reaped = new ArrayList<>();
+            try (PreparedStatement ps = c.prepareStatement(jobs.expireLeaseSql())) {
+              for (Expired e : expired) {
+                boolean last = e.attempts() + 1 >= maxAttempts;
+                String error =
+                    "lease expired: owner of claim "
+                        + e.token()
+                        + " did not finish attempt "
+                        + (e.attempts() + 1)
+                        + (last ? "; max attempts (" + maxAttempts + ") reached" : "");
+                errors.put(e.id(), error);
+                ps.setInt(1, maxAttempts);
+                ps.setString(2, error);
+                ps.setLong(3, last ? 0 : retryDelay.apply(e.attempts() + 1).toMillis());
+                ps.setLong(4, e.id());
+                binding.bindUuid(ps, 5, e.token());
+                ps.addBatch();
+              }
+              int[] changed = ps.executeBatch();
+              for (int i = 0; i < changed.length; i++) {
+                // The rows are locked by this transaction, so each changes; a driver may answer
+                // SUCCESS_NO_INFO (-2) for a statement of a batch.
+                if (changed[i] != 0) {
+                  reaped.add(expired.get(i));
+                }
+              }
+            }
+            if (reaped.isEmpty()) {
+              return new ReapResult(0, 0);
+            }
+            try (PreparedStatement ps = c.prepareStatement(jobs.insertExpiredAttemptSql())) {
+              for (Expired e : reaped) {
+                ps.setLong(1, e.id());
+                ps.setInt(2, e.attempts() + 1);
+                binding.bindUuid(ps, 3, e.token());
+                binding.bindInstant(ps, 4, e.claimedAt());
+                ps.setString(5, errors.get(e.id()));
+                ps.addBatch();
+              }
+              ps.executeBatch();
+            }
+            List<Expired> dead =
+                reaped.stream().filter(e -> e.attempts() + 1 >= maxAttempts).toList();
+            List<String> deadKeys =
+                dead.stream().map(Expired::orderingKey).filter(Objects::nonNull).toList();
+            if (!deadKeys.isEmpty()) {
+              keyHeads.promoteHeads(c, deadKeys);
+            }
+            return new ReapResult(reaped.size() - dead.size(), dead.size());
+          });
     }
   }
 
@@ -487,18 +600,19 @@ public class JdbcOutboxStore implements OutboxStore {
   @Override
   public int deleteFinishedBefore(Duration keep, int limit) {
     if (keep.isNegative() || limit <= 0) {
-      throw new IllegalArgumentException("keep must not be negative and limit must be positive, were "
-          + keep + " and " + limit);
+      throw new IllegalArgumentException(
+          "keep must not be negative and limit must be positive, were " + keep + " and " + limit);
     }
     BoundSql sql = jobs.deleteFinished(keep.toMillis(), limit);
     String what = "retention delete of up to " + limit + " jobs finished before now - " + keep;
     try {
-      return retryingConflicts(() -> {
-        try (Connection c = JdbcStatements.autoCommitConnection(dataSource)) {
-          return JdbcTransactions.atIsolation(c, jobs.lockingReadIsolation(),
-              ac -> Dialects.update(ac, sql, binding));
-        }
-      });
+      return retryingConflicts(
+          () -> {
+            try (Connection c = JdbcStatements.autoCommitConnection(dataSource)) {
+              return JdbcTransactions.atIsolation(
+                  c, jobs.lockingReadIsolation(), ac -> Dialects.update(ac, sql, binding));
+            }
+          });
     } catch (SQLException e) {
       throw new OutboxStoreException(what + " failed", e);
     }
@@ -506,9 +620,13 @@ public class JdbcOutboxStore implements OutboxStore {
 
   @Override
   public Optional<StoredPayload> findPayload(long messageId) {
-    return query("read of the out-of-band payload of message " + messageId, jobs.findPayloadSql(),
-        ps -> ps.setLong(1, messageId), rs -> new StoredPayload(
-            rs.getLong(1), rs.getString(2), rs.getInt(3), rs.getString(4))).stream().findFirst();
+    return query(
+            "read of the out-of-band payload of message " + messageId,
+            jobs.findPayloadSql(),
+            ps -> ps.setLong(1, messageId),
+            rs -> new StoredPayload(rs.getLong(1), rs.getString(2), rs.getInt(3), rs.getString(4)))
+        .stream()
+        .findFirst();
   }
 
   // ---- helpers -------------------------------------------------------------------------------
@@ -518,7 +636,8 @@ public class JdbcOutboxStore implements OutboxStore {
   }
 
   private int update(String what, String sql, Binder binder) {
-    return JdbcStatements.update(dataSource, dialect.errors()::isRetryableConflict, what, sql, binder);
+    return JdbcStatements.update(
+        dataSource, dialect.errors()::isRetryableConflict, what, sql, binder);
   }
 
   private <T> List<T> query(String what, String sql, Binder binder, Rows.Mapper<T> mapper) {

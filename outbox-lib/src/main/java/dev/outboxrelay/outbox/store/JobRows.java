@@ -17,13 +17,14 @@ import java.util.Map;
 import java.util.Optional;
 
 /**
- * A job's row as the stores read it: {@link Dialect#CLAIM_COLUMNS} into a {@link
- * ClaimedMessage}, {@link Dialect#MESSAGE_COLUMNS} into a {@link StoredMessage}, times and
- * tokens through the dialect's {@link TypeBinding}. Maps what a statement returns; calls no store.
+ * A job's row as the stores read it: {@link Dialect#CLAIM_COLUMNS} into a {@link ClaimedMessage},
+ * {@link Dialect#MESSAGE_COLUMNS} into a {@link StoredMessage}, times and tokens through the
+ * dialect's {@link TypeBinding}. Maps what a statement returns; calls no store.
  */
 final class JobRows {
   private static final ObjectMapper JSON = new ObjectMapper();
-  private static final TypeReference<LinkedHashMap<String, String>> HEADERS = new TypeReference<>() {};
+  private static final TypeReference<LinkedHashMap<String, String>> HEADERS =
+      new TypeReference<>() {};
 
   private final TypeBinding binding;
 
@@ -41,17 +42,40 @@ final class JobRows {
 
   ClaimedMessage claimed(ResultSet rs) throws SQLException {
     return new ClaimedMessage(
-        rs.getLong(1), rs.getString(2), rs.getString(3), rs.getString(4), rs.getString(5),
-        rs.getString(6), headers(rs.getString(7)), rs.getInt(8), binding.readUuid(rs, 9),
-        instant(rs, 10), instant(rs, 11), rs.getBoolean(12));
+        rs.getLong(1),
+        rs.getString(2),
+        rs.getString(3),
+        rs.getString(4),
+        rs.getString(5),
+        rs.getString(6),
+        headers(rs.getString(7)),
+        rs.getInt(8),
+        binding.readUuid(rs, 9),
+        instant(rs, 10),
+        instant(rs, 11),
+        rs.getBoolean(12));
   }
 
   StoredMessage stored(ResultSet rs) throws SQLException {
     return new StoredMessage(
-        rs.getLong(1), rs.getString(2), rs.getString(3), rs.getString(4), rs.getString(5),
-        rs.getString(6), rs.getString(7), rs.getString(8).charAt(0), binding.readUuid(rs, 9),
-        instant(rs, 10), instant(rs, 11), rs.getInt(12), rs.getString(13), instant(rs, 14),
-        instant(rs, 15), instant(rs, 16), instant(rs, 17), rs.getBoolean(18));
+        rs.getLong(1),
+        rs.getString(2),
+        rs.getString(3),
+        rs.getString(4),
+        rs.getString(5),
+        rs.getString(6),
+        rs.getString(7),
+        rs.getString(8).charAt(0),
+        binding.readUuid(rs, 9),
+        instant(rs, 10),
+        instant(rs, 11),
+        rs.getInt(12),
+        rs.getString(13),
+        instant(rs, 14),
+        instant(rs, 15),
+        instant(rs, 16),
+        instant(rs, 17),
+        rs.getBoolean(18));
   }
 
   Instant instant(ResultSet rs, int column) throws SQLException {

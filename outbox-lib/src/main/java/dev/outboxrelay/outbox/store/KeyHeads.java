@@ -28,19 +28,24 @@ final class KeyHeads {
    * Share-locks the latest unfinished job of {@code key} in the caller's transaction and returns
    * true, or returns false when the key has none: the new job then waits behind it ({@code
    * key_wait}), and that job's final transition, which must update the locked row, waits for the
-   * caller to commit and so sees the new job when it looks for the key's next head
-   * (docs/design.md "Ordering keys"). The candidate is read without a lock and then locked by id;
-   * one that finished meanwhile (or, under REPEATABLE READ, since the caller's snapshot) is passed
-   * for the next lower one, so the walk ends.
+   * caller to commit and so sees the new job when it looks for the key's next head (docs/design.md
+   * "Ordering keys"). The candidate is read without a lock and then locked by id; one that finished
+   * meanwhile (or, under REPEATABLE READ, since the caller's snapshot) is passed for the next lower
+   * one, so the walk ends.
    */
   boolean holdLatestUnfinished(Connection c, String key) throws SQLException {
     long below = Long.MAX_VALUE;
     while (true) {
       long bound = below;
-      Optional<Long> latest = extremeId(c, jobs.latestUnfinishedBelowSql(), ps -> {
-        ps.setString(1, key);
-        ps.setLong(2, bound);
-      }, true);
+      Optional<Long> latest =
+          extremeId(
+              c,
+              jobs.latestUnfinishedBelowSql(),
+              ps -> {
+                ps.setString(1, key);
+                ps.setLong(2, bound);
+              },
+              true);
       if (latest.isEmpty()) {
         return false;
       }
@@ -65,15 +70,16 @@ final class KeyHeads {
 
   /**
    * After jobs of {@code keys} reached a final state in transaction {@code tx}: makes each key's
-   * earliest unfinished job its head ({@code key_wait} cleared), in key order. A head that
-   * finishes in another transaction meanwhile changes no row, and the next one is taken. Returns
-   * the heads' ids.
+   * earliest unfinished job its head ({@code key_wait} cleared), in key order. A head that finishes
+   * in another transaction meanwhile changes no row, and the next one is taken. Returns the heads'
+   * ids.
    */
   List<Long> promoteHeads(Connection tx, Collection<String> keys) throws SQLException {
     List<Long> heads = new ArrayList<>();
     for (String key : new TreeSet<>(keys)) {
       while (true) {
-        Optional<Long> head = extremeId(tx, jobs.earliestUnfinishedSql(), ps -> ps.setString(1, key), false);
+        Optional<Long> head =
+            extremeId(tx, jobs.earliestUnfinishedSql(), ps -> ps.setString(1, key), false);
         if (head.isEmpty()) {
           break;
         }

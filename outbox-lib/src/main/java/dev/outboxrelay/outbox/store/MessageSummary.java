@@ -3,8 +3,8 @@ package dev.outboxrelay.outbox.store;
 import java.time.Instant;
 
 /**
- * A job as the admin listing shows it: no payload or headers (a page of them could be large),
- * plus the diagnosis of its latest failure.
+ * A job as the admin listing shows it: no payload or headers (a page of them could be large), plus
+ * the diagnosis of its latest failure.
  *
  * @param errorClass error class of the job's latest failed attempt (retry, dead, expired lease or
  *     cancel), null when it never failed

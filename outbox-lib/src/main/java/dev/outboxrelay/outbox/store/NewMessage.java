@@ -5,8 +5,8 @@ import dev.outboxrelay.outbox.OutboxMessage;
 /**
  * A validated message with its headers already serialised to JSON (null when none).
  *
- * @param byReference store the payload out of band in {@code outbox_payload} (it is over the
- *     inline threshold) and only a reference in the job's row
+ * @param byReference store the payload out of band in {@code outbox_payload} (it is over the inline
+ *     threshold) and only a reference in the job's row
  */
 public record NewMessage(OutboxMessage message, String headersJson, boolean byReference) {
 

@@ -52,8 +52,8 @@ public interface OutboxAdminStore {
 
   /**
    * {@code R → D} with {@code reason} as its last error, recorded as a {@code CANCELLED} attempt,
-   * in one transaction. Conditional on the job being {@code R}; {@code false} when it is unknown
-   * or in another state ({@code W}: in flight) and nothing changed.
+   * in one transaction. Conditional on the job being {@code R}; {@code false} when it is unknown or
+   * in another state ({@code W}: in flight) and nothing changed.
    */
   boolean cancelReady(long id, String reason);
 

@@ -32,9 +32,9 @@ public interface OutboxStore {
 
   /**
    * Of {@code claims}, the ids that hold an attempt with {@code outcome} recorded under that very
-   * claim's token: read back after a transition that got no answer (the connection broke at
-   * commit, the process froze), whether it committed, before running it again. One statement per
-   * {@link dev.outboxrelay.outbox.store.dialect.Dialect#maxCompletionPairs()} claims.
+   * claim's token: read back after a transition that got no answer (the connection broke at commit,
+   * the process froze), whether it committed, before running it again. One statement per {@link
+   * dev.outboxrelay.outbox.store.dialect.Dialect#maxCompletionPairs()} claims.
    */
   Set<Long> recordedUnder(List<ClaimedMessage> claims, AttemptOutcome outcome);
 
@@ -44,19 +44,19 @@ public interface OutboxStore {
   /**
    * {@link #markDelivered} for many jobs in one short transaction: the jobs whose rows still hold
    * their claim token go {@code W → S} (in one statement per {@link
-   * dev.outboxrelay.outbox.store.dialect.Dialect#maxCompletionPairs()} jobs), the others
-   * change nothing; every job gets its attempt row ({@code DELIVERED}, or {@code STALE} when its
-   * claim was lost) in the same transaction. Returns the ids completed. On an exception nothing
-   * was committed: the jobs stay leased, and a retry completes each at most once.
+   * dev.outboxrelay.outbox.store.dialect.Dialect#maxCompletionPairs()} jobs), the others change
+   * nothing; every job gets its attempt row ({@code DELIVERED}, or {@code STALE} when its claim was
+   * lost) in the same transaction. Returns the ids completed. On an exception nothing was
+   * committed: the jobs stay leased, and a retry completes each at most once.
    */
   Set<Long> markDeliveredAll(List<DeliveredJob> jobs);
 
   /**
-   * {@link #markDeliveredAll(List)}, and in the same transaction the key-affine hand-over: the
-   * jobs whose keys' next ready, due job became the head by these completions are claimed as by
-   * {@link #claimBatch} (at most {@code handOver.limit()}, under its token and lease) and returned
-   * with the completed ids, so the relay that held a key goes on with it at once; {@code handOver}
-   * null: none (no room). Default: no hand-over.
+   * {@link #markDeliveredAll(List)}, and in the same transaction the key-affine hand-over: the jobs
+   * whose keys' next ready, due job became the head by these completions are claimed as by {@link
+   * #claimBatch} (at most {@code handOver.limit()}, under its token and lease) and returned with
+   * the completed ids, so the relay that held a key goes on with it at once; {@code handOver} null:
+   * none (no room). Default: no hand-over.
    */
   default DeliveryBatch markDeliveredAll(List<DeliveredJob> jobs, ClaimRequest handOver) {
     return new DeliveryBatch(markDeliveredAll(jobs), List.of());
@@ -72,8 +72,8 @@ public interface OutboxStore {
   boolean release(long id, UUID token);
 
   /**
-   * Returns up to {@code limit} rows whose lease expired to {@code R} (token cleared, attempts + 1),
-   * due again at once, or to {@code D} when that reaches {@code maxAttempts}; records a {@code
+   * Returns up to {@code limit} rows whose lease expired to {@code R} (token cleared, attempts +
+   * 1), due again at once, or to {@code D} when that reaches {@code maxAttempts}; records a {@code
    * LEASE_EXPIRED} attempt.
    */
   default ReapResult releaseExpiredLeases(int maxAttempts, int limit) {
@@ -89,15 +89,15 @@ public interface OutboxStore {
   /**
    * Retention: deletes up to {@code limit} finished jobs, {@code S} sent longer than {@code keep}
    * ago and {@code C} confirmed longer ago (database clock), with their attempts and out-of-band
-   * bodies; never {@code R}, {@code W} or {@code D}. One statement, its own short transaction;
-   * rows another transaction holds are skipped where the database can. Returns how many jobs it
-   * deleted: fewer than {@code limit} means none (or only locked ones) are left.
+   * bodies; never {@code R}, {@code W} or {@code D}. One statement, its own short transaction; rows
+   * another transaction holds are skipped where the database can. Returns how many jobs it deleted:
+   * fewer than {@code limit} means none (or only locked ones) are left.
    */
   int deleteFinishedBefore(Duration keep, int limit);
 
   /**
-   * The out-of-band body of a by-reference job ({@link ClaimedMessage#payloadByReference}), read
-   * by id in one statement; empty when there is no body row. Does not verify it: see {@link
+   * The out-of-band body of a by-reference job ({@link ClaimedMessage#payloadByReference}), read by
+   * id in one statement; empty when there is no body row. Does not verify it: see {@link
    * StoredPayload#mismatch}. Throws {@link dev.outboxrelay.outbox.OutboxStoreException} on a
    * database error.
    */

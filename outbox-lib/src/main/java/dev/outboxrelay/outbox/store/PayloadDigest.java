@@ -30,8 +30,8 @@ public record PayloadDigest(int sizeBytes, String sha256) {
 
   /**
    * The text a by-reference job's {@code payload} column holds, for people reading the row. It is
-   * never parsed: the column {@code payload_by_ref} alone says whether a job is by reference, so
-   * a payload that merely looks like this is delivered as it is.
+   * never parsed: the column {@code payload_by_ref} alone says whether a job is by reference, so a
+   * payload that merely looks like this is delivered as it is.
    */
   public String reference() {
     return "outbox_payload: " + sizeBytes + " bytes, sha256 " + sha256;

@@ -3,8 +3,8 @@ package dev.outboxrelay.outbox.store;
 import java.util.Locale;
 
 /**
- * How reconciliation judges one job or confirmation of a window (docs/design.md "Reconciliation"). The
- * wire name ({@link #wireName()}) is the lower-case name used in SQL, JSON and metric tags.
+ * How reconciliation judges one job or confirmation of a window (docs/design.md "Reconciliation").
+ * The wire name ({@link #wireName()}) is the lower-case name used in SQL, JSON and metric tags.
  */
 public enum ReconciliationCategory {
   /** {@code S} or {@code C}, confirmed exactly once ({@code S} becomes {@code C}). */

@@ -7,8 +7,8 @@ import java.time.Instant;
  *
  * @param messageId null for a confirmation that names no job
  * @param state the job's state when classified; null when there is no job
- * @param action what the run did about it: {@code redriven}, {@code accepted},
- *     {@code changed_concurrently} (the job moved before the conditional update), or null
+ * @param action what the run did about it: {@code redriven}, {@code accepted}, {@code
+ *     changed_concurrently} (the job moved before the conditional update), or null
  */
 public record ReconciliationItem(
     String operationId,
@@ -22,7 +22,15 @@ public record ReconciliationItem(
     String action) {
 
   public static ReconciliationItem of(WindowEntry e, String action) {
-    return new ReconciliationItem(e.operationId(), e.messageId(), e.destination(), e.state(),
-        e.category(), e.sentAt(), e.confirmedCount(), e.lastError(), action);
+    return new ReconciliationItem(
+        e.operationId(),
+        e.messageId(),
+        e.destination(),
+        e.state(),
+        e.category(),
+        e.sentAt(),
+        e.confirmedCount(),
+        e.lastError(),
+        action);
   }
 }

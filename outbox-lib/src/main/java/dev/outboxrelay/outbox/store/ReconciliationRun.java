@@ -29,7 +29,18 @@ public record ReconciliationRun(
     List<ReconciliationItem> items) {
 
   public ReconciliationRun withItems(List<ReconciliationItem> all) {
-    return new ReconciliationRun(id, windowStart, windowEnd, startedAt, finishedAt, triggeredBy, owner,
-        scheduleSlot, counts, pending, error, List.copyOf(all));
+    return new ReconciliationRun(
+        id,
+        windowStart,
+        windowEnd,
+        startedAt,
+        finishedAt,
+        triggeredBy,
+        owner,
+        scheduleSlot,
+        counts,
+        pending,
+        error,
+        List.copyOf(all));
   }
 }

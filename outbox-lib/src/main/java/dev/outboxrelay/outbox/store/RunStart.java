@@ -8,7 +8,11 @@ import java.util.Objects;
  *
  * @param scheduleSlot the window end of a scheduled run (unique across runs), null on demand
  */
-public record RunStart(Instant windowStart, Instant windowEnd, String triggeredBy, String owner,
+public record RunStart(
+    Instant windowStart,
+    Instant windowEnd,
+    String triggeredBy,
+    String owner,
     Instant scheduleSlot) {
   public RunStart {
     Objects.requireNonNull(windowStart, "windowStart");
@@ -16,8 +20,8 @@ public record RunStart(Instant windowStart, Instant windowEnd, String triggeredB
     Objects.requireNonNull(triggeredBy, "triggeredBy");
     Objects.requireNonNull(owner, "owner");
     if (!windowEnd.isAfter(windowStart)) {
-      throw new IllegalArgumentException("window_end (" + windowEnd + ") must be after window_start ("
-          + windowStart + ")");
+      throw new IllegalArgumentException(
+          "window_end (" + windowEnd + ") must be after window_start (" + windowStart + ")");
     }
   }
 }

@@ -3,7 +3,10 @@ package dev.outboxrelay.outbox.store;
 import java.time.Instant;
 import java.util.UUID;
 
-/** One row of {@code outbox_attempt}; {@code relayInstance} null when no relay made it or it predates V7. */
+/**
+ * One row of {@code outbox_attempt}; {@code relayInstance} null when no relay made it or it
+ * predates V7.
+ */
 public record StoredAttempt(
     long messageId,
     int attemptNo,

@@ -3,8 +3,8 @@ package dev.outboxrelay.outbox.store;
 import java.time.Instant;
 
 /**
- * One job of a reconciliation window with its confirmation, or a confirmation naming no job
- * ({@code messageId} and {@code state} null), classified by the database.
+ * One job of a reconciliation window with its confirmation, or a confirmation naming no job ({@code
+ * messageId} and {@code state} null), classified by the database.
  *
  * @param confirmedCount the applications the sink reported (0 when unconfirmed)
  * @param confirmedAt when the sink applied it; null when unconfirmed

@@ -16,11 +16,11 @@ import javax.crypto.spec.SecretKeySpec;
  * The {@value #HEADER} header of a signed delivery, made by the relay and checked by receivers.
  *
  * <p>Format: {@code t=<unix seconds>,v1=<hex>} where {@code <hex>} is the lowercase hex
- * HMAC-SHA256, keyed with the shared secret, of the ASCII timestamp, a dot and the raw body
- * bytes: {@code HMAC(secret, "<t>." + body)}. The timestamp is inside the MAC, so a receiver that
- * rejects old timestamps also rejects replays of old requests. A header may carry several {@code
- * v1=} entries (a sender rotating its secret signs with old and new); one match is enough.
- * Entries with other names are ignored, so a later scheme can be added beside {@code v1}.
+ * HMAC-SHA256, keyed with the shared secret, of the ASCII timestamp, a dot and the raw body bytes:
+ * {@code HMAC(secret, "<t>." + body)}. The timestamp is inside the MAC, so a receiver that rejects
+ * old timestamps also rejects replays of old requests. A header may carry several {@code v1=}
+ * entries (a sender rotating its secret signs with old and new); one match is enough. Entries with
+ * other names are ignored, so a later scheme can be added beside {@code v1}.
  *
  * <p>A receiver verifies over the body bytes exactly as received (before any JSON parsing or
  * re-encoding):
@@ -37,15 +37,21 @@ import javax.crypto.spec.SecretKeySpec;
 public final class WebhookSignature {
   /** The request header carrying the signature. */
   public static final String HEADER = "X-Outbox-Signature";
+
   /** The signature scheme: HMAC-SHA256 over {@code "<t>.<body>"}. */
   public static final String SCHEME_V1 = "v1";
+
   /** How far a timestamp may lie from the receiver's clock, either way, by default. */
   public static final Duration DEFAULT_TOLERANCE = Duration.ofMinutes(5);
 
   private static final String ALGORITHM = "HmacSHA256";
   private static final int MAC_BYTES = 32;
-  /** More digits than any plausible unix time; also keeps the subtraction below from overflowing. */
+
+  /**
+   * More digits than any plausible unix time; also keeps the subtraction below from overflowing.
+   */
   private static final int MAX_TIMESTAMP_DIGITS = 12;
+
   private static final HexFormat HEX = HexFormat.of();
 
   private WebhookSignature() {}
@@ -92,7 +98,12 @@ public final class WebhookSignature {
     if (epochSeconds < 0) {
       throw new IllegalArgumentException("timestamp must be >= 0, was " + epochSeconds);
     }
-    return "t=" + epochSeconds + "," + SCHEME_V1 + "=" + HEX.formatHex(mac(secret, epochSeconds, body));
+    return "t="
+        + epochSeconds
+        + ","
+        + SCHEME_V1
+        + "="
+        + HEX.formatHex(mac(secret, epochSeconds, body));
   }
 
   /**
@@ -102,8 +113,8 @@ public final class WebhookSignature {
    *
    * @throws IllegalArgumentException for an empty secret or a negative tolerance
    */
-  public static Verification verify(byte[] secret, String headerValue, byte[] body, Instant now,
-      Duration tolerance) {
+  public static Verification verify(
+      byte[] secret, String headerValue, byte[] body, Instant now, Duration tolerance) {
     checkSecret(secret);
     Objects.requireNonNull(body, "body");
     Objects.requireNonNull(now, "now");
@@ -126,7 +137,9 @@ public final class WebhookSignature {
         if (timestamp != null) {
           return malformed("t appears more than once");
         }
-        if (value.isEmpty() || value.length() > MAX_TIMESTAMP_DIGITS || !value.chars().allMatch(WebhookSignature::isDigit)) {
+        if (value.isEmpty()
+            || value.length() > MAX_TIMESTAMP_DIGITS
+            || !value.chars().allMatch(WebhookSignature::isDigit)) {
           return malformed("t must be unix seconds (digits only)");
         }
         timestamp = Long.parseLong(value);
@@ -151,23 +164,41 @@ public final class WebhookSignature {
       match |= MessageDigest.isEqual(expected, candidate);
     }
     if (!match) {
-      return new Verification(Reason.BAD_SIGNATURE,
+      return new Verification(
+          Reason.BAD_SIGNATURE,
           HEADER + " does not match the body (wrong secret, or the body or timestamp was changed)");
     }
     long age = now.getEpochSecond() - timestamp;
     if (age > tolerance.toSeconds()) {
-      return new Verification(Reason.STALE, HEADER + " timestamp t=" + timestamp + " is " + age
-          + "s old; the tolerance is " + tolerance.toSeconds() + "s (a replayed request, or clocks apart)");
+      return new Verification(
+          Reason.STALE,
+          HEADER
+              + " timestamp t="
+              + timestamp
+              + " is "
+              + age
+              + "s old; the tolerance is "
+              + tolerance.toSeconds()
+              + "s (a replayed request, or clocks apart)");
     }
     if (-age > tolerance.toSeconds()) {
-      return new Verification(Reason.FUTURE, HEADER + " timestamp t=" + timestamp + " is " + -age
-          + "s in the future; the tolerance is " + tolerance.toSeconds() + "s (clocks apart)");
+      return new Verification(
+          Reason.FUTURE,
+          HEADER
+              + " timestamp t="
+              + timestamp
+              + " is "
+              + -age
+              + "s in the future; the tolerance is "
+              + tolerance.toSeconds()
+              + "s (clocks apart)");
     }
     return new Verification(Reason.VALID, HEADER + " is valid");
   }
 
   private static Verification malformed(String why) {
-    return new Verification(Reason.MALFORMED,
+    return new Verification(
+        Reason.MALFORMED,
         HEADER + " is malformed: " + why + "; expected t=<unix seconds>,v1=<hex HMAC-SHA256>");
   }
 

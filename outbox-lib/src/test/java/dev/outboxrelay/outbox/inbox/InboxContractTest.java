@@ -30,11 +30,13 @@ import org.junit.jupiter.api.Test;
 /**
  * {@link Inbox#receive} applies each operation ID once, in the caller's transaction, on a real
  * database: repeats, conflicts, rollbacks, handler failures, bad input, and concurrent deliveries
- * of one ID on separate connections. Run per database by a nested class of each database's suite ({@code *SuiteIT}).
+ * of one ID on separate connections. Run per database by a nested class of each database's suite
+ * ({@code *SuiteIT}).
  */
 public abstract class InboxContractTest {
   /** The receiver's business table: not unique on purpose, so a second effect shows as a row. */
   protected static final String EFFECT = "inbox_it_effect";
+
   static final String DEST = "http:billing";
 
   protected DataSource ds;
@@ -45,7 +47,8 @@ public abstract class InboxContractTest {
 
   /** Creates the business table unless it exists. SQL Server overrides it. */
   protected String createEffectTableSql() {
-    return "CREATE TABLE IF NOT EXISTS " + EFFECT
+    return "CREATE TABLE IF NOT EXISTS "
+        + EFFECT
         + " (operation_id VARCHAR(200) NOT NULL, note VARCHAR(200))";
   }
 
@@ -65,16 +68,17 @@ public abstract class InboxContractTest {
   }
 
   /** Inserts one effect row and returns its note as the outcome. */
-  private final InboxHandler effect = (c, d) -> {
-    handlerRuns.incrementAndGet();
-    try (PreparedStatement ps = c.prepareStatement(
-        "INSERT INTO " + EFFECT + " (operation_id, note) VALUES (?, ?)")) {
-      ps.setString(1, d.operationId());
-      ps.setString(2, "invoice of " + d.payloadText());
-      ps.executeUpdate();
-    }
-    return "invoice of " + d.payloadText();
-  };
+  private final InboxHandler effect =
+      (c, d) -> {
+        handlerRuns.incrementAndGet();
+        try (PreparedStatement ps =
+            c.prepareStatement("INSERT INTO " + EFFECT + " (operation_id, note) VALUES (?, ?)")) {
+          ps.setString(1, d.operationId());
+          ps.setString(2, "invoice of " + d.payloadText());
+          ps.executeUpdate();
+        }
+        return "invoice of " + d.payloadText();
+      };
 
   @Test
   void theFirstDeliveryAppliesAndCommitsWithTheEffect() throws Exception {
@@ -111,7 +115,8 @@ public abstract class InboxContractTest {
   void theSameIdInAnotherDestinationIsAnotherOperation() throws Exception {
     commitDelivery("op-3", "{}");
     try (Connection c = transaction()) {
-      assertTrue(inbox.receive(c, InboxDelivery.of("op-3", "kafka:orders", "{}"), effect).applied());
+      assertTrue(
+          inbox.receive(c, InboxDelivery.of("op-3", "kafka:orders", "{}"), effect).applied());
       c.commit();
     }
     assertEquals(2, effects("op-3"));
@@ -121,8 +126,10 @@ public abstract class InboxContractTest {
   void theSameIdWithAnotherPayloadIsAConflictAndTheTransactionStaysUsable() throws Exception {
     commitDelivery("op-4", "{\"n\":4}");
     try (Connection c = transaction()) {
-      InboxConflictException e = assertThrows(InboxConflictException.class,
-          () -> inbox.receive(c, InboxDelivery.of("op-4", DEST, "{\"n\":5}"), effect));
+      InboxConflictException e =
+          assertThrows(
+              InboxConflictException.class,
+              () -> inbox.receive(c, InboxDelivery.of("op-4", DEST, "{\"n\":5}"), effect));
       assertEquals("op-4", e.operationId());
       // The caller's transaction goes on.
       assertTrue(inbox.receive(c, InboxDelivery.of("op-5", DEST, "{}"), effect).applied());
@@ -130,8 +137,11 @@ public abstract class InboxContractTest {
     }
     assertEquals(1, effects("op-4"));
     assertEquals(1, effects("op-5"));
-    assertEquals(1, TestDatabases.queryLong(ds,
-        "SELECT deliveries FROM outbox_inbox WHERE operation_id = 'op-4'"), "a conflict is not counted");
+    assertEquals(
+        1,
+        TestDatabases.queryLong(
+            ds, "SELECT deliveries FROM outbox_inbox WHERE operation_id = 'op-4'"),
+        "a conflict is not counted");
   }
 
   @Test
@@ -149,16 +159,30 @@ public abstract class InboxContractTest {
   @Test
   void aFailingHandlerRecordsNothingAndLeavesTheTransactionUsable() throws Exception {
     try (Connection c = transaction()) {
-      InboxHandlerException e = assertThrows(InboxHandlerException.class,
-          () -> inbox.receive(c, InboxDelivery.of("op-7", DEST, "{}"), (conn, d) -> {
-            effect.apply(conn, d);
-            throw new TransientFailureException("stock service down", Duration.ofSeconds(7));
-          }));
+      InboxHandlerException e =
+          assertThrows(
+              InboxHandlerException.class,
+              () ->
+                  inbox.receive(
+                      c,
+                      InboxDelivery.of("op-7", DEST, "{}"),
+                      (conn, d) -> {
+                        effect.apply(conn, d);
+                        throw new TransientFailureException(
+                            "stock service down", Duration.ofSeconds(7));
+                      }));
       assertTrue(e.isTransient());
       assertEquals(Duration.ofSeconds(7), e.retryAfter().orElseThrow());
-      InboxHandlerException permanent = assertThrows(InboxHandlerException.class,
-          () -> inbox.receive(c, InboxDelivery.of("op-8", DEST, "{}"),
-              (conn, d) -> { throw new IllegalArgumentException("no such customer"); }));
+      InboxHandlerException permanent =
+          assertThrows(
+              InboxHandlerException.class,
+              () ->
+                  inbox.receive(
+                      c,
+                      InboxDelivery.of("op-8", DEST, "{}"),
+                      (conn, d) -> {
+                        throw new IllegalArgumentException("no such customer");
+                      }));
       assertFalse(permanent.isTransient());
       // Rolled back to before each call: the effect of op-7 is gone, the transaction goes on.
       inbox.receive(c, InboxDelivery.of("op-9", DEST, "{}"), effect);
@@ -175,8 +199,13 @@ public abstract class InboxContractTest {
   @Test
   void anOverlongOutcomeIsAHandlerFailure() throws Exception {
     try (Connection c = transaction()) {
-      assertThrows(InboxHandlerException.class, () -> inbox.receive(c,
-          InboxDelivery.of("op-10", DEST, "{}"), (conn, d) -> "x".repeat(Inbox.MAX_OUTCOME_CHARS + 1)));
+      assertThrows(
+          InboxHandlerException.class,
+          () ->
+              inbox.receive(
+                  c,
+                  InboxDelivery.of("op-10", DEST, "{}"),
+                  (conn, d) -> "x".repeat(Inbox.MAX_OUTCOME_CHARS + 1)));
       c.commit();
     }
     assertEquals(0, inboxRows());
@@ -193,7 +222,10 @@ public abstract class InboxContractTest {
       assertEquals("payload", refused(c, InboxDelivery.of("op", DEST, null)));
       assertEquals("payload", refused(c, InboxDelivery.of("op", DEST, "x".repeat(65))));
       // 200 characters and 64 bytes are allowed.
-      assertTrue(inbox.receive(c, InboxDelivery.of("x".repeat(200), DEST, "y".repeat(64)), effect).applied());
+      assertTrue(
+          inbox
+              .receive(c, InboxDelivery.of("x".repeat(200), DEST, "y".repeat(64)), effect)
+              .applied());
       c.commit();
     }
     assertEquals(1, inboxRows());
@@ -204,8 +236,10 @@ public abstract class InboxContractTest {
   void anAutoCommitConnectionIsRefused() throws Exception {
     try (Connection c = ds.getConnection()) {
       c.setAutoCommit(true);
-      IllegalStateException e = assertThrows(IllegalStateException.class,
-          () -> inbox.receive(c, InboxDelivery.of("op-11", DEST, "{}"), effect));
+      IllegalStateException e =
+          assertThrows(
+              IllegalStateException.class,
+              () -> inbox.receive(c, InboxDelivery.of("op-11", DEST, "{}"), effect));
       assertTrue(e.getMessage().contains("auto-commit"), e.getMessage());
     }
     assertEquals(0, inboxRows());
@@ -214,15 +248,21 @@ public abstract class InboxContractTest {
   @Test
   void aConcurrentDeliveryWaitsAndIsARepeatWhenTheFirstCommits() throws Exception {
     ExecutorService pool = Executors.newSingleThreadExecutor();
-    try (Connection first = transaction(); Connection second = transaction()) {
+    try (Connection first = transaction();
+        Connection second = transaction()) {
       assertTrue(inbox.receive(first, InboxDelivery.of("op-12", DEST, "{}"), effect).applied());
-      Future<InboxReceipt> other = pool.submit(() -> {
-        InboxReceipt r = inbox.receive(second, InboxDelivery.of("op-12", DEST, "{}"), effect);
-        second.commit();
-        return r;
-      });
+      Future<InboxReceipt> other =
+          pool.submit(
+              () -> {
+                InboxReceipt r =
+                    inbox.receive(second, InboxDelivery.of("op-12", DEST, "{}"), effect);
+                second.commit();
+                return r;
+              });
       // The second insert waits on the first transaction's uncommitted key.
-      Awaitility.await().during(Duration.ofMillis(500)).atMost(Duration.ofSeconds(3))
+      Awaitility.await()
+          .during(Duration.ofMillis(500))
+          .atMost(Duration.ofSeconds(3))
           .until(() -> !other.isDone());
       first.commit();
       InboxReceipt r = other.get(20, TimeUnit.SECONDS);
@@ -238,14 +278,20 @@ public abstract class InboxContractTest {
   @Test
   void aConcurrentDeliveryAppliesWhenTheFirstRollsBack() throws Exception {
     ExecutorService pool = Executors.newSingleThreadExecutor();
-    try (Connection first = transaction(); Connection second = transaction()) {
+    try (Connection first = transaction();
+        Connection second = transaction()) {
       assertTrue(inbox.receive(first, InboxDelivery.of("op-13", DEST, "{}"), effect).applied());
-      Future<InboxReceipt> other = pool.submit(() -> {
-        InboxReceipt r = inbox.receive(second, InboxDelivery.of("op-13", DEST, "{}"), effect);
-        second.commit();
-        return r;
-      });
-      Awaitility.await().during(Duration.ofMillis(500)).atMost(Duration.ofSeconds(3))
+      Future<InboxReceipt> other =
+          pool.submit(
+              () -> {
+                InboxReceipt r =
+                    inbox.receive(second, InboxDelivery.of("op-13", DEST, "{}"), effect);
+                second.commit();
+                return r;
+              });
+      Awaitility.await()
+          .during(Duration.ofMillis(500))
+          .atMost(Duration.ofSeconds(3))
           .until(() -> !other.isDone());
       first.rollback();
       assertTrue(other.get(20, TimeUnit.SECONDS).applied(), "the second runs the handler");
@@ -267,22 +313,26 @@ public abstract class InboxContractTest {
         String id = "race-" + round;
         List<Future<Boolean>> results = new ArrayList<>();
         for (int t = 0; t < threads; t++) {
-          results.add(pool.submit(() -> {
-            start.await();
-            for (int tries = 0; ; tries++) {
-              try (Connection c = transaction()) {
-                boolean applied = inbox.receive(c, InboxDelivery.of(id, DEST, "{}"), effect).applied();
-                c.commit();
-                return applied;
-              } catch (dev.outboxrelay.outbox.OutboxStoreException e) {
-                // A deadlock victim (InnoDB, three or more waiters on one key) is retried, as a
-                // relay's redelivery would be.
-                if (tries > 5) {
-                  throw e;
-                }
-              }
-            }
-          }));
+          results.add(
+              pool.submit(
+                  () -> {
+                    start.await();
+                    for (int tries = 0; ; tries++) {
+                      try (Connection c = transaction()) {
+                        boolean applied =
+                            inbox.receive(c, InboxDelivery.of(id, DEST, "{}"), effect).applied();
+                        c.commit();
+                        return applied;
+                      } catch (dev.outboxrelay.outbox.OutboxStoreException e) {
+                        // A deadlock victim (InnoDB, three or more waiters on one key) is retried,
+                        // as a
+                        // relay's redelivery would be.
+                        if (tries > 5) {
+                          throw e;
+                        }
+                      }
+                    }
+                  }));
         }
         start.countDown();
         int applied = 0;
@@ -341,8 +391,11 @@ public abstract class InboxContractTest {
       commitDelivery("old-" + i, "{}");
     }
     commitDelivery("new", "{}");
-    TestDatabases.execute(ds, "UPDATE outbox_inbox SET applied_at = "
-        + TestDatabases.secondsAgo(ds, 3 * 86_400) + " WHERE operation_id LIKE 'old-%'");
+    TestDatabases.execute(
+        ds,
+        "UPDATE outbox_inbox SET applied_at = "
+            + TestDatabases.secondsAgo(ds, 3 * 86_400)
+            + " WHERE operation_id LIKE 'old-%'");
     InboxRetention retention = new InboxRetention(ds, Duration.ofDays(1), 2);
     assertEquals(2, retention.purge(1), "one batch of two");
     assertEquals(3, retention.purge(100));
@@ -365,8 +418,14 @@ public abstract class InboxContractTest {
         c.commit();
       }
     }
-    assertEquals(1, TestDatabases.queryLong(ds, "SELECT applied_count FROM outbox_confirmation"
-        + " WHERE operation_id = 'conf-1' AND destination = '" + DEST + "' AND source = 'inbox'"));
+    assertEquals(
+        1,
+        TestDatabases.queryLong(
+            ds,
+            "SELECT applied_count FROM outbox_confirmation"
+                + " WHERE operation_id = 'conf-1' AND destination = '"
+                + DEST
+                + "' AND source = 'inbox'"));
     TestDatabases.execute(ds, "DELETE FROM outbox_confirmation");
   }
 
@@ -398,7 +457,8 @@ public abstract class InboxContractTest {
   }
 
   private long effects(String id) {
-    return TestDatabases.queryLong(ds, "SELECT COUNT(*) FROM " + EFFECT + " WHERE operation_id = ?", id);
+    return TestDatabases.queryLong(
+        ds, "SELECT COUNT(*) FROM " + EFFECT + " WHERE operation_id = ?", id);
   }
 
   private long inboxRows() {

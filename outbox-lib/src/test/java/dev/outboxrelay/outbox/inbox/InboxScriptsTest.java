@@ -25,7 +25,8 @@ import org.junit.jupiter.api.Test;
 class InboxScriptsTest {
   static final List<String> DIALECTS = List.of("postgresql", "mariadb", "h2", "sqlserver");
   static final List<String> SCRIPTS = List.of("V1__inbox.sql");
-  static final Pattern CREATE = Pattern.compile("CREATE\\s+(TABLE|INDEX)\\s+(\\w+)", Pattern.CASE_INSENSITIVE);
+  static final Pattern CREATE =
+      Pattern.compile("CREATE\\s+(TABLE|INDEX)\\s+(\\w+)", Pattern.CASE_INSENSITIVE);
   static final Pattern COLUMN = Pattern.compile("^\\s+([a-z_0-9]+)\\s+[A-Z]", Pattern.MULTILINE);
 
   @Test
@@ -38,8 +39,16 @@ class InboxScriptsTest {
         assertEquals(columns(pg), columns(sql), db + "/" + script + ": columns");
       }
     }
-    assertTrue(columns(read("postgresql", "V1__inbox.sql")).containsAll(
-        Set.of("destination", "operation_id", "payload_sha256", "applied_at", "deliveries", "outcome")));
+    assertTrue(
+        columns(read("postgresql", "V1__inbox.sql"))
+            .containsAll(
+                Set.of(
+                    "destination",
+                    "operation_id",
+                    "payload_sha256",
+                    "applied_at",
+                    "deliveries",
+                    "outcome")));
   }
 
   @Test
@@ -50,7 +59,8 @@ class InboxScriptsTest {
       assertEquals("classpath:db/inbox/" + db, d.inboxMigrationLocation());
     }
     assertEquals("outbox_inbox_schema_history", InboxSchema.HISTORY_TABLE);
-    assertFalse(InboxSchema.HISTORY_TABLE.equals(dev.outboxrelay.outbox.schema.OutboxSchema.HISTORY_TABLE));
+    assertFalse(
+        InboxSchema.HISTORY_TABLE.equals(dev.outboxrelay.outbox.schema.OutboxSchema.HISTORY_TABLE));
   }
 
   private static String read(String db, String script) throws IOException {

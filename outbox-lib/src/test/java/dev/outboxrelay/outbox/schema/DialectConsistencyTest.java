@@ -33,34 +33,85 @@ import org.junit.jupiter.api.Test;
 /**
  * Fast, database-free checks that every dialect has every statement the store runs, with the
  * parameters the store binds, naming only columns and indexes its own migration creates, and none
- * of another database's syntax: drift in a dialect that cannot run here (SQL Server) is caught
- * in every build. Relies on the dialects' convention of upper-case SQL words and lower-case
+ * of another database's syntax: drift in a dialect that cannot run here (SQL Server) is caught in
+ * every build. Relies on the dialects' convention of upper-case SQL words and lower-case
  * identifiers.
  */
 class DialectConsistencyTest {
   /** Syntax each database does not have (or must not use: the session clock), as regexes. */
-  private static final Map<String, List<String>> FOREIGN_SYNTAX = Map.of(
-      "postgresql", List.of("SYSUTCDATETIME", "UTC_TIMESTAMP", "WITH \\(UPDLOCK", "\\bTOP \\(", "FINAL TABLE",
-          "ON DUPLICATE KEY", "\\bFETCH NEXT"),
-      "h2", List.of("SYSUTCDATETIME", "UTC_TIMESTAMP", "WITH \\(UPDLOCK", "\\bTOP \\(", "ON CONFLICT",
-          "ON DUPLICATE KEY"),
-      "mariadb", List.of("SYSUTCDATETIME", "CURRENT_TIMESTAMP", "(?i)\\bnow\\(\\)", "INTERVAL '",
-          "FINAL TABLE", "ON CONFLICT", "UPDATE [^;]*RETURNING", "::", "WITH \\(UPDLOCK", "\\bTOP \\(",
-          "\\bMERGE\\b", "\\bFETCH NEXT", "CAST\\(NULL AS (BIGINT|VARCHAR)",
-          // error 1235: no LIMIT inside IN (...); error 1093: no sub-query on the updated table
-          "\\bIN \\(SELECT [^;]*\\bLIMIT\\b", "UPDATE outbox_message SET [^;]*IN \\(SELECT [^;]*FROM outbox_message"),
-      "sqlserver", List.of("\\bLIMIT\\b", "FOR UPDATE", "SKIP LOCKED", "RETURNING", "INTERVAL",
-          "CURRENT_TIMESTAMP", "UTC_TIMESTAMP", "(?i)\\bnow\\(\\)", "FINAL TABLE", "ON CONFLICT", "::",
-          "MIN\\(CASE[^;]*COALESCE\\(\\(SELECT", "ON DUPLICATE KEY", "\\bTRUE\\b", "\\bFALSE\\b"));
+  private static final Map<String, List<String>> FOREIGN_SYNTAX =
+      Map.of(
+          "postgresql",
+              List.of(
+                  "SYSUTCDATETIME",
+                  "UTC_TIMESTAMP",
+                  "WITH \\(UPDLOCK",
+                  "\\bTOP \\(",
+                  "FINAL TABLE",
+                  "ON DUPLICATE KEY",
+                  "\\bFETCH NEXT"),
+          "h2",
+              List.of(
+                  "SYSUTCDATETIME",
+                  "UTC_TIMESTAMP",
+                  "WITH \\(UPDLOCK",
+                  "\\bTOP \\(",
+                  "ON CONFLICT",
+                  "ON DUPLICATE KEY"),
+          "mariadb",
+              List.of(
+                  "SYSUTCDATETIME",
+                  "CURRENT_TIMESTAMP",
+                  "(?i)\\bnow\\(\\)",
+                  "INTERVAL '",
+                  "FINAL TABLE",
+                  "ON CONFLICT",
+                  "UPDATE [^;]*RETURNING",
+                  "::",
+                  "WITH \\(UPDLOCK",
+                  "\\bTOP \\(",
+                  "\\bMERGE\\b",
+                  "\\bFETCH NEXT",
+                  "CAST\\(NULL AS (BIGINT|VARCHAR)",
+                  // error 1235: no LIMIT inside IN (...); error 1093: no sub-query on the updated
+                  // table
+                  "\\bIN \\(SELECT [^;]*\\bLIMIT\\b",
+                  "UPDATE outbox_message SET [^;]*IN \\(SELECT [^;]*FROM outbox_message"),
+          "sqlserver",
+              List.of(
+                  "\\bLIMIT\\b",
+                  "FOR UPDATE",
+                  "SKIP LOCKED",
+                  "RETURNING",
+                  "INTERVAL",
+                  "CURRENT_TIMESTAMP",
+                  "UTC_TIMESTAMP",
+                  "(?i)\\bnow\\(\\)",
+                  "FINAL TABLE",
+                  "ON CONFLICT",
+                  "::",
+                  "MIN\\(CASE[^;]*COALESCE\\(\\(SELECT",
+                  "ON DUPLICATE KEY",
+                  "\\bTRUE\\b",
+                  "\\bFALSE\\b"));
 
   /** Every table of the migrations (V1 to V3, V6). */
-  private static final List<String> TABLES = List.of("outbox_message", "outbox_attempt", "outbox_payload",
-      "outbox_confirmation", "outbox_reconciliation_run", "outbox_reconciliation_item", "outbox_lock");
+  private static final List<String> TABLES =
+      List.of(
+          "outbox_message",
+          "outbox_attempt",
+          "outbox_payload",
+          "outbox_confirmation",
+          "outbox_reconciliation_run",
+          "outbox_reconciliation_item",
+          "outbox_lock");
 
-  private static final Pattern IDENTIFIER = Pattern.compile("(?<![.\\w])([a-z_][a-z0-9_]*)\\b(?!\\s*[.(])");
+  private static final Pattern IDENTIFIER =
+      Pattern.compile("(?<![.\\w])([a-z_][a-z0-9_]*)\\b(?!\\s*[.(])");
   private static final Pattern QUALIFIED = Pattern.compile("\\.([a-z_][a-z0-9_]*)\\b");
-  private static final Pattern DECLARED = Pattern.compile(
-      "(?:\\bAS\\s+|\\bWITH\\s+|\\boutbox_[a-z_]+\\s+|\\)\\s*)([a-z_][a-z0-9_]*)\\b");
+  private static final Pattern DECLARED =
+      Pattern.compile(
+          "(?:\\bAS\\s+|\\bWITH\\s+|\\boutbox_[a-z_]+\\s+|\\)\\s*)([a-z_][a-z0-9_]*)\\b");
   private static final Pattern INDEX_NAME = Pattern.compile("\\b(ix_[a-z0-9_]+)");
   private static final Pattern CREATE_INDEX =
       Pattern.compile("(?i)CREATE\\s+INDEX\\s+(\\w+)\\s+ON\\s+(\\w+)\\s*\\(([^)]*)\\)");
@@ -75,15 +126,22 @@ class DialectConsistencyTest {
       for (var e : reference.entrySet()) {
         String sql = statements.get(e.getKey());
         assertFalse(sql == null || sql.isBlank(), db + " " + e.getKey() + " is empty");
-        assertEquals(parameters(e.getValue()), parameters(sql),
-            db + " " + e.getKey() + " binds another number of parameters than the store passes: " + sql);
+        assertEquals(
+            parameters(e.getValue()),
+            parameters(sql),
+            db
+                + " "
+                + e.getKey()
+                + " binds another number of parameters than the store passes: "
+                + sql);
       }
     }
   }
 
   @Test
   void everyReconciliationDialectHasEveryStatementWithTheSameParameters() throws Exception {
-    Map<String, String> reference = statements(dialect("postgresql").reconciliation(OutboxTables.DEFAULT));
+    Map<String, String> reference =
+        statements(dialect("postgresql").reconciliation(OutboxTables.DEFAULT));
     assertEquals(20, reference.size(), "statements found: " + reference.keySet());
     for (String db : MigrationScriptsTest.DATABASES) {
       ReconciliationStatements reconciliation = dialect(db).reconciliation(OutboxTables.DEFAULT);
@@ -93,7 +151,9 @@ class DialectConsistencyTest {
       for (var e : reference.entrySet()) {
         String sql = statements.get(e.getKey());
         assertFalse(sql == null || sql.isBlank(), db + " " + e.getKey() + " is empty");
-        assertEquals(parameters(e.getValue()), parameters(sql),
+        assertEquals(
+            parameters(e.getValue()),
+            parameters(sql),
             db + " reconciliation " + e.getKey() + " binds another number of parameters: " + sql);
       }
     }
@@ -104,7 +164,9 @@ class DialectConsistencyTest {
   void everyBuiltStatementBindsTheParametersItLists() throws Exception {
     for (String db : MigrationScriptsTest.DATABASES) {
       for (var e : builtSql(dialect(db)).entrySet()) {
-        assertEquals(e.getValue().params().size(), parameters(e.getValue().sql()),
+        assertEquals(
+            e.getValue().params().size(),
+            parameters(e.getValue().sql()),
             db + " " + e.getKey() + ": " + e.getValue().sql());
       }
     }
@@ -139,8 +201,10 @@ class DialectConsistencyTest {
             }
           }
         }
-        assertEquals(Set.of(), unknown, db + " " + e.getKey() + " names what its migrations lack: "
-            + e.getValue());
+        assertEquals(
+            Set.of(),
+            unknown,
+            db + " " + e.getKey() + " names what its migrations lack: " + e.getValue());
       }
     }
   }
@@ -151,8 +215,17 @@ class DialectConsistencyTest {
       for (var e : allSql(dialect(db)).entrySet()) {
         String sql = withoutLiterals(e.getValue());
         for (String foreign : FOREIGN_SYNTAX.get(db)) {
-          assertFalse(Pattern.compile(foreign).matcher(sql).find(),
-              db + " " + e.getKey() + " uses /" + foreign + "/, which " + db + " must not: " + e.getValue());
+          assertFalse(
+              Pattern.compile(foreign).matcher(sql).find(),
+              db
+                  + " "
+                  + e.getKey()
+                  + " uses /"
+                  + foreign
+                  + "/, which "
+                  + db
+                  + " must not: "
+                  + e.getValue());
         }
       }
     }
@@ -162,12 +235,22 @@ class DialectConsistencyTest {
   @Test
   void theSqlServerClaimKeepsItsIsolationContract() throws Exception {
     String claim = allSql(dialect("sqlserver")).get("CLAIM_SQL");
-    for (String required : List.of("IF @@TRANCOUNT <> 0 OR (@@OPTIONS & 2) = 2", "THROW",
-        "SET TRANSACTION ISOLATION LEVEL READ COMMITTED", "SELECT TOP (?)",
-        "WITH (UPDLOCK, READPAST, READCOMMITTEDLOCK)", "c.state = 'R'",
-        "c.deliver_after <= SYSUTCDATETIME()", "ORDER BY c.id)", "UPDATE candidate SET state = 'W'",
-        "OUTPUT inserted.id", "INTO @claimed", "SELECT " + Dialect.CLAIM_COLUMNS + " FROM @claimed")) {
-      assertTrue(claim.contains(required), "the SQL Server claim lacks '" + required + "': " + claim);
+    for (String required :
+        List.of(
+            "IF @@TRANCOUNT <> 0 OR (@@OPTIONS & 2) = 2",
+            "THROW",
+            "SET TRANSACTION ISOLATION LEVEL READ COMMITTED",
+            "SELECT TOP (?)",
+            "WITH (UPDLOCK, READPAST, READCOMMITTEDLOCK)",
+            "c.state = 'R'",
+            "c.deliver_after <= SYSUTCDATETIME()",
+            "ORDER BY c.id)",
+            "UPDATE candidate SET state = 'W'",
+            "OUTPUT inserted.id",
+            "INTO @claimed",
+            "SELECT " + Dialect.CLAIM_COLUMNS + " FROM @claimed")) {
+      assertTrue(
+          claim.contains(required), "the SQL Server claim lacks '" + required + "': " + claim);
     }
     assertFalse(claim.contains("SNAPSHOT"), claim);
     assertEquals(3, parameters(claim), "limit, token, lease millis");
@@ -177,7 +260,10 @@ class DialectConsistencyTest {
   @Test
   void theSqlServerRetentionDeletesSmallBatchesUnderRowLocks() {
     BoundSql delete = dialect("sqlserver").jobs(OutboxTables.DEFAULT).deleteFinished(1000, 500);
-    assertTrue(delete.sql().startsWith("DELETE TOP (?) FROM outbox_message WITH (ROWLOCK, READPAST) WHERE"),
+    assertTrue(
+        delete
+            .sql()
+            .startsWith("DELETE TOP (?) FROM outbox_message WITH (ROWLOCK, READPAST) WHERE"),
         delete.sql());
     assertEquals(List.of(500, -1000L), delete.params(), "TOP first, then the cutoff");
   }
@@ -188,7 +274,8 @@ class DialectConsistencyTest {
    */
   @Test
   void theSqlServerUpsertHoldsItsKeyRange() {
-    String upsert = dialect("sqlserver").reconciliation(OutboxTables.DEFAULT).upsertConfirmationSql();
+    String upsert =
+        dialect("sqlserver").reconciliation(OutboxTables.DEFAULT).upsertConfirmationSql();
     assertTrue(upsert.startsWith("MERGE INTO outbox_confirmation WITH (HOLDLOCK)"), upsert);
     assertTrue(upsert.endsWith(";"), "a MERGE must end with a semicolon: " + upsert);
   }
@@ -197,20 +284,32 @@ class DialectConsistencyTest {
   void everyDatabaseHasTheReadyScanAndOrderingIndexes() throws IOException {
     for (String db : MigrationScriptsTest.DATABASES) {
       Map<String, String> indexes = indexes(db);
-      assertEquals("outbox_message(state, deliver_after, id)", indexes.get("ix_outbox_message_due"), db);
-      // (ordering_key, id) partial on unfinished rows (PostgreSQL), else (ordering_key, state, id) since V6.
-      assertTrue(String.valueOf(indexes.get("ix_outbox_message_ordering")).startsWith("outbox_message(ordering_key, ")
-          && String.valueOf(indexes.get("ix_outbox_message_ordering")).endsWith("id)"), db + ": " + indexes);
-      assertTrue(String.valueOf(indexes.get("ix_outbox_message_head")).matches("outbox_message\\((state, key_wait, )?id\\)"),
+      assertEquals(
+          "outbox_message(state, deliver_after, id)", indexes.get("ix_outbox_message_due"), db);
+      // (ordering_key, id) partial on unfinished rows (PostgreSQL), else (ordering_key, state, id)
+      // since V6.
+      assertTrue(
+          String.valueOf(indexes.get("ix_outbox_message_ordering"))
+                  .startsWith("outbox_message(ordering_key, ")
+              && String.valueOf(indexes.get("ix_outbox_message_ordering")).endsWith("id)"),
+          db + ": " + indexes);
+      assertTrue(
+          String.valueOf(indexes.get("ix_outbox_message_head"))
+              .matches("outbox_message\\((state, key_wait, )?id\\)"),
           "the claim's index of ready heads: " + db + ": " + indexes);
-      assertTrue(indexes.containsKey("ix_outbox_message_ready") && indexes.containsKey("ix_outbox_message_lease")
-          && indexes.containsKey("ix_outbox_attempt_message"), db + ": " + indexes);
+      assertTrue(
+          indexes.containsKey("ix_outbox_message_ready")
+              && indexes.containsKey("ix_outbox_message_lease")
+              && indexes.containsKey("ix_outbox_attempt_message"),
+          db + ": " + indexes);
     }
   }
 
   @Test
   void theCheckerSeesAColumnThatDoesNotExist() {
-    String sql = withoutLiterals("UPDATE outbox_message m SET lease_untill = ? WHERE m.id = ? AND state = 'W'");
+    String sql =
+        withoutLiterals(
+            "UPDATE outbox_message m SET lease_untill = ? WHERE m.id = ? AND state = 'W'");
     Matcher m = IDENTIFIER.matcher(sql);
     List<String> found = new ArrayList<>();
     while (m.find()) {
@@ -221,8 +320,8 @@ class DialectConsistencyTest {
 
   /**
    * Configurable names ({@code outbox.schema}, {@code outbox.table}): every statement of every
-   * dialect renders (none names an {@code outbox_*} object {@link OutboxTables} does not know),
-   * no default name survives, and the defaults render every statement unchanged.
+   * dialect renders (none names an {@code outbox_*} object {@link OutboxTables} does not know), no
+   * default name survives, and the defaults render every statement unchanged.
    */
   @Test
   void everyStatementRendersForConfiguredNamesAndIsUnchangedByTheDefaults() throws Exception {
@@ -230,11 +329,15 @@ class DialectConsistencyTest {
     for (String db : MigrationScriptsTest.DATABASES) {
       Map<String, String> sql = allSql(dialect(db));
       for (var e : sql.entrySet()) {
-        assertEquals(e.getValue(), OutboxTables.DEFAULT.render(e.getValue()), db + " " + e.getKey());
+        assertEquals(
+            e.getValue(), OutboxTables.DEFAULT.render(e.getValue()), db + " " + e.getKey());
         String rendered = custom.render(e.getValue());
-        assertFalse(rendered.matches("(?s).*\\boutbox_\\w.*"), db + " " + e.getKey() + ": " + rendered);
+        assertFalse(
+            rendered.matches("(?s).*\\boutbox_\\w.*"), db + " " + e.getKey() + ": " + rendered);
         if (e.getValue().contains("outbox_message")) {
-          assertTrue(rendered.contains("names_it.orders_message"), db + " " + e.getKey() + ": " + rendered);
+          assertTrue(
+              rendered.contains("names_it.orders_message"),
+              db + " " + e.getKey() + ": " + rendered);
         }
       }
       // The sets made for the names hold exactly the default statements rendered for them.
@@ -244,8 +347,9 @@ class DialectConsistencyTest {
       Map<String, String> defaults = outboxStatements(dialect(db));
       defaults.putAll(statements(dialect(db).reconciliation(OutboxTables.DEFAULT)));
       assertEquals(defaults.keySet(), forNames.keySet(), db);
-      defaults.forEach((name, statement) -> assertEquals(custom.render(statement), forNames.get(name),
-          db + " " + name));
+      defaults.forEach(
+          (name, statement) ->
+              assertEquals(custom.render(statement), forNames.get(name), db + " " + name));
     }
   }
 
@@ -271,7 +375,9 @@ class DialectConsistencyTest {
   private static Map<String, String> statements(Object set) throws Exception {
     Map<String, String> sql = new LinkedHashMap<>();
     for (Method m : set.getClass().getMethods()) {
-      if (m.getName().endsWith("Sql") && m.getParameterCount() == 0 && m.getReturnType() == String.class
+      if (m.getName().endsWith("Sql")
+          && m.getParameterCount() == 0
+          && m.getReturnType() == String.class
           && !m.getName().equals("lockReadySql")) {
         sql.put(m.getName(), (String) m.invoke(set));
       }
@@ -346,17 +452,20 @@ class DialectConsistencyTest {
   /** What each dialect's batched completion binds for 3 pairs, as its markDeliveredAll binds it. */
   @Test
   void theBatchedCompletionBindsWhatItsDialectPasses() {
-    Map<String, Map<String, Integer>> expected = Map.of(
-        "postgresql", Map.of("markDeliveredAllSql", 2), // two arrays
-        "h2", Map.of("markDeliveredAllSql", 9), // 3 ids, then 3 (id, token)
-        "sqlserver", Map.of("markDeliveredAllSql", 6), // 3 (id, token) rows
-        "mariadb", Map.of("lockTokensHeldSql", 9, "markLockedDeliveredSql", 3));
+    Map<String, Map<String, Integer>> expected =
+        Map.of(
+            "postgresql", Map.of("markDeliveredAllSql", 2), // two arrays
+            "h2", Map.of("markDeliveredAllSql", 9), // 3 ids, then 3 (id, token)
+            "sqlserver", Map.of("markDeliveredAllSql", 6), // 3 (id, token) rows
+            "mariadb", Map.of("lockTokensHeldSql", 9, "markLockedDeliveredSql", 3));
     for (String db : MigrationScriptsTest.DATABASES) {
       Map<String, Integer> counts = new LinkedHashMap<>();
-      batchedCompletionSql(dialect(db), 3).forEach((name, sql) -> counts.put(name, parameters(sql)));
+      batchedCompletionSql(dialect(db), 3)
+          .forEach((name, sql) -> counts.put(name, parameters(sql)));
       assertEquals(expected.get(db), counts, db);
     }
-    assertTrue(dialect("sqlserver").maxCompletionPairs() * 2 <= 2100,
+    assertTrue(
+        dialect("sqlserver").maxCompletionPairs() * 2 <= 2100,
         "SQL Server takes at most 2,100 parameters per statement");
   }
 
@@ -366,13 +475,19 @@ class DialectConsistencyTest {
     Instant to = from.plusSeconds(3600);
     AdminStatements admin = dialect.admin(OutboxTables.DEFAULT);
     Map<String, BoundSql> sql = new LinkedHashMap<>();
-    sql.put("listMessages", admin.listMessages(
-        new Listing('D', "http:billing", "key-1", "HttpStatus", "order-", from, to, 10, 50)));
-    sql.put("listMessages(unfiltered)", admin.listMessages(new Listing(null, null, null, null, null, null, null, 0, 50)));
+    sql.put(
+        "listMessages",
+        admin.listMessages(
+            new Listing('D', "http:billing", "key-1", "HttpStatus", "order-", from, to, 10, 50)));
+    sql.put(
+        "listMessages(unfiltered)",
+        admin.listMessages(new Listing(null, null, null, null, null, null, null, 0, 50)));
     sql.put("countDead", admin.countDead("http:billing", "HttpStatus", from, to, "key-1"));
     sql.put("replayDead", admin.replayDead("http:billing", "HttpStatus", from, to, "key-1", 100));
     sql.put("replayDead(unfiltered)", admin.replayDead(null, null, null, null, null, 100));
-    sql.put("deleteFinished", dialect.jobs(OutboxTables.DEFAULT).deleteFinished(7L * 24 * 3600 * 1000, 500));
+    sql.put(
+        "deleteFinished",
+        dialect.jobs(OutboxTables.DEFAULT).deleteFinished(7L * 24 * 3600 * 1000, 500));
     return sql;
   }
 
@@ -389,8 +504,12 @@ class DialectConsistencyTest {
     Map<String, String> indexes = new LinkedHashMap<>();
     Matcher m = CREATE_INDEX.matcher(MigrationScriptsTest.script(db).replaceAll("--[^\\n]*", ""));
     while (m.find()) {
-      indexes.put(m.group(1).toLowerCase(Locale.ROOT), m.group(2).toLowerCase(Locale.ROOT) + "("
-          + m.group(3).strip().replaceAll("\\s*,\\s*", ", ").toLowerCase(Locale.ROOT) + ")");
+      indexes.put(
+          m.group(1).toLowerCase(Locale.ROOT),
+          m.group(2).toLowerCase(Locale.ROOT)
+              + "("
+              + m.group(3).strip().replaceAll("\\s*,\\s*", ", ").toLowerCase(Locale.ROOT)
+              + ")");
     }
     if (indexes.isEmpty()) {
       fail("no CREATE INDEX in " + db);

@@ -49,7 +49,8 @@ class KeyHeadMigrationIT {
   void mariadb() throws SQLException {
     DataSource any = TestDatabases.mariadb("outbox_lib_it");
     TestDatabases.execute(any, "DROP DATABASE IF EXISTS " + NAME);
-    TestDatabases.execute(any, "CREATE DATABASE " + NAME + " CHARACTER SET utf8mb4 COLLATE utf8mb4_bin");
+    TestDatabases.execute(
+        any, "CREATE DATABASE " + NAME + " CHARACTER SET utf8mb4 COLLATE utf8mb4_bin");
     MariaDbDataSource ds = new MariaDbDataSource(TestDatabases.mariadbUrl(NAME));
     ds.setUser(TestDatabases.mariadbUser());
     ds.setPassword(TestDatabases.mariadbPassword());
@@ -69,9 +70,11 @@ class KeyHeadMigrationIT {
     rows.put("c2", 'R');
     rows.put("none", 'R');
     rows.put("c3", 'R');
-    try (Connection c = ds.getConnection(); PreparedStatement ps = c.prepareStatement(
-        "INSERT INTO outbox_message (operation_id, destination, ordering_key, payload, content_type,"
-            + " state, claim_token) VALUES (?, 'http:billing', ?, '{}', 'application/json', ?, ?)")) {
+    try (Connection c = ds.getConnection();
+        PreparedStatement ps =
+            c.prepareStatement(
+                "INSERT INTO outbox_message (operation_id, destination, ordering_key, payload, content_type,"
+                    + " state, claim_token) VALUES (?, 'http:billing', ?, '{}', 'application/json', ?, ?)")) {
       for (Map.Entry<String, Character> r : rows.entrySet()) {
         ps.setString(1, "migrated-" + r.getKey());
         ps.setString(2, r.getKey().equals("none") ? null : r.getKey().substring(0, 1));
@@ -85,18 +88,27 @@ class KeyHeadMigrationIT {
 
     Map<String, Long> waiting = new LinkedHashMap<>();
     for (String op : rows.keySet()) {
-      waiting.put(op, TestDatabases.queryLong(ds,
-          "SELECT COUNT(*) FROM outbox_message WHERE operation_id = ? AND key_wait = "
-              + ("mariadb".equals(dialect) ? "1" : "TRUE"), "migrated-" + op));
+      waiting.put(
+          op,
+          TestDatabases.queryLong(
+              ds,
+              "SELECT COUNT(*) FROM outbox_message WHERE operation_id = ? AND key_wait = "
+                  + ("mariadb".equals(dialect) ? "1" : "TRUE"),
+              "migrated-" + op));
     }
     // a2 follows a sent job, c2 a dead one: heads; a3 and b2 wait behind a2 and the leased b1;
     // c3 waits behind c2; finished and keyless jobs never wait.
-    assertEquals(Map.of("a1", 0L, "a2", 0L, "b1", 0L, "a3", 1L, "b2", 1L, "c1", 0L, "c2", 0L,
-        "none", 0L, "c3", 1L), waiting);
+    assertEquals(
+        Map.of(
+            "a1", 0L, "a2", 0L, "b1", 0L, "a3", 1L, "b2", 1L, "c1", 0L, "c2", 0L, "none", 0L, "c3",
+            1L),
+        waiting);
   }
 
   private static FluentConfiguration flyway(DataSource ds, String dialect) {
-    return Flyway.configure(KeyHeadMigrationIT.class.getClassLoader()).dataSource(ds)
-        .locations("classpath:db/outbox/" + dialect).table(OutboxSchema.HISTORY_TABLE);
+    return Flyway.configure(KeyHeadMigrationIT.class.getClassLoader())
+        .dataSource(ds)
+        .locations("classpath:db/outbox/" + dialect)
+        .table(OutboxSchema.HISTORY_TABLE);
   }
 }

@@ -26,10 +26,15 @@ import org.junit.jupiter.api.Test;
  */
 class MigrationScriptsTest {
   static final List<String> DATABASES = List.of("postgresql", "h2", "mariadb", "sqlserver");
+
   /** Every script, in order; a table's columns are its CREATE TABLE plus later ADD COLUMNs. */
   static final List<String> SCRIPTS =
-      List.of("V1__outbox_tables.sql", "V2__outbox_payload.sql", "V3__reconciliation.sql",
+      List.of(
+          "V1__outbox_tables.sql",
+          "V2__outbox_payload.sql",
+          "V3__reconciliation.sql",
           "V6__key_head.sql");
+
   private static final Set<String> TABLE_CONSTRAINT_WORDS =
       Set.of("constraint", "primary", "unique", "check", "foreign", "exclude");
 
@@ -45,18 +50,21 @@ class MigrationScriptsTest {
   @Test
   void everyDatabaseCreatesTheSamePayloadColumns() throws IOException {
     for (String db : DATABASES) {
-      assertEquals(Set.of("message_id", "body", "size_bytes", "sha256"), columns(db, "outbox_payload"), db);
+      assertEquals(
+          Set.of("message_id", "body", "size_bytes", "sha256"), columns(db, "outbox_payload"), db);
     }
   }
 
   @Test
   void theParserReadsAddedColumns() {
     String v1 = "CREATE TABLE t (\n  a INT,\n  b INT\n);";
-    String v2 = "ALTER TABLE t ADD COLUMN c BOOLEAN NOT NULL DEFAULT FALSE;\nALTER TABLE u ADD COLUMN d INT;";
+    String v2 =
+        "ALTER TABLE t ADD COLUMN c BOOLEAN NOT NULL DEFAULT FALSE;\nALTER TABLE u ADD COLUMN d INT;";
     assertEquals(Set.of("a", "b", "c"), columnsOf(List.of(v1, v2), "t"));
     // T-SQL has no COLUMN keyword; ADD CONSTRAINT adds none.
-    String tsql = "ALTER TABLE t ADD c BIT NOT NULL CONSTRAINT df_c DEFAULT 0;\n"
-        + "ALTER TABLE t ADD CONSTRAINT ck_a CHECK (a > 0);";
+    String tsql =
+        "ALTER TABLE t ADD c BIT NOT NULL CONSTRAINT df_c DEFAULT 0;\n"
+            + "ALTER TABLE t ADD CONSTRAINT ck_a CHECK (a > 0);";
     assertEquals(Set.of("a", "b", "c"), columnsOf(List.of(v1, tsql), "t"));
   }
 
@@ -66,8 +74,20 @@ class MigrationScriptsTest {
     for (String db : DATABASES) {
       assertEquals(new TreeSet<>(postgres), new TreeSet<>(columns(db, "outbox_attempt")), db);
     }
-    assertEquals(Set.of("id", "message_id", "attempt_no", "claim_token", "started_at", "finished_at",
-        "outcome", "error_class", "error_message", "response_summary", "relay_instance"), postgres);
+    assertEquals(
+        Set.of(
+            "id",
+            "message_id",
+            "attempt_no",
+            "claim_token",
+            "started_at",
+            "finished_at",
+            "outcome",
+            "error_class",
+            "error_message",
+            "response_summary",
+            "relay_instance"),
+        postgres);
   }
 
   @Test
@@ -76,7 +96,8 @@ class MigrationScriptsTest {
       Set<String> columns = columns(db, "outbox_message");
       for (String listed : List.of(Dialect.MESSAGE_COLUMNS, Dialect.CLAIM_COLUMNS)) {
         for (String column : split(listed)) {
-          assertTrue(columns.contains(column), db + " has no outbox_message column '" + column + "'");
+          assertTrue(
+              columns.contains(column), db + " has no outbox_message column '" + column + "'");
         }
       }
     }
@@ -84,7 +105,8 @@ class MigrationScriptsTest {
 
   @Test
   void messageColumnsListEveryColumnOfTheTable() throws IOException {
-    assertEquals(new TreeSet<>(columns("postgresql", "outbox_message")),
+    assertEquals(
+        new TreeSet<>(columns("postgresql", "outbox_message")),
         new TreeSet<>(split(Dialect.MESSAGE_COLUMNS)),
         "MESSAGE_COLUMNS is documented as every column of outbox_message");
   }
@@ -96,9 +118,11 @@ class MigrationScriptsTest {
   @Test
   void onlyPostgresqlNotifiesOnTheChannelItsDialectListensOn() throws IOException {
     String pg = postgresqlOnly("V4__ready_notification.sql");
-    String channel = DialectDetector.forProductName("PostgreSQL").readyNotifications().orElseThrow().channel();
+    String channel =
+        DialectDetector.forProductName("PostgreSQL").readyNotifications().orElseThrow().channel();
     assertTrue(pg.contains("pg_notify('" + channel + "'"), pg);
-    assertTrue(pg.matches("(?is).*AFTER\\s+INSERT\\s+ON\\s+outbox_message\\s+FOR\\s+EACH\\s+STATEMENT.*"),
+    assertTrue(
+        pg.matches("(?is).*AFTER\\s+INSERT\\s+ON\\s+outbox_message\\s+FOR\\s+EACH\\s+STATEMENT.*"),
         "one notification per statement, not per row: " + pg);
     for (String product : List.of("H2", "MariaDB", "Microsoft SQL Server")) {
       assertTrue(DialectDetector.forProductName(product).readyNotifications().isEmpty(), product);
@@ -113,11 +137,14 @@ class MigrationScriptsTest {
   @Test
   void onlyPostgresqlThrottlesItsNotificationsWithoutWaiting() throws IOException {
     String pg = postgresqlOnly("V5__ready_notification_throttle.sql");
-    String channel = DialectDetector.forProductName("PostgreSQL").readyNotifications().orElseThrow().channel();
+    String channel =
+        DialectDetector.forProductName("PostgreSQL").readyNotifications().orElseThrow().channel();
     String code = pg.replaceAll("--[^\\n]*", "");
-    assertTrue(code.contains("pg_try_advisory_xact_lock(") && !code.contains("pg_advisory_xact_lock("),
+    assertTrue(
+        code.contains("pg_try_advisory_xact_lock(") && !code.contains("pg_advisory_xact_lock("),
         "never waits for the lock: " + pg);
-    assertTrue(code.contains("TG_TABLE_SCHEMA") && code.contains("pg_notify('" + channel + "'"), pg);
+    assertTrue(
+        code.contains("TG_TABLE_SCHEMA") && code.contains("pg_notify('" + channel + "'"), pg);
   }
 
   /**
@@ -131,16 +158,28 @@ class MigrationScriptsTest {
       String v7 = read("db/outbox/" + db + "/V7__attempt_relay_instance.sql");
       assertNotNull(v7, db);
       String code = v7.replaceAll("--[^\n]*", "");
-      assertTrue(Pattern.compile("(?is)ALTER\\s+TABLE\\s+outbox_attempt\\s+ADD\\s+(COLUMN\\s+)?relay_instance"
-          + "\\s+N?VARCHAR\\(200\\);").matcher(code).find(), db + ": " + v7);
-      assertEquals(db.equals("postgresql"), code.contains("CREATE INDEX ix_outbox_message_dead ON outbox_message (id)"
-          + " WHERE state = 'D'"), db + ": only PostgreSQL has partial indexes for the dead-job lists");
-      assertTrue(OutboxSchema.scriptNames(DialectDetector.forProductName(db)).contains("V7__attempt_relay_instance.sql"),
+      assertTrue(
+          Pattern.compile(
+                  "(?is)ALTER\\s+TABLE\\s+outbox_attempt\\s+ADD\\s+(COLUMN\\s+)?relay_instance"
+                      + "\\s+N?VARCHAR\\(200\\);")
+              .matcher(code)
+              .find(),
+          db + ": " + v7);
+      assertEquals(
+          db.equals("postgresql"),
+          code.contains(
+              "CREATE INDEX ix_outbox_message_dead ON outbox_message (id)" + " WHERE state = 'D'"),
+          db + ": only PostgreSQL has partial indexes for the dead-job lists");
+      assertTrue(
+          OutboxSchema.scriptNames(DialectDetector.forProductName(db))
+              .contains("V7__attempt_relay_instance.sql"),
           db);
     }
   }
 
-  /** The text of PostgreSQL's {@code script}, asserting that no other database has that migration. */
+  /**
+   * The text of PostgreSQL's {@code script}, asserting that no other database has that migration.
+   */
   private static String postgresqlOnly(String script) throws IOException {
     String pg = read("db/outbox/postgresql/" + script);
     assertNotNull(pg, "missing postgresql " + script);
@@ -158,16 +197,17 @@ class MigrationScriptsTest {
 
   @Test
   void theParserReadsNestedParenthesesAndConstraints() {
-    String sql = "-- comment, with a comma\nCREATE TABLE t (\n  a VARCHAR(10) NOT NULL,\n"
-        + "  b NUMERIC(10, 2),\n  CONSTRAINT ck CHECK (a IN ('x', 'y')),\n  PRIMARY KEY (a)\n);";
+    String sql =
+        "-- comment, with a comma\nCREATE TABLE t (\n  a VARCHAR(10) NOT NULL,\n"
+            + "  b NUMERIC(10, 2),\n  CONSTRAINT ck CHECK (a IN ('x', 'y')),\n  PRIMARY KEY (a)\n);";
     assertEquals(Set.of("a", "b"), columnsOf(sql, "t"));
   }
 
   // ---- parsing -------------------------------------------------------------------------------
 
   /**
-   * Columns of {@code table} after every migration Flyway finds for {@code db}, gaps in the
-   * version numbers included (a database may skip a version another one has).
+   * Columns of {@code table} after every migration Flyway finds for {@code db}, gaps in the version
+   * numbers included (a database may skip a version another one has).
    */
   static Set<String> columns(String db, String table) throws IOException {
     return columnsOf(allScripts(db), table);
@@ -194,8 +234,9 @@ class MigrationScriptsTest {
   /** Every script Flyway finds for {@code db} (V4 too, where there is one), in version order. */
   static List<String> allScripts(String db) throws IOException {
     List<String> scripts = new ArrayList<>();
-    List<String> names = OutboxSchema.scriptNames(dev.outboxrelay.outbox.store.dialect.DialectDetector
-        .forProductName(db));
+    List<String> names =
+        OutboxSchema.scriptNames(
+            dev.outboxrelay.outbox.store.dialect.DialectDetector.forProductName(db));
     assertTrue(names.containsAll(SCRIPTS), db + ": " + names);
     for (String script : names) {
       scripts.add(read("db/outbox/" + db + "/" + script));
@@ -206,10 +247,14 @@ class MigrationScriptsTest {
   /** Columns of {@code table} after running {@code scripts} in order: created, then added. */
   static Set<String> columnsOf(List<String> scripts, String table) {
     Set<String> columns = null;
-    Pattern create = Pattern.compile("(?i)CREATE\\s+TABLE\\s+(IF\\s+NOT\\s+EXISTS\\s+)?"
-        + Pattern.quote(table) + "\\s*\\(");
-    Pattern add = Pattern.compile("(?i)ALTER\\s+TABLE\\s+" + Pattern.quote(table)
-        + "\\s+ADD\\s+(COLUMN\\s+)?(IF\\s+NOT\\s+EXISTS\\s+)?\"?(\\w+)");
+    Pattern create =
+        Pattern.compile(
+            "(?i)CREATE\\s+TABLE\\s+(IF\\s+NOT\\s+EXISTS\\s+)?" + Pattern.quote(table) + "\\s*\\(");
+    Pattern add =
+        Pattern.compile(
+            "(?i)ALTER\\s+TABLE\\s+"
+                + Pattern.quote(table)
+                + "\\s+ADD\\s+(COLUMN\\s+)?(IF\\s+NOT\\s+EXISTS\\s+)?\"?(\\w+)");
     for (String sql : scripts) {
       String text = sql.replaceAll("--[^\n]*", "");
       if (columns == null && create.matcher(text).find()) {
@@ -232,8 +277,12 @@ class MigrationScriptsTest {
   /** Column names of {@code CREATE TABLE table (...)} in {@code sql}, lower case, in order. */
   static Set<String> columnsOf(String sql, String table) {
     String text = sql.replaceAll("--[^\n]*", "");
-    Matcher m = Pattern.compile("(?i)CREATE\\s+TABLE\\s+(IF\\s+NOT\\s+EXISTS\\s+)?" + Pattern.quote(table) + "\\s*\\(")
-        .matcher(text);
+    Matcher m =
+        Pattern.compile(
+                "(?i)CREATE\\s+TABLE\\s+(IF\\s+NOT\\s+EXISTS\\s+)?"
+                    + Pattern.quote(table)
+                    + "\\s*\\(")
+            .matcher(text);
     assertTrue(m.find(), "no CREATE TABLE " + table);
     List<String> items = new ArrayList<>();
     int depth = 1;

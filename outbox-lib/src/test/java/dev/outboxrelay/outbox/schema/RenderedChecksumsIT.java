@@ -14,8 +14,8 @@ import org.junit.jupiter.api.Test;
 /**
  * Databases migrated before names were configurable must not see a checksum mismatch: the scripts
  * rendered for the default names ({@link OutboxTables#render}) validate against the history the
- * plain scripts wrote, on a fresh H2 database and on the PostgreSQL and MariaDB outboxes the
- * store contract tests keep.
+ * plain scripts wrote, on a fresh H2 database and on the PostgreSQL and MariaDB outboxes the store
+ * contract tests keep.
  */
 class RenderedChecksumsIT {
 
@@ -31,12 +31,18 @@ class RenderedChecksumsIT {
   }
 
   private static void assertRenderedScriptsValidate(DataSource ds) {
-    Flyway rendered = OutboxSchema.configuration(ds, TestDatabases.dialect(ds), OutboxTables.DEFAULT, true)
-        .load();
+    Flyway rendered =
+        OutboxSchema.configuration(ds, TestDatabases.dialect(ds), OutboxTables.DEFAULT, true)
+            .load();
     ValidateResult result = rendered.validateWithResult();
-    assertTrue(result.validationSuccessful, TestDatabases.product(ds) + ": " + result.invalidMigrations);
+    assertTrue(
+        result.validationSuccessful, TestDatabases.product(ds) + ": " + result.invalidMigrations);
     MigrationInfo[] applied = rendered.info().applied();
-    assertTrue(Arrays.stream(applied).filter(m -> m.getVersion() != null && m.getChecksum() != null).count() >= 3,
+    assertTrue(
+        Arrays.stream(applied)
+                .filter(m -> m.getVersion() != null && m.getChecksum() != null)
+                .count()
+            >= 3,
         "the history holds the applied scripts: " + Arrays.toString(applied));
     assertEquals(0, rendered.info().pending().length, "nothing pending");
   }

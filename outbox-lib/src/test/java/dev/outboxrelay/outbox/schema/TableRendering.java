@@ -26,8 +26,9 @@ import javax.sql.DataSource;
 public final class TableRendering {
   /** Bounds the cache should a caller ever pass text with values in it (they bind parameters). */
   private static final int MAX_CACHED = 2048;
-  private static final Set<String> STATEMENT_SQL_METHODS = Set.of("execute", "executeQuery",
-      "executeUpdate", "executeLargeUpdate", "addBatch");
+
+  private static final Set<String> STATEMENT_SQL_METHODS =
+      Set.of("execute", "executeQuery", "executeUpdate", "executeLargeUpdate", "addBatch");
 
   private final OutboxTables tables;
   private final Map<String, String> rendered = new ConcurrentHashMap<>();
@@ -72,8 +73,9 @@ public final class TableRendering {
 
   @SuppressWarnings("unchecked")
   private <T> T wrap(Class<T> type, T target) {
-    return (T) Proxy.newProxyInstance(TableRendering.class.getClassLoader(), new Class<?>[] {type},
-        new Handler(target));
+    return (T)
+        Proxy.newProxyInstance(
+            TableRendering.class.getClassLoader(), new Class<?>[] {type}, new Handler(target));
   }
 
   private final class Handler implements InvocationHandler {
@@ -95,7 +97,10 @@ public final class TableRendering {
       if (name.equals("hashCode") && (args == null || args.length == 0)) {
         return System.identityHashCode(proxy);
       }
-      if (args != null && args.length > 0 && args[0] instanceof String sql && rendersFirstArgument(name)) {
+      if (args != null
+          && args.length > 0
+          && args[0] instanceof String sql
+          && rendersFirstArgument(name)) {
         args = args.clone();
         args[0] = render(sql);
       }
@@ -119,7 +124,9 @@ public final class TableRendering {
         return STATEMENT_SQL_METHODS.contains(name);
       }
       return target instanceof Connection
-          && (name.equals("prepareStatement") || name.equals("prepareCall") || name.equals("nativeSQL"));
+          && (name.equals("prepareStatement")
+              || name.equals("prepareCall")
+              || name.equals("nativeSQL"));
     }
   }
 }

@@ -35,17 +35,24 @@ class TableRenderingTest {
       s.executeQuery("SELECT 1 FROM outbox_reconciliation_run");
       s.addBatch("LISTEN outbox_ready");
     }
-    assertEquals(List.of("SELECT id FROM names_it.orders_message WHERE id = ?",
-        "DELETE FROM names_it.orders_attempt", "CALL x(?) -- names_it.orders_lock",
-        "SELECT 1 FROM names_it.orders_payload", "DELETE FROM names_it.orders_confirmation",
-        "DELETE FROM names_it.orders_reconciliation_item", "SELECT 1 FROM names_it.orders_reconciliation_run",
-        "LISTEN orders_ready"), seen);
+    assertEquals(
+        List.of(
+            "SELECT id FROM names_it.orders_message WHERE id = ?",
+            "DELETE FROM names_it.orders_attempt",
+            "CALL x(?) -- names_it.orders_lock",
+            "SELECT 1 FROM names_it.orders_payload",
+            "DELETE FROM names_it.orders_confirmation",
+            "DELETE FROM names_it.orders_reconciliation_item",
+            "SELECT 1 FROM names_it.orders_reconciliation_run",
+            "LISTEN orders_ready"),
+        seen);
   }
 
   @Test
   void anUnknownOutboxNameNeverReachesTheDriver() throws SQLException {
     try (Connection c = TableRendering.of(ORDERS).connection(connection())) {
-      assertThrows(IllegalStateException.class, () -> c.prepareStatement("SELECT 1 FROM outbox_audit"));
+      assertThrows(
+          IllegalStateException.class, () -> c.prepareStatement("SELECT 1 FROM outbox_audit"));
     }
     assertEquals(List.of(), seen);
   }
@@ -67,32 +74,42 @@ class TableRenderingTest {
   }
 
   private DataSource dataSource() {
-    return (DataSource) Proxy.newProxyInstance(getClass().getClassLoader(), new Class<?>[] {DataSource.class},
-        (proxy, method, args) -> method.getName().equals("getConnection") ? connection() : null);
+    return (DataSource)
+        Proxy.newProxyInstance(
+            getClass().getClassLoader(),
+            new Class<?>[] {DataSource.class},
+            (proxy, method, args) ->
+                method.getName().equals("getConnection") ? connection() : null);
   }
 
   /** Records the text of every statement; answers the rest with nulls or a recording Statement. */
   private Connection connection() {
-    return (Connection) Proxy.newProxyInstance(getClass().getClassLoader(), new Class<?>[] {Connection.class},
-        (proxy, method, args) -> {
-          if (method.getName().equals("createStatement")) {
-            return Proxy.newProxyInstance(getClass().getClassLoader(), new Class<?>[] {Statement.class},
-                (p, m, a) -> {
-                  if (a != null && a.length > 0 && a[0] instanceof String sql) {
-                    seen.add(sql);
-                  }
-                  return m.getReturnType() == boolean.class ? false
-                      : m.getReturnType() == int.class ? 0 : null;
-                });
-          }
-          if (args != null && args.length > 0 && args[0] instanceof String sql) {
-            seen.add(sql);
-            return method.getReturnType() == String.class ? sql : null;
-          }
-          if (method.getName().equals("unwrap")) {
-            return proxy;
-          }
-          return method.getReturnType() == boolean.class ? false : null;
-        });
+    return (Connection)
+        Proxy.newProxyInstance(
+            getClass().getClassLoader(),
+            new Class<?>[] {Connection.class},
+            (proxy, method, args) -> {
+              if (method.getName().equals("createStatement")) {
+                return Proxy.newProxyInstance(
+                    getClass().getClassLoader(),
+                    new Class<?>[] {Statement.class},
+                    (p, m, a) -> {
+                      if (a != null && a.length > 0 && a[0] instanceof String sql) {
+                        seen.add(sql);
+                      }
+                      return m.getReturnType() == boolean.class
+                          ? false
+                          : m.getReturnType() == int.class ? 0 : null;
+                    });
+              }
+              if (args != null && args.length > 0 && args[0] instanceof String sql) {
+                seen.add(sql);
+                return method.getReturnType() == String.class ? sql : null;
+              }
+              if (method.getName().equals("unwrap")) {
+                return proxy;
+              }
+              return method.getReturnType() == boolean.class ? false : null;
+            });
   }
 }

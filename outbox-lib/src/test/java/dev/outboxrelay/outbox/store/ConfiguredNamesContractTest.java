@@ -46,8 +46,8 @@ public abstract class ConfiguredNamesContractTest extends OutboxStoreContractTes
 
   /**
    * A quarter of the cluster test's jobs: the same statements already ran at full scale on this
-   * database in the default-named store contract; here the collisions need only happen on the
-   * named tables (the slowest test of the suite, repeated, was a sixth of outbox-lib's test time).
+   * database in the default-named store contract; here the collisions need only happen on the named
+   * tables (the slowest test of the suite, repeated, was a sixth of outbox-lib's test time).
    */
   @Override
   protected int clusterJobs() {
@@ -55,9 +55,9 @@ public abstract class ConfiguredNamesContractTest extends OutboxStoreContractTes
   }
 
   /**
-   * A quarter, for the reason of {@link #clusterJobs()}: eight claimers on 1,250 rows still
-   * collide on the named tables for dozens of batches each (at full scale this was the suite's
-   * second slowest test on PostgreSQL).
+   * A quarter, for the reason of {@link #clusterJobs()}: eight claimers on 1,250 rows still collide
+   * on the named tables for dozens of batches each (at full scale this was the suite's second
+   * slowest test on PostgreSQL).
    */
   @Override
   protected int concurrentClaimJobs() {
@@ -88,8 +88,8 @@ public abstract class ConfiguredNamesContractTest extends OutboxStoreContractTes
   private static final Map<Class<?>, DataSource> PREPARED = new ConcurrentHashMap<>();
 
   /**
-   * {@link #withNamedOutboxes} on what {@code database} supplies, once per test class and
-   * only when a test runs (after its conditions, e.g. a reachable SQL Server, let it).
+   * {@link #withNamedOutboxes} on what {@code database} supplies, once per test class and only when
+   * a test runs (after its conditions, e.g. a reachable SQL Server, let it).
    */
   protected DataSource preparedOnce(Supplier<DataSource> database) {
     return PREPARED.computeIfAbsent(getClass(), c -> withNamedOutboxes(database.get()));
@@ -99,42 +99,64 @@ public abstract class ConfiguredNamesContractTest extends OutboxStoreContractTes
   void enqueueClaimCompleteAndReapUseTheConfiguredTablesOnly() throws SQLException {
     DataSource database = dataSource();
     long defaultJobs = TestDatabases.countMessages(database);
-    Outbox named = new Outbox(OutboxConfig.builder().destinations(HTTP_BILLING).tables(NAMES).build());
+    Outbox named =
+        new Outbox(OutboxConfig.builder().destinations(HTTP_BILLING).tables(NAMES).build());
     String prefix = "names-" + UUID.randomUUID();
     try (Connection c = database.getConnection()) {
       for (int i = 0; i < 2; i++) {
-        named.enqueue(c, OutboxMessage.builder().operationId(prefix + "-" + i).destination(HTTP_BILLING)
-            .payload("{\"n\":" + i + "}").build());
+        named.enqueue(
+            c,
+            OutboxMessage.builder()
+                .operationId(prefix + "-" + i)
+                .destination(HTTP_BILLING)
+                .payload("{\"n\":" + i + "}")
+                .build());
       }
     }
     JdbcOutboxStore otherSchema = JdbcOutboxStore.create(database, OTHER_SCHEMA);
     JdbcOutboxStore otherTable = JdbcOutboxStore.create(database, OTHER_TABLE);
     for (JdbcOutboxStore other : List.of(otherSchema, otherTable)) {
-      assertEquals(List.of(), other.claimBatch(ClaimRequest.of(10, LEASE)), other.tables() + " sees no job");
+      assertEquals(
+          List.of(), other.claimBatch(ClaimRequest.of(10, LEASE)), other.tables() + " sees no job");
     }
 
     List<ClaimedMessage> claimed = store.claimBatch(ClaimRequest.of(10, Duration.ofMillis(1)));
     assertEquals(2, claimed.size());
-    assertTrue(store.markDelivered(claimed.get(0), AttemptRecord.success(Duration.ofMillis(1), "200")));
+    assertTrue(
+        store.markDelivered(claimed.get(0), AttemptRecord.success(Duration.ofMillis(1), "200")));
     awaitDatabaseClockPast(Duration.ofMillis(50));
     assertEquals(new ReapResult(1, 0), store.releaseExpiredLeases(5, 100));
 
     Map<Character, Long> states = admin.countByState();
     assertEquals(1L, states.get('S'), states.toString());
     assertEquals(1L, states.get('R'), states.toString());
-    assertEquals(2, TestDatabases.queryLong(database, "SELECT COUNT(*) FROM names_it.orders_attempt"),
+    assertEquals(
+        2,
+        TestDatabases.queryLong(database, "SELECT COUNT(*) FROM names_it.orders_attempt"),
         "a delivery and an expired lease recorded in the named attempt table");
-    assertEquals(defaultJobs, TestDatabases.countMessages(database), "the default-named outbox is untouched");
+    assertEquals(
+        defaultJobs,
+        TestDatabases.countMessages(database),
+        "the default-named outbox is untouched");
     for (OutboxTables other : List.of(OTHER_SCHEMA, OTHER_TABLE, OutboxTables.DEFAULT)) {
-      assertTrue(JdbcOutboxAdminStore.create(database, other).findByOperationId(prefix + "-0").isEmpty(),
+      assertTrue(
+          JdbcOutboxAdminStore.create(database, other).findByOperationId(prefix + "-0").isEmpty(),
           other.toString());
     }
     JdbcReconciliationStore reconciliation = JdbcReconciliationStore.create(database, NAMES);
-    assertEquals(1, reconciliation.upsertConfirmations(List.of(
-        new Confirmation(prefix + "-0", HTTP_BILLING, Instant.now(), 1, "test"))));
-    assertEquals(1, TestDatabases.queryLong(database,
-        "SELECT COUNT(*) FROM names_it.orders_confirmation WHERE operation_id = ?", prefix + "-0"));
-    TestDatabases.update(database, "DELETE FROM names_it.orders_confirmation WHERE operation_id LIKE ?",
+    assertEquals(
+        1,
+        reconciliation.upsertConfirmations(
+            List.of(new Confirmation(prefix + "-0", HTTP_BILLING, Instant.now(), 1, "test"))));
+    assertEquals(
+        1,
+        TestDatabases.queryLong(
+            database,
+            "SELECT COUNT(*) FROM names_it.orders_confirmation WHERE operation_id = ?",
+            prefix + "-0"));
+    TestDatabases.update(
+        database,
+        "DELETE FROM names_it.orders_confirmation WHERE operation_id LIKE ?",
         prefix + "%");
   }
 
@@ -148,24 +170,34 @@ public abstract class ConfiguredNamesContractTest extends OutboxStoreContractTes
     try (Connection c = database.getConnection();
         ResultSet rs = c.getMetaData().getTables(null, null, "%schema_history", null)) {
       while (rs.next()) {
-        String schema = rs.getString("TABLE_SCHEM") != null ? rs.getString("TABLE_SCHEM") : rs.getString("TABLE_CAT");
+        String schema =
+            rs.getString("TABLE_SCHEM") != null
+                ? rs.getString("TABLE_SCHEM")
+                : rs.getString("TABLE_CAT");
         histories.add((schema + "." + rs.getString("TABLE_NAME")).toLowerCase(Locale.ROOT));
       }
     } catch (SQLException e) {
       throw new IllegalStateException(e);
     }
-    assertTrue(histories.containsAll(List.of("names_it.orders_schema_history",
-        "names_it_b.orders_schema_history", "names_it.invoices_schema_history")), "one history per outbox: "
-        + histories);
-    assertTrue(histories.stream().anyMatch(h -> h.endsWith(".outbox_schema_history")),
+    assertTrue(
+        histories.containsAll(
+            List.of(
+                "names_it.orders_schema_history",
+                "names_it_b.orders_schema_history",
+                "names_it.invoices_schema_history")),
+        "one history per outbox: " + histories);
+    assertTrue(
+        histories.stream().anyMatch(h -> h.endsWith(".outbox_schema_history")),
         "the default-named outbox keeps its own: " + histories);
   }
 
   /** Waits until the database clock has moved {@code by} past now (a lease of 1 ms expires). */
   private void awaitDatabaseClockPast(Duration by) {
     Instant until = admin.databaseNow().plus(by);
-    await("the database clock past " + until).atMost(Duration.ofSeconds(10))
-        .pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(1))
+    await("the database clock past " + until)
+        .atMost(Duration.ofSeconds(10))
+        .pollDelay(Duration.ZERO)
+        .pollInterval(Duration.ofMillis(1))
         .until(() -> !admin.databaseNow().isBefore(until));
   }
 }

@@ -47,23 +47,29 @@ class ConflictRetryTest {
       this.victimsLeft = new AtomicInteger(victims);
       this.failure = failure;
       String lockReady = new H2Dialect().jobs(OutboxTables.DEFAULT).lockReadySql();
-      this.dataSource = (DataSource) Proxy.newProxyInstance(getClass().getClassLoader(),
-          new Class<?>[] {DataSource.class}, (proxy, method, args) -> {
-            Object result = invoke(H2, method, args);
-            if (!(result instanceof Connection c)) {
-              return result;
-            }
-            return Proxy.newProxyInstance(getClass().getClassLoader(), new Class<?>[] {Connection.class},
-                (p, m, a) -> {
-                  if (m.getName().equals("prepareStatement") && lockReady.equals(a[0])) {
-                    calls.incrementAndGet();
-                    if (victimsLeft.getAndDecrement() > 0) {
-                      throw failure;
+      this.dataSource =
+          (DataSource)
+              Proxy.newProxyInstance(
+                  getClass().getClassLoader(),
+                  new Class<?>[] {DataSource.class},
+                  (proxy, method, args) -> {
+                    Object result = invoke(H2, method, args);
+                    if (!(result instanceof Connection c)) {
+                      return result;
                     }
-                  }
-                  return invoke(c, m, a);
-                });
-          });
+                    return Proxy.newProxyInstance(
+                        getClass().getClassLoader(),
+                        new Class<?>[] {Connection.class},
+                        (p, m, a) -> {
+                          if (m.getName().equals("prepareStatement") && lockReady.equals(a[0])) {
+                            calls.incrementAndGet();
+                            if (victimsLeft.getAndDecrement() > 0) {
+                              throw failure;
+                            }
+                          }
+                          return invoke(c, m, a);
+                        });
+                  });
     }
 
     JdbcOutboxStore store() {
@@ -85,7 +91,8 @@ class ConflictRetryTest {
     List<Long> ready = TestDatabases.insertReady(H2, 3);
     VictimDatabase victim = new VictimDatabase(2, deadlock());
 
-    List<ClaimedMessage> claimed = victim.store().claimBatch(ClaimRequest.of(10, Duration.ofSeconds(30)));
+    List<ClaimedMessage> claimed =
+        victim.store().claimBatch(ClaimRequest.of(10, Duration.ofSeconds(30)));
 
     assertEquals(ready, claimed.stream().map(ClaimedMessage::id).toList());
     assertEquals(3, victim.calls.get(), "two victims, then the claim that worked");
@@ -97,12 +104,16 @@ class ConflictRetryTest {
     TestDatabases.insertReady(H2, 1);
     VictimDatabase victim = new VictimDatabase(Integer.MAX_VALUE, deadlock());
 
-    OutboxStoreException e = assertThrows(OutboxStoreException.class,
-        () -> victim.store().claimBatch(ClaimRequest.of(10, Duration.ofSeconds(30))));
+    OutboxStoreException e =
+        assertThrows(
+            OutboxStoreException.class,
+            () -> victim.store().claimBatch(ClaimRequest.of(10, Duration.ofSeconds(30))));
 
     assertEquals(1 + ConflictRetry.RETRIES, victim.calls.get());
     assertEquals("40001", assertInstanceOf(SQLException.class, e.getCause()).getSQLState());
-    assertEquals(1L, TestDatabases.queryLong(H2, "SELECT COUNT(*) FROM outbox_message WHERE state = 'R'"),
+    assertEquals(
+        1L,
+        TestDatabases.queryLong(H2, "SELECT COUNT(*) FROM outbox_message WHERE state = 'R'"),
         "nothing claimed");
   }
 
@@ -111,7 +122,8 @@ class ConflictRetryTest {
     TestDatabases.reset(H2);
     VictimDatabase victim = new VictimDatabase(1, new SQLException("syntax error", "42000", 102));
 
-    assertThrows(OutboxStoreException.class,
+    assertThrows(
+        OutboxStoreException.class,
         () -> victim.store().claimBatch(ClaimRequest.of(10, Duration.ofSeconds(30))));
     assertEquals(1, victim.calls.get());
   }
@@ -126,25 +138,32 @@ class ConflictRetryTest {
     assertFalse(sqlServer.isRetryableConflict(new SQLException("dup", "23000", 2627)));
     assertTrue(mariaDb.isRetryableConflict(new SQLException("deadlock", "40001", 1213)));
     assertTrue(mariaDb.isRetryableConflict(new SQLException("deadlock", "HY000", 1213)));
-    assertFalse(mariaDb.isRetryableConflict(new SQLException("lock wait", "HY000", 1205)),
+    assertFalse(
+        mariaDb.isRetryableConflict(new SQLException("lock wait", "HY000", 1205)),
         "a lock wait timeout rolls back only the statement: not safe to re-run a transaction for");
     assertTrue(mariaDb.isLockTimeout(new SQLException("lock wait", "HY000", 1205)));
-    assertTrue(postgres.isRetryableConflict(new SQLException("deadlock", "40P01")),
+    assertTrue(
+        postgres.isRetryableConflict(new SQLException("deadlock", "40P01")),
         "a keyed enqueue's share lock on its predecessor can meet a completion batch clearing key waits:"
             + " PostgreSQL rolls the victim's whole transaction back, so it is re-run");
     assertFalse(postgres.isRetryableConflict(new SQLException("dup", "23505")));
-    assertFalse(postgres.isRetryableConflict(new SQLException("lock timeout", "55P03")),
+    assertFalse(
+        postgres.isRetryableConflict(new SQLException("lock timeout", "55P03")),
         "a lock timeout is not a deadlock victim");
     assertTrue(postgres.isLockTimeout(new SQLException("lock timeout", "55P03")));
     assertTrue(sqlServer.isUniqueViolation(new SQLException("dup", "23000", 2627)));
     assertTrue(sqlServer.isUniqueViolation(new SQLException("dup", "23000", 2601)));
     assertTrue(mariaDb.isUniqueViolation(new SQLException("dup", "23000", 1062)));
-    assertTrue(new H2Dialect().errors().isRetryableConflict(new SQLException("deadlock", "40001", 40001)),
+    assertTrue(
+        new H2Dialect().errors().isRetryableConflict(new SQLException("deadlock", "40001", 40001)),
         "H2 rolls a deadlock victim's transaction back too");
   }
 
   private static SQLException deadlock() {
-    return new SQLException("Transaction was deadlocked on lock resources with another process and has"
-        + " been chosen as the deadlock victim. Rerun the transaction.", "40001", 1205);
+    return new SQLException(
+        "Transaction was deadlocked on lock resources with another process and has"
+            + " been chosen as the deadlock victim. Rerun the transaction.",
+        "40001",
+        1205);
   }
 }

@@ -17,8 +17,8 @@ class MessageQueryTest {
 
   @Test
   void refusesAnUnknownStateNamingTheFieldAndTheStates() {
-    IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-        () -> new MessageQuery('X', null, null, 0, 1));
+    IllegalArgumentException e =
+        assertThrows(IllegalArgumentException.class, () -> new MessageQuery('X', null, null, 0, 1));
     assertEquals("state must be one of " + JobState.choices() + ", was X", e.getMessage());
   }
 }

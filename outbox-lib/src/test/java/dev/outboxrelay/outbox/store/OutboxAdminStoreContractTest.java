@@ -28,8 +28,9 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The store's operator statements (listing, replay, cancel, bulk replay by filter, stats), run
- * against every database by a nested class of each database's suite ({@code *SuiteIT}). Jobs reach their states through the
- * store's own transitions, so error classes and times of death come from real attempt rows.
+ * against every database by a nested class of each database's suite ({@code *SuiteIT}). Jobs reach
+ * their states through the store's own transitions, so error classes and times of death come from
+ * real attempt rows.
  */
 public abstract class OutboxAdminStoreContractTest {
   private static final Duration LEASE = Duration.ofSeconds(30);
@@ -66,27 +67,39 @@ public abstract class OutboxAdminStoreContractTest {
     long r2 = ready(KAFKA_ORDERS, "k1");
     long d2 = dead(KAFKA_ORDERS, null, "Timeout");
 
-    assertEquals(List.of(r1, d1, s1, r2, d2), ids(admin.listMessages(new MessageQuery(null, null, null, 0, 50))));
-    assertEquals(List.of(d1, d2), ids(admin.listMessages(new MessageQuery('D', null, null, 0, 50))));
-    assertEquals(List.of(s1, r2, d2), ids(admin.listMessages(new MessageQuery(null, KAFKA_ORDERS, null, 0, 50))));
-    assertEquals(List.of(r1, r2), ids(admin.listMessages(new MessageQuery(null, null, "k1", 0, 50))));
-    assertEquals(List.of(r2), ids(admin.listMessages(new MessageQuery('R', KAFKA_ORDERS, "k1", 0, 50))));
+    assertEquals(
+        List.of(r1, d1, s1, r2, d2),
+        ids(admin.listMessages(new MessageQuery(null, null, null, 0, 50))));
+    assertEquals(
+        List.of(d1, d2), ids(admin.listMessages(new MessageQuery('D', null, null, 0, 50))));
+    assertEquals(
+        List.of(s1, r2, d2),
+        ids(admin.listMessages(new MessageQuery(null, KAFKA_ORDERS, null, 0, 50))));
+    assertEquals(
+        List.of(r1, r2), ids(admin.listMessages(new MessageQuery(null, null, "k1", 0, 50))));
+    assertEquals(
+        List.of(r2), ids(admin.listMessages(new MessageQuery('R', KAFKA_ORDERS, "k1", 0, 50))));
     assertEquals(List.of(), ids(admin.listMessages(new MessageQuery('W', null, null, 0, 50))));
 
-    assertEquals(List.of(r1, d1), ids(admin.listMessages(new MessageQuery(null, null, null, 0, 2))));
-    assertEquals(List.of(s1, r2), ids(admin.listMessages(new MessageQuery(null, null, null, d1, 2))));
+    assertEquals(
+        List.of(r1, d1), ids(admin.listMessages(new MessageQuery(null, null, null, 0, 2))));
+    assertEquals(
+        List.of(s1, r2), ids(admin.listMessages(new MessageQuery(null, null, null, d1, 2))));
     assertEquals(List.of(d2), ids(admin.listMessages(new MessageQuery(null, null, null, r2, 2))));
     assertEquals(List.of(), ids(admin.listMessages(new MessageQuery(null, null, null, d2, 2))));
 
-    MessageSummary dead = admin.listMessages(new MessageQuery('D', HTTP_BILLING, null, 0, 1)).get(0);
+    MessageSummary dead =
+        admin.listMessages(new MessageQuery('D', HTTP_BILLING, null, 0, 1)).get(0);
     assertAll(
         () -> assertEquals(d1, dead.id()),
         () -> assertEquals("k2", dead.orderingKey()),
-        () -> assertEquals("HTTP 422", dead.errorClass(), "the class of the attempt that killed it"),
+        () ->
+            assertEquals("HTTP 422", dead.errorClass(), "the class of the attempt that killed it"),
         () -> assertTrue(dead.lastError().contains("HTTP 422"), dead.lastError()),
         () -> assertEquals(1, dead.attempts()),
         () -> assertTrue(dead.failedAt() != null));
-    MessageSummary fresh = admin.listMessages(new MessageQuery('R', HTTP_BILLING, null, 0, 1)).get(0);
+    MessageSummary fresh =
+        admin.listMessages(new MessageQuery('R', HTTP_BILLING, null, 0, 1)).get(0);
     assertNull(fresh.errorClass(), "never failed");
     assertNull(fresh.failedAt());
   }
@@ -104,38 +117,71 @@ public abstract class OutboxAdminStoreContractTest {
     long d422 = dead(HTTP_BILLING, null, "HTTP 422");
     long d503 = dead(KAFKA_ORDERS, null, "HTTP 503");
 
-    assertEquals(List.of(d422), ids(admin.listMessages(query(null, "HTTP 422", null, null, null, 0, 50))));
-    assertEquals(List.of(), ids(admin.listMessages(query(null, "HTTP%", null, null, null, 0, 50))), "exact");
-    assertEquals(List.of(d503), ids(admin.listMessages(query('D', "HTTP 503", null, null, null, 0, 50))));
+    assertEquals(
+        List.of(d422), ids(admin.listMessages(query(null, "HTTP 422", null, null, null, 0, 50))));
+    assertEquals(
+        List.of(), ids(admin.listMessages(query(null, "HTTP%", null, null, null, 0, 50))), "exact");
+    assertEquals(
+        List.of(d503), ids(admin.listMessages(query('D', "HTTP 503", null, null, null, 0, 50))));
 
-    assertEquals(List.of(plain, wild), ids(admin.listMessages(query(null, null, "order-1", null, null, 0, 50))));
-    assertEquals(List.of(wild), ids(admin.listMessages(query(null, null, "%_", null, null, 0, 50))),
+    assertEquals(
+        List.of(plain, wild),
+        ids(admin.listMessages(query(null, null, "order-1", null, null, 0, 50))));
+    assertEquals(
+        List.of(wild),
+        ids(admin.listMessages(query(null, null, "%_", null, null, 0, 50))),
         "% and _ are literal");
     assertEquals(List.of(wild), ids(admin.listMessages(query(null, null, "_", null, null, 0, 50))));
-    assertEquals(List.of(bang), ids(admin.listMessages(query(null, null, "!", null, null, 0, 50))),
+    assertEquals(
+        List.of(bang),
+        ids(admin.listMessages(query(null, null, "!", null, null, 0, 50))),
         "the escape character is literal too");
-    assertEquals(List.of(), ids(admin.listMessages(query(null, null, "ORDER-", null, null, 0, 50))),
+    assertEquals(
+        List.of(),
+        ids(admin.listMessages(query(null, null, "ORDER-", null, null, 0, 50))),
         "case-sensitive");
-    assertEquals(List.of(), ids(admin.listMessages(query(null, null, "'; DROP TABLE x; --", null, null, 0, 50))));
-    assertEquals(List.of(wild), ids(admin.listMessages(query(null, null, "order-", null, null, plain, 1))),
+    assertEquals(
+        List.of(),
+        ids(admin.listMessages(query(null, null, "'; DROP TABLE x; --", null, null, 0, 50))));
+    assertEquals(
+        List.of(wild),
+        ids(admin.listMessages(query(null, null, "order-", null, null, plain, 1))),
         "keyset paging over the matches");
 
     Instant now = admin.databaseNow();
-    assertEquals(List.of(plain, wild, bang, d422, d503),
-        ids(admin.listMessages(query(null, null, null, now.minusSeconds(3600), now.plusSeconds(3600), 0, 50))));
-    assertEquals(List.of(), ids(admin.listMessages(query(null, null, null, now.plusSeconds(3600), null, 0, 50))));
+    assertEquals(
+        List.of(plain, wild, bang, d422, d503),
+        ids(
+            admin.listMessages(
+                query(null, null, null, now.minusSeconds(3600), now.plusSeconds(3600), 0, 50))));
+    assertEquals(
+        List.of(),
+        ids(admin.listMessages(query(null, null, null, now.plusSeconds(3600), null, 0, 50))));
     Instant created = admin.findMessage(wild).orElseThrow().createdAt();
-    assertTrue(ids(admin.listMessages(query(null, null, null, created, created.plusMillis(1), 0, 50))).contains(wild),
+    assertTrue(
+        ids(admin.listMessages(query(null, null, null, created, created.plusMillis(1), 0, 50)))
+            .contains(wild),
         "a ready job's time is its creation");
-    Instant died = admin.listMessages(query('D', "HTTP 422", null, null, null, 0, 1)).get(0).failedAt();
-    assertEquals(List.of(d422), ids(admin.listMessages(query('D', "HTTP 422", null, died, died.plusMillis(1), 0, 50))),
+    Instant died =
+        admin.listMessages(query('D', "HTTP 422", null, null, null, 0, 1)).get(0).failedAt();
+    assertEquals(
+        List.of(d422),
+        ids(admin.listMessages(query('D', "HTTP 422", null, died, died.plusMillis(1), 0, 50))),
         "a dead job's time is its death");
-    assertEquals(List.of(), ids(admin.listMessages(query('D', "HTTP 422", null, null, died, 0, 50))));
+    assertEquals(
+        List.of(), ids(admin.listMessages(query('D', "HTTP 422", null, null, died, 0, 50))));
   }
 
-  private static MessageQuery query(Character state, String errorClass, String operationIdContains, Instant from,
-      Instant to, long afterId, int limit) {
-    return new MessageQuery(state, null, null, errorClass, operationIdContains, from, to, afterId, limit);
+  private static MessageQuery query(
+      Character state,
+      String errorClass,
+      String operationIdContains,
+      Instant from,
+      Instant to,
+      long afterId,
+      int limit) {
+    return new MessageQuery(
+        state, null, null, errorClass, operationIdContains, from, to, afterId, limit);
   }
 
   // ---- single replay and cancel --------------------------------------------------------------
@@ -155,7 +201,9 @@ public abstract class OutboxAdminStoreContractTest {
         () -> assertEquals(0, m.attempts(), "a full attempt budget again"),
         () -> assertFalse(m.deliverAfter().isBefore(before.minusMillis(10)), "due now"),
         () -> assertNull(m.claimToken()),
-        () -> assertTrue(m.lastError().contains("HTTP 422"), "the diagnosis stays until the next attempt"));
+        () ->
+            assertTrue(
+                m.lastError().contains("HTTP 422"), "the diagnosis stays until the next attempt"));
     assertFalse(admin.replayDead(d), "no longer dead: a second replay changes nothing");
     assertFalse(admin.replayDead(r));
     assertFalse(admin.replayDead(s));
@@ -205,7 +253,8 @@ public abstract class OutboxAdminStoreContractTest {
     assertEquals('W', m.state());
     assertEquals(claimed.claimToken(), m.claimToken());
     assertEquals(List.of(), admin.attempts(w));
-    assertTrue(store.markDelivered(claimed, AttemptRecord.success(Duration.ofMillis(1), "200")),
+    assertTrue(
+        store.markDelivered(claimed, AttemptRecord.success(Duration.ofMillis(1), "200")),
         "the owner's claim is intact");
   }
 
@@ -230,9 +279,11 @@ public abstract class OutboxAdminStoreContractTest {
     DeadJobFilter filter = new DeadJobFilter(null, "HTTP 422", null, null, "cust-1");
     long dryRun = admin.countDead(filter);
     assertEquals(2, dryRun);
-    assertEquals(dryRun, admin.replayDead(filter, 100), "the real run replays what the dry run counted");
+    assertEquals(
+        dryRun, admin.replayDead(filter, 100), "the real run replays what the dry run counted");
 
-    assertEquals(Map.of(b422, 'R', k422, 'R', b503, 'D', kTimeout, 'D', ready, 'R', sent, 'S'),
+    assertEquals(
+        Map.of(b422, 'R', k422, 'R', b503, 'D', kTimeout, 'D', ready, 'R', sent, 'S'),
         states(List.of(b422, k422, b503, kTimeout, ready, sent)));
     assertEquals(0, admin.countDead(filter));
     assertEquals(0, admin.replayDead(filter, 100), "nothing left to replay");
@@ -254,22 +305,33 @@ public abstract class OutboxAdminStoreContractTest {
   void bulkReplayByTimeOfDeathUsesTheFailingAttempt() {
     long old = dead(HTTP_BILLING, null, "HTTP 500");
     long recent = dead(HTTP_BILLING, null, "HTTP 500");
-    TestDatabases.update(ds, "UPDATE outbox_attempt SET finished_at = " + TestDatabases.secondsAgo(ds, 7200)
-        + " WHERE message_id = ?", old);
+    TestDatabases.update(
+        ds,
+        "UPDATE outbox_attempt SET finished_at = "
+            + TestDatabases.secondsAgo(ds, 7200)
+            + " WHERE message_id = ?",
+        old);
     Instant now = admin.databaseNow();
     Instant hourAgo = now.minus(Duration.ofHours(1));
 
     assertEquals(1, admin.countDead(new DeadJobFilter(null, null, null, hourAgo, null)));
     assertEquals(1, admin.countDead(new DeadJobFilter(null, null, hourAgo, null, null)));
-    assertEquals(2, admin.countDead(new DeadJobFilter(null, null, now.minus(Duration.ofHours(3)),
-        now.plusSeconds(60), null)));
-    assertEquals(0, admin.countDead(new DeadJobFilter(null, null, now.minus(Duration.ofHours(5)),
-        now.minus(Duration.ofHours(4)), null)));
+    assertEquals(
+        2,
+        admin.countDead(
+            new DeadJobFilter(
+                null, null, now.minus(Duration.ofHours(3)), now.plusSeconds(60), null)));
+    assertEquals(
+        0,
+        admin.countDead(
+            new DeadJobFilter(
+                null, null, now.minus(Duration.ofHours(5)), now.minus(Duration.ofHours(4)), null)));
 
     assertEquals(1, admin.replayDead(new DeadJobFilter(null, null, null, hourAgo, null), 10));
     assertEquals('R', state(old));
     assertEquals('D', state(recent));
-    assertThrows(IllegalArgumentException.class, () -> new DeadJobFilter(null, null, now, now, null));
+    assertThrows(
+        IllegalArgumentException.class, () -> new DeadJobFilter(null, null, now, now, null));
   }
 
   // ---- stats ---------------------------------------------------------------------------------
@@ -284,23 +346,34 @@ public abstract class OutboxAdminStoreContractTest {
     sent(KAFKA_ORDERS, "cust-3");
     long cancelled = ready(KAFKA_ORDERS, "cust-4");
     assertTrue(admin.cancelReady(cancelled, "cancelled by bob via the admin API"));
-    TestDatabases.update(ds, "UPDATE outbox_message SET state = 'D' WHERE id = ?", ready(KAFKA_ORDERS, null));
+    TestDatabases.update(
+        ds, "UPDATE outbox_message SET state = 'D' WHERE id = ?", ready(KAFKA_ORDERS, null));
 
     Map<String, Map<Character, Long>> byDestination = admin.countByDestinationAndState();
     assertEquals(List.of(HTTP_BILLING, KAFKA_ORDERS), List.copyOf(byDestination.keySet()));
-    assertEquals(Map.of('R', 1L, 'W', 0L, 'S', 0L, 'C', 0L, 'D', 2L), byDestination.get(HTTP_BILLING));
-    assertEquals(Map.of('R', 0L, 'W', 0L, 'S', 1L, 'C', 0L, 'D', 4L), byDestination.get(KAFKA_ORDERS));
+    assertEquals(
+        Map.of('R', 1L, 'W', 0L, 'S', 0L, 'C', 0L, 'D', 2L), byDestination.get(HTTP_BILLING));
+    assertEquals(
+        Map.of('R', 0L, 'W', 0L, 'S', 1L, 'C', 0L, 'D', 4L), byDestination.get(KAFKA_ORDERS));
 
-    assertEquals(List.of(new DeadJobCount("HTTP 422", 3), new DeadJobCount("Cancelled", 1),
-            new DeadJobCount("Timeout", 1), new DeadJobCount(null, 1)),
+    assertEquals(
+        List.of(
+            new DeadJobCount("HTTP 422", 3),
+            new DeadJobCount("Cancelled", 1),
+            new DeadJobCount("Timeout", 1),
+            new DeadJobCount(null, 1)),
         sortedNullLast(admin.countDeadByErrorClass()));
 
     List<DeadOrderingKey> keys = admin.deadOrderingKeys(10);
-    assertEquals(List.of("cust-2", "cust-1", "cust-4"), keys.stream().map(DeadOrderingKey::orderingKey).toList(),
+    assertEquals(
+        List.of("cust-2", "cust-1", "cust-4"),
+        keys.stream().map(DeadOrderingKey::orderingKey).toList(),
         "oldest dead job first");
     assertEquals(2, keys.get(0).deadCount());
     assertEquals(1, keys.get(1).deadCount());
-    assertEquals(List.of("cust-2"), admin.deadOrderingKeys(1).stream().map(DeadOrderingKey::orderingKey).toList());
+    assertEquals(
+        List.of("cust-2"),
+        admin.deadOrderingKeys(1).stream().map(DeadOrderingKey::orderingKey).toList());
   }
 
   // ---- helpers -------------------------------------------------------------------------------
@@ -308,10 +381,17 @@ public abstract class OutboxAdminStoreContractTest {
   /** Groups of equal size have no defined order between them; null (no class) sorts last. */
   private static List<DeadJobCount> sortedNullLast(List<DeadJobCount> counts) {
     for (int i = 1; i < counts.size(); i++) {
-      assertTrue(counts.get(i - 1).count() >= counts.get(i).count(), "largest group first: " + counts);
+      assertTrue(
+          counts.get(i - 1).count() >= counts.get(i).count(), "largest group first: " + counts);
     }
-    return counts.stream().sorted((a, b) -> a.count() != b.count() ? Long.compare(b.count(), a.count())
-        : a.errorClass() == null ? 1 : b.errorClass() == null ? -1 : a.errorClass().compareTo(b.errorClass()))
+    return counts.stream()
+        .sorted(
+            (a, b) ->
+                a.count() != b.count()
+                    ? Long.compare(b.count(), a.count())
+                    : a.errorClass() == null
+                        ? 1
+                        : b.errorClass() == null ? -1 : a.errorClass().compareTo(b.errorClass()))
         .toList();
   }
 
@@ -320,8 +400,8 @@ public abstract class OutboxAdminStoreContractTest {
   }
 
   private long ready(String operationId, String destination, String orderingKey) {
-    OutboxMessage.Builder b = OutboxMessage.builder().operationId(operationId)
-        .destination(destination).payload("{}");
+    OutboxMessage.Builder b =
+        OutboxMessage.builder().operationId(operationId).destination(destination).payload("{}");
     if (orderingKey != null) {
       b.orderingKey(orderingKey);
     }
@@ -351,13 +431,16 @@ public abstract class OutboxAdminStoreContractTest {
 
   private long dead(String destination, String orderingKey, String errorClass) {
     long id = ready(destination, orderingKey);
-    assertTrue(store.markDead(claimOnly(id), new AttemptRecord(Duration.ofMillis(5), errorClass, "boom", null)));
+    assertTrue(
+        store.markDead(
+            claimOnly(id), new AttemptRecord(Duration.ofMillis(5), errorClass, "boom", null)));
     return id;
   }
 
   private long sent(String destination, String orderingKey) {
     long id = ready(destination, orderingKey);
-    assertTrue(store.markDelivered(claimOnly(id), AttemptRecord.success(Duration.ofMillis(5), "200")));
+    assertTrue(
+        store.markDelivered(claimOnly(id), AttemptRecord.success(Duration.ofMillis(5), "200")));
     return id;
   }
 

@@ -55,22 +55,30 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * The claim/complete contract of docs/design.md, run against every database by a nested class of each
- * database's suite ({@code *SuiteIT}). All times are compared with the database clock ({@link OutboxStore#databaseNow()}).
+ * The claim/complete contract of docs/design.md, run against every database by a nested class of
+ * each database's suite ({@code *SuiteIT}). All times are compared with the database clock ({@link
+ * OutboxStore#databaseNow()}).
  */
 public abstract class OutboxStoreContractTest {
   protected static final Duration LEASE = Duration.ofSeconds(30);
   protected static final Duration SHORT_LEASE = Duration.ofMillis(200);
+
   /** A relay instance name as {@code RelayService} makes them: host/pid/random. */
   protected static final String RELAY_INSTANCE = "relay-7f9c-host/4242/1a2b3c4d";
+
   /** Slack for comparing two database timestamps taken by different statements. */
   private static final Duration CLOCK_SLACK = Duration.ofMillis(10);
+
   private static final ObjectMapper JSON = new ObjectMapper();
 
   protected DataSource ds;
   protected JdbcOutboxStore store;
-  /** The same outbox's counts, jobs and attempts, which the tests read to see what a transition did. */
+
+  /**
+   * The same outbox's counts, jobs and attempts, which the tests read to see what a transition did.
+   */
   protected JdbcOutboxAdminStore admin;
+
   protected Outbox outbox;
 
   /** The migrated database under test; shared by all tests of the nested class. */
@@ -113,9 +121,9 @@ public abstract class OutboxStoreContractTest {
   }
 
   /**
-   * Jobs per producer of {@link #concurrentEnqueuersAndClaimersKeepEveryKeyInOrderAndLeaveNoJobWaiting}
-   * (each its own transaction): enough for the claimers to catch up with the producers of a key
-   * again and again.
+   * Jobs per producer of {@link
+   * #concurrentEnqueuersAndClaimersKeepEveryKeyInOrderAndLeaveNoJobWaiting} (each its own
+   * transaction): enough for the claimers to catch up with the producers of a key again and again.
    */
   protected int jobsPerProducer() {
     return 40;
@@ -148,14 +156,16 @@ public abstract class OutboxStoreContractTest {
   @Test
   void enqueuedJobReadsBackWithEveryColumn() throws Exception {
     Instant before = admin.databaseNow();
-    long id = enqueue(OutboxMessage.builder()
-        .operationId("order-42/billing")
-        .destination(HTTP_BILLING)
-        .payload("{\"order\":42,\"total\":\"9.90\"}")
-        .orderingKey("customer-7")
-        .header("X-Tenant", "acme")
-        .header("traceparent", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01")
-        .build());
+    long id =
+        enqueue(
+            OutboxMessage.builder()
+                .operationId("order-42/billing")
+                .destination(HTTP_BILLING)
+                .payload("{\"order\":42,\"total\":\"9.90\"}")
+                .orderingKey("customer-7")
+                .header("X-Tenant", "acme")
+                .header("traceparent", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01")
+                .build());
     Instant after = admin.databaseNow();
 
     StoredMessage m = row(id);
@@ -166,15 +176,23 @@ public abstract class OutboxStoreContractTest {
         () -> assertEquals("customer-7", m.orderingKey()),
         () -> assertEquals("{\"order\":42,\"total\":\"9.90\"}", m.payload()),
         () -> assertEquals("application/json", m.contentType()),
-        () -> assertEquals(
-            Map.of("X-Tenant", "acme", "traceparent", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"), headers(m.headersJson())),
+        () ->
+            assertEquals(
+                Map.of(
+                    "X-Tenant",
+                    "acme",
+                    "traceparent",
+                    "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"),
+                headers(m.headersJson())),
         () -> assertEquals('R', m.state()),
         () -> assertNull(m.claimToken()),
         () -> assertNull(m.leaseUntil()),
         () -> assertEquals(0, m.attempts()),
         () -> assertNull(m.lastError()),
         () -> assertBetween(before, after, m.createdAt(), "created_at"),
-        () -> assertEquals(m.createdAt(), m.deliverAfter(), "deliver_after defaults to the commit time"),
+        () ->
+            assertEquals(
+                m.createdAt(), m.deliverAfter(), "deliver_after defaults to the commit time"),
         () -> assertNull(m.claimedAt()),
         () -> assertNull(m.sentAt()),
         () -> assertNull(m.confirmedAt()));
@@ -190,7 +208,14 @@ public abstract class OutboxStoreContractTest {
         () -> assertEquals("customer-7", c.orderingKey()),
         () -> assertEquals("{\"order\":42,\"total\":\"9.90\"}", c.payload()),
         () -> assertEquals("application/json", c.contentType()),
-        () -> assertEquals(Map.of("X-Tenant", "acme", "traceparent", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"), c.headers()),
+        () ->
+            assertEquals(
+                Map.of(
+                    "X-Tenant",
+                    "acme",
+                    "traceparent",
+                    "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"),
+                c.headers()),
         () -> assertEquals(0, c.attempts()),
         () -> assertEquals(1, c.attemptNo()),
         () -> assertEquals(m.createdAt(), c.createdAt()));
@@ -198,12 +223,14 @@ public abstract class OutboxStoreContractTest {
 
   @Test
   void jobWithoutHeadersOrKeyStoresNullsAndKeepsNonAsciiText() {
-    long id = enqueue(OutboxMessage.builder()
-        .operationId("mail-1")
-        .destination(KAFKA_ORDERS)
-        .payload("Grüße ✓ — 注文")
-        .contentType("text/plain; charset=utf-8")
-        .build());
+    long id =
+        enqueue(
+            OutboxMessage.builder()
+                .operationId("mail-1")
+                .destination(KAFKA_ORDERS)
+                .payload("Grüße ✓ — 注文")
+                .contentType("text/plain; charset=utf-8")
+                .build());
 
     StoredMessage m = row(id);
     assertNull(m.headersJson());
@@ -224,7 +251,10 @@ public abstract class OutboxStoreContractTest {
     Instant after = admin.databaseNow();
 
     StoredMessage m = row(id);
-    assertBetween(before.plus(Duration.ofHours(1)), after.plus(Duration.ofHours(1)), m.deliverAfter(),
+    assertBetween(
+        before.plus(Duration.ofHours(1)),
+        after.plus(Duration.ofHours(1)),
+        m.deliverAfter(),
         "deliver_after = commit time + delay");
     assertEquals(List.of(), claim(10, LEASE), "not claimable before deliver_after");
     assertEquals('R', row(id).state());
@@ -238,20 +268,30 @@ public abstract class OutboxStoreContractTest {
     long id = enqueue(message("delayed-2").deliverAfter(Duration.ofMillis(1_500)).build());
     Instant due = row(id).deliverAfter();
     AtomicReference<Instant> lastEmptyClaim = new AtomicReference<>();
-    List<ClaimedMessage> claimed = await("the delayed job claimed").atMost(Duration.ofSeconds(30))
-        .pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(50))
-        .until(() -> {
-          Instant before = admin.databaseNow();
-          List<ClaimedMessage> batch = claim(10, LEASE);
-          if (batch.isEmpty()) {
-            lastEmptyClaim.set(before);
-          }
-          return batch;
-        }, batch -> !batch.isEmpty());
+    List<ClaimedMessage> claimed =
+        await("the delayed job claimed")
+            .atMost(Duration.ofSeconds(30))
+            .pollDelay(Duration.ZERO)
+            .pollInterval(Duration.ofMillis(50))
+            .until(
+                () -> {
+                  Instant before = admin.databaseNow();
+                  List<ClaimedMessage> batch = claim(10, LEASE);
+                  if (batch.isEmpty()) {
+                    lastEmptyClaim.set(before);
+                  }
+                  return batch;
+                },
+                batch -> !batch.isEmpty());
     assertEquals(List.of(id), ids(claimed), "claimed once due");
     assertTrue(lastEmptyClaim.get() != null, "the first claims found it not yet due");
-    assertFalse(row(id).claimedAt().isBefore(due), "claimed_at " + row(id).claimedAt()
-        + " is not before deliver_after " + due + " (both database clock)");
+    assertFalse(
+        row(id).claimedAt().isBefore(due),
+        "claimed_at "
+            + row(id).claimedAt()
+            + " is not before deliver_after "
+            + due
+            + " (both database clock)");
   }
 
   // ---- FIFO per ordering key -------------------------------------------------------------------
@@ -265,7 +305,8 @@ public abstract class OutboxStoreContractTest {
     long a3 = enqueue(message("fifo-a3").orderingKey("a").build());
 
     List<ClaimedMessage> first = claim(10, LEASE);
-    assertEquals(List.of(a1, b1, none), ids(first), "one job per key; keyless jobs are not held back");
+    assertEquals(
+        List.of(a1, b1, none), ids(first), "one job per key; keyless jobs are not held back");
     assertEquals(List.of(), claim(10, LEASE), "a2 waits while a1 is leased");
 
     ClaimedMessage claimedA1 = first.get(0);
@@ -281,10 +322,15 @@ public abstract class OutboxStoreContractTest {
     long b1 = enqueue(message("backoff-b1").orderingKey("b").build());
     ClaimedMessage c = claim(10, LEASE).get(0);
     assertEquals(a1, c.id());
-    assertTrue(store.markForRetry(c, Duration.ofHours(1),
-        new AttemptRecord(Duration.ofMillis(5), "HTTP 503", "unavailable", "503")));
+    assertTrue(
+        store.markForRetry(
+            c,
+            Duration.ofHours(1),
+            new AttemptRecord(Duration.ofMillis(5), "HTTP 503", "unavailable", "503")));
 
-    assertEquals(List.of(), ids(claim(10, LEASE)).stream().filter(id -> id == a2).toList(),
+    assertEquals(
+        List.of(),
+        ids(claim(10, LEASE)).stream().filter(id -> id == a2).toList(),
         "a2 must not overtake a1 while a1 waits to be retried");
     assertEquals('R', row(a2).state());
     assertEquals('W', row(b1).state(), "key b was claimed in the first claim and is not held back");
@@ -296,7 +342,9 @@ public abstract class OutboxStoreContractTest {
     long a2 = enqueue(message("dead-a2").orderingKey("a").build());
     ClaimedMessage c = claimExactlyOne(LEASE);
     assertEquals(a1, c.id());
-    assertTrue(store.markDead(c, new AttemptRecord(Duration.ofMillis(5), "HTTP 400", "bad request", "400")));
+    assertTrue(
+        store.markDead(
+            c, new AttemptRecord(Duration.ofMillis(5), "HTTP 400", "bad request", "400")));
     assertEquals(List.of(a2), ids(claim(10, LEASE)), "the key moves on past its dead job");
     assertEquals('D', row(a1).state(), "the dead job stays dead for an operator to see");
   }
@@ -320,8 +368,10 @@ public abstract class OutboxStoreContractTest {
     long a3 = enqueue(message("sent-a3").orderingKey("a").build());
     ClaimedMessage c = claimExactlyOne(LEASE);
     assertEquals(a1, c.id());
-    assertEquals(Set.of(a1), store.markDeliveredAll(List.of(new DeliveredJob(c, AttemptRecord.success(
-        Duration.ofMillis(1), "200")))));
+    assertEquals(
+        Set.of(a1),
+        store.markDeliveredAll(
+            List.of(new DeliveredJob(c, AttemptRecord.success(Duration.ofMillis(1), "200")))));
     assertEquals(List.of(false, true), keyWait(a2, a3), "a2 is the head now, a3 still waits");
     ClaimedMessage next = claimExactlyOne(LEASE);
     assertEquals(a2, next.id());
@@ -335,11 +385,14 @@ public abstract class OutboxStoreContractTest {
     long a1 = enqueue(message("retry-a1").orderingKey("a").build());
     long a2 = enqueue(message("retry-a2").orderingKey("a").build());
     ClaimedMessage c = claimExactlyOne(LEASE);
-    assertTrue(store.markForRetry(c, Duration.ZERO, new AttemptRecord(Duration.ofMillis(1), "HTTP 503", "busy", "503")));
+    assertTrue(
+        store.markForRetry(
+            c, Duration.ZERO, new AttemptRecord(Duration.ofMillis(1), "HTTP 503", "busy", "503")));
     assertEquals(List.of(false, true), keyWait(a1, a2), "back to ready, still the head");
     ClaimedMessage again = claimExactlyOne(LEASE);
     assertEquals(a1, again.id());
-    assertTrue(store.markDead(again, new AttemptRecord(Duration.ofMillis(1), "HTTP 400", "bad", "400")));
+    assertTrue(
+        store.markDead(again, new AttemptRecord(Duration.ofMillis(1), "HTTP 400", "bad", "400")));
     assertEquals(List.of(false), keyWait(a2), "a dead job does not block its key");
     assertEquals(List.of(a2), ids(claim(10, LEASE)));
   }
@@ -351,7 +404,10 @@ public abstract class OutboxStoreContractTest {
     ClaimedMessage c = claimExactlyOne(SHORT_LEASE);
     awaitDatabaseClockPast(c.leaseUntil());
     assertEquals(new ReapResult(1, 0), store.releaseExpiredLeases(2, 100));
-    assertEquals(List.of(false, true), keyWait(a1, a2), "the expired head is ready again and still the head");
+    assertEquals(
+        List.of(false, true),
+        keyWait(a1, a2),
+        "the expired head is ready again and still the head");
     ClaimedMessage second = claimExactlyOne(SHORT_LEASE);
     assertEquals(a1, second.id());
     awaitDatabaseClockPast(second.leaseUntil());
@@ -379,7 +435,8 @@ public abstract class OutboxStoreContractTest {
     long a2 = enqueue(message("replay-a2").orderingKey("a").build());
     long a3 = enqueue(message("replay-a3").orderingKey("a").build());
     ClaimedMessage c = claimExactlyOne(LEASE);
-    assertTrue(store.markDead(c, new AttemptRecord(Duration.ofMillis(1), "HTTP 400", "bad", "400")));
+    assertTrue(
+        store.markDead(c, new AttemptRecord(Duration.ofMillis(1), "HTTP 400", "bad", "400")));
     ClaimedMessage c2 = claimExactlyOne(LEASE);
     assertEquals(a2, c2.id());
     assertTrue(store.markDelivered(c2, AttemptRecord.success(Duration.ofMillis(1), "200")));
@@ -404,18 +461,26 @@ public abstract class OutboxStoreContractTest {
     assertEquals(List.of(a1, b1), ids(heads));
 
     ClaimRequest handOver = ClaimRequest.of(1, LEASE);
-    DeliveryBatch batch = store.markDeliveredAll(heads.stream().map(m -> new DeliveredJob(m,
-        AttemptRecord.success(Duration.ofMillis(1), "200"))).toList(), handOver);
+    DeliveryBatch batch =
+        store.markDeliveredAll(
+            heads.stream()
+                .map(m -> new DeliveredJob(m, AttemptRecord.success(Duration.ofMillis(1), "200")))
+                .toList(),
+            handOver);
     assertEquals(Set.of(a1, b1), batch.completed());
-    assertEquals(List.of(a2), ids(batch.handedOver()), "at most the hand-over's limit, key a first");
+    assertEquals(
+        List.of(a2), ids(batch.handedOver()), "at most the hand-over's limit, key a first");
     ClaimedMessage next = batch.handedOver().get(0);
     assertEquals(handOver.token(), next.claimToken());
     assertEquals('W', row(a2).state());
     assertEquals(next.claimToken(), row(a2).claimToken());
-    assertEquals(List.of(b2), ids(claim(10, LEASE)), "b2 became the head without being handed over");
+    assertEquals(
+        List.of(b2), ids(claim(10, LEASE)), "b2 became the head without being handed over");
 
-    DeliveryBatch last = store.markDeliveredAll(List.of(new DeliveredJob(next,
-        AttemptRecord.success(Duration.ofMillis(1), "200"))), null);
+    DeliveryBatch last =
+        store.markDeliveredAll(
+            List.of(new DeliveredJob(next, AttemptRecord.success(Duration.ofMillis(1), "200"))),
+            null);
     assertEquals(List.of(), last.handedOver(), "no hand-over asked (no room): nothing claimed");
     assertEquals(List.of(a3), ids(claim(10, LEASE)), "the next claim finds it");
   }
@@ -437,46 +502,71 @@ public abstract class OutboxStoreContractTest {
       List<Future<?>> producers = new ArrayList<>();
       for (int k = 0; k < keys; k++) {
         String key = "k" + k;
-        producers.add(pool.submit(() -> {
-          for (int i = 0; i < perKey; i++) {
-            enqueue(message("conc-" + key + "-" + i).orderingKey(key).build());
-          }
-          return null;
-        }));
+        producers.add(
+            pool.submit(
+                () -> {
+                  for (int i = 0; i < perKey; i++) {
+                    enqueue(message("conc-" + key + "-" + i).orderingKey(key).build());
+                  }
+                  return null;
+                }));
       }
       for (int p = 0; p < 2; p++) {
         int producer = p;
-        producers.add(pool.submit(() -> {
-          for (int i = 0; i < perKey; i++) {
-            enqueue(message("conc-shared-" + producer + "-" + i).orderingKey("shared").build());
-          }
-          return null;
-        }));
+        producers.add(
+            pool.submit(
+                () -> {
+                  for (int i = 0; i < perKey; i++) {
+                    enqueue(
+                        message("conc-shared-" + producer + "-" + i).orderingKey("shared").build());
+                  }
+                  return null;
+                }));
       }
       int total = (keys + 2) * perKey;
       AtomicInteger sent = new AtomicInteger();
       List<Future<?>> claimers = new ArrayList<>();
       for (int r = 0; r < 3; r++) {
-        claimers.add(pool.submit(() -> {
-          JdbcOutboxStore relay = JdbcOutboxStore.create(dataSource(), tables());
-          long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-          while (sent.get() < total && System.nanoTime() < deadline) {
-            List<ClaimedMessage> batch = relay.claimBatch(ClaimRequest.of(8, LEASE));
-            for (ClaimedMessage m : batch) {
-              List<Long> order = claimedOrder.computeIfAbsent(m.orderingKey(),
-                  x -> Collections.synchronizedList(new ArrayList<>()));
-              Long previous = order.isEmpty() ? null : order.get(order.size() - 1);
-              if (previous != null && !"shared".equals(m.orderingKey()) && row(previous).state() != 'S') {
-                violations.add(m.id() + " claimed while " + previous + " of key " + m.orderingKey()
-                    + " was unfinished");
-              }
-              order.add(m.id());
-            }
-            sent.addAndGet(relay.markDeliveredAll(batch.stream().map(m -> new DeliveredJob(m,
-                AttemptRecord.success(Duration.ofMillis(1), "200"))).toList()).size());
-          }
-          return null;
-        }));
+        claimers.add(
+            pool.submit(
+                () -> {
+                  JdbcOutboxStore relay = JdbcOutboxStore.create(dataSource(), tables());
+                  long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+                  while (sent.get() < total && System.nanoTime() < deadline) {
+                    List<ClaimedMessage> batch = relay.claimBatch(ClaimRequest.of(8, LEASE));
+                    for (ClaimedMessage m : batch) {
+                      List<Long> order =
+                          claimedOrder.computeIfAbsent(
+                              m.orderingKey(),
+                              x -> Collections.synchronizedList(new ArrayList<>()));
+                      Long previous = order.isEmpty() ? null : order.get(order.size() - 1);
+                      if (previous != null
+                          && !"shared".equals(m.orderingKey())
+                          && row(previous).state() != 'S') {
+                        violations.add(
+                            m.id()
+                                + " claimed while "
+                                + previous
+                                + " of key "
+                                + m.orderingKey()
+                                + " was unfinished");
+                      }
+                      order.add(m.id());
+                    }
+                    sent.addAndGet(
+                        relay
+                            .markDeliveredAll(
+                                batch.stream()
+                                    .map(
+                                        m ->
+                                            new DeliveredJob(
+                                                m,
+                                                AttemptRecord.success(Duration.ofMillis(1), "200")))
+                                    .toList())
+                            .size());
+                  }
+                  return null;
+                }));
       }
       for (Future<?> f : producers) {
         f.get(60, TimeUnit.SECONDS);
@@ -485,7 +575,8 @@ public abstract class OutboxStoreContractTest {
         f.get(90, TimeUnit.SECONDS);
       }
       assertEquals(List.of(), List.copyOf(violations));
-      assertEquals(counts(0, 0, total, 0, 0), admin.countByState(), "every job sent, none left waiting");
+      assertEquals(
+          counts(0, 0, total, 0, 0), admin.countByState(), "every job sent, none left waiting");
       for (int k = 0; k < keys; k++) {
         List<Long> order = claimedOrder.get("k" + k);
         assertEquals(order.stream().sorted().toList(), order, "key k" + k + " in id order");
@@ -510,7 +601,8 @@ public abstract class OutboxStoreContractTest {
     assertEquals(ready.subList(0, 3), ids(claimed), "the three lowest ids, ascending");
     for (ClaimedMessage c : claimed) {
       StoredMessage m = row(c.id());
-      assertAll("message " + c.id(),
+      assertAll(
+          "message " + c.id(),
           () -> assertEquals('W', m.state()),
           () -> assertEquals(request.token(), m.claimToken()),
           () -> assertEquals(request.token(), c.claimToken()),
@@ -542,7 +634,8 @@ public abstract class OutboxStoreContractTest {
     assertEquals(ready.subList(3, 5), ids(b), "only the two rows still ready");
     assertTrue(b.stream().allMatch(c -> c.claimToken().equals(second.token())));
     for (ClaimedMessage c : a) {
-      assertEquals(first.token(), row(c.id()).claimToken(), "a later claim must not re-stamp a W row");
+      assertEquals(
+          first.token(), row(c.id()).claimToken(), "a later claim must not re-stamp a W row");
     }
     assertEquals(List.of(), claim(10, LEASE));
   }
@@ -589,7 +682,8 @@ public abstract class OutboxStoreContractTest {
       }
 
       List<ClaimedMessage> claimed =
-          assertTimeoutPreemptively(Duration.ofSeconds(10), () -> claim(10, LEASE), "claim must not wait");
+          assertTimeoutPreemptively(
+              Duration.ofSeconds(10), () -> claim(10, LEASE), "claim must not wait");
       assertEquals(ready.subList(3, 6), ids(claimed), "only the rows nobody else holds");
       for (long id : locked) {
         assertEquals('R', row(id).state());
@@ -614,23 +708,26 @@ public abstract class OutboxStoreContractTest {
         // One store per claimer, like separate relays; every call takes its own connection.
         JdbcOutboxStore own = new JdbcOutboxStore(ds, store.dialect());
         Random random = new Random(w);
-        workers.add(pool.submit(() -> {
-          start.await();
-          int batches = 0;
-          while (true) {
-            int limit = 10 + random.nextInt(41);
-            List<ClaimedMessage> batch = own.claimBatch(ClaimRequest.of(limit, LEASE));
-            if (batch.isEmpty()) {
-              return batches;
-            }
-            assertTrue(batch.size() <= limit, "claimed " + batch.size() + " with limit " + limit);
-            for (ClaimedMessage c : batch) {
-              claimedIds.add(c.id());
-              tokenById.put(c.id(), c.claimToken());
-            }
-            batches++;
-          }
-        }));
+        workers.add(
+            pool.submit(
+                () -> {
+                  start.await();
+                  int batches = 0;
+                  while (true) {
+                    int limit = 10 + random.nextInt(41);
+                    List<ClaimedMessage> batch = own.claimBatch(ClaimRequest.of(limit, LEASE));
+                    if (batch.isEmpty()) {
+                      return batches;
+                    }
+                    assertTrue(
+                        batch.size() <= limit, "claimed " + batch.size() + " with limit " + limit);
+                    for (ClaimedMessage c : batch) {
+                      claimedIds.add(c.id());
+                      tokenById.put(c.id(), c.claimToken());
+                    }
+                    batches++;
+                  }
+                }));
       }
       start.countDown();
       for (Future<Integer> worker : workers) {
@@ -642,11 +739,21 @@ public abstract class OutboxStoreContractTest {
 
     List<Long> all = new ArrayList<>(claimedIds);
     Set<Long> distinct = new HashSet<>(all);
-    assertEquals(jobs, all.size(), "claims returned " + all.size() + " rows for " + jobs + " jobs"
-        + " (duplicates: " + (all.size() - distinct.size()) + ")");
+    assertEquals(
+        jobs,
+        all.size(),
+        "claims returned "
+            + all.size()
+            + " rows for "
+            + jobs
+            + " jobs"
+            + " (duplicates: "
+            + (all.size() - distinct.size())
+            + ")");
     assertEquals(ready, distinct, "every job claimed, none lost");
     assertEquals(counts(0, jobs, 0, 0, 0), admin.countByState());
-    assertEquals(tokenById, storedTokens(), "each row carries the token of the claim that returned it");
+    assertEquals(
+        tokenById, storedTokens(), "each row carries the token of the claim that returned it");
   }
 
   /**
@@ -656,7 +763,8 @@ public abstract class OutboxStoreContractTest {
    * retries them instead of surfacing the error to the relay.
    */
   @Test
-  void relaysClaimingCompletingAndReapingTogetherDeliverEveryJobOnceWithoutErrors() throws Exception {
+  void relaysClaimingCompletingAndReapingTogetherDeliverEveryJobOnceWithoutErrors()
+      throws Exception {
     int jobs = clusterJobs();
     int relays = 6;
     Set<Long> ready = new HashSet<>(TestDatabases.insertReady(ds, jobs));
@@ -669,46 +777,57 @@ public abstract class OutboxStoreContractTest {
       for (int w = 0; w < relays; w++) {
         JdbcOutboxStore own = new JdbcOutboxStore(ds, store.dialect());
         Random random = new Random(w);
-        workers.add(pool.submit(() -> {
-          start.await();
-          while (true) {
-            List<ClaimedMessage> batch;
-            try {
-              batch = own.claimBatch(ClaimRequest.of(1 + random.nextInt(20), LEASE));
-            } catch (RuntimeException e) {
-              errors.add(e);
-              return null;
-            }
-            if (batch.isEmpty()) {
-              return null;
-            }
-            for (ClaimedMessage c : batch) {
-              try {
-                if (own.markDelivered(c, AttemptRecord.success(Duration.ofMillis(1), "200"))) {
-                  delivered.add(c.id());
-                } else {
-                  errors.add(new AssertionError("lost the claim of " + c.id() + " without any expiry"));
-                }
-              } catch (RuntimeException e) {
-                errors.add(e);
-              }
-            }
-          }
-        }));
+        workers.add(
+            pool.submit(
+                () -> {
+                  start.await();
+                  while (true) {
+                    List<ClaimedMessage> batch;
+                    try {
+                      batch = own.claimBatch(ClaimRequest.of(1 + random.nextInt(20), LEASE));
+                    } catch (RuntimeException e) {
+                      errors.add(e);
+                      return null;
+                    }
+                    if (batch.isEmpty()) {
+                      return null;
+                    }
+                    for (ClaimedMessage c : batch) {
+                      try {
+                        if (own.markDelivered(
+                            c, AttemptRecord.success(Duration.ofMillis(1), "200"))) {
+                          delivered.add(c.id());
+                        } else {
+                          errors.add(
+                              new AssertionError(
+                                  "lost the claim of " + c.id() + " without any expiry"));
+                        }
+                      } catch (RuntimeException e) {
+                        errors.add(e);
+                      }
+                    }
+                  }
+                }));
       }
       JdbcOutboxStore reaper = new JdbcOutboxStore(ds, store.dialect());
-      Future<?> reaping = pool.submit(() -> {
-        start.await();
-        while (workers.stream().anyMatch(f -> !f.isDone())) {
-          try {
-            assertEquals(new ReapResult(0, 0), reaper.releaseExpiredLeases(5, 100), "no lease expired");
-          } catch (RuntimeException e) {
-            errors.add(e);
-          }
-          TimeSpans.letPass(Duration.ofMillis(5)); // the reaper's own schedule while the workers run
-        }
-        return null;
-      });
+      Future<?> reaping =
+          pool.submit(
+              () -> {
+                start.await();
+                while (workers.stream().anyMatch(f -> !f.isDone())) {
+                  try {
+                    assertEquals(
+                        new ReapResult(0, 0),
+                        reaper.releaseExpiredLeases(5, 100),
+                        "no lease expired");
+                  } catch (RuntimeException e) {
+                    errors.add(e);
+                  }
+                  TimeSpans.letPass(
+                      Duration.ofMillis(5)); // the reaper's own schedule while the workers run
+                }
+                return null;
+              });
       start.countDown();
       for (Future<?> worker : workers) {
         worker.get(180, TimeUnit.SECONDS);
@@ -723,8 +842,11 @@ public abstract class OutboxStoreContractTest {
     assertEquals(jobs, all.size(), "deliveries for " + jobs + " jobs");
     assertEquals(ready, new HashSet<>(all), "every job delivered once");
     assertEquals(counts(0, 0, jobs, 0, 0), admin.countByState());
-    assertEquals(jobs, TestDatabases.queryLong(ds,
-        "SELECT COUNT(*) FROM outbox_attempt WHERE outcome = 'DELIVERED'"), "one attempt row per job");
+    assertEquals(
+        jobs,
+        TestDatabases.queryLong(
+            ds, "SELECT COUNT(*) FROM outbox_attempt WHERE outcome = 'DELIVERED'"),
+        "one attempt row per job");
   }
 
   // ---- token-checked transitions -------------------------------------------------------------
@@ -735,8 +857,10 @@ public abstract class OutboxStoreContractTest {
     ClaimedMessage c = claimExactlyOne(LEASE);
 
     Instant before = admin.databaseNow();
-    assertTrue(store.markDelivered(c,
-        AttemptRecord.success(Duration.ofMillis(150), "202 Accepted").madeBy(RELAY_INSTANCE)));
+    assertTrue(
+        store.markDelivered(
+            c,
+            AttemptRecord.success(Duration.ofMillis(150), "202 Accepted").madeBy(RELAY_INSTANCE)));
     Instant after = admin.databaseNow();
 
     StoredMessage m = assertSentOnFirstAttempt(id, before, after);
@@ -747,14 +871,19 @@ public abstract class OutboxStoreContractTest {
         () -> assertEquals(AttemptOutcome.DELIVERED, a.outcome()),
         () -> assertEquals(c.claimToken(), a.claimToken()),
         () -> assertEquals("202 Accepted", a.responseSummary()),
-        () -> assertEquals(RELAY_INSTANCE, a.relayInstance(), "the relay that made the attempt (V7)"),
+        () ->
+            assertEquals(RELAY_INSTANCE, a.relayInstance(), "the relay that made the attempt (V7)"),
         () -> assertNull(a.errorClass()),
         () -> assertNull(a.errorMessage()),
         () -> assertBetween(before, after, a.finishedAt(), "finished_at"),
-        () -> assertEquals(Duration.ofMillis(150), Duration.between(a.startedAt(), a.finishedAt()),
-            "started_at = finished_at - elapsed"));
+        () ->
+            assertEquals(
+                Duration.ofMillis(150),
+                Duration.between(a.startedAt(), a.finishedAt()),
+                "started_at = finished_at - elapsed"));
 
-    assertFalse(store.markDelivered(c, AttemptRecord.success(Duration.ofMillis(1), "202")),
+    assertFalse(
+        store.markDelivered(c, AttemptRecord.success(Duration.ofMillis(1), "202")),
         "a second completion of the same claim changes nothing");
     assertEquals(m, row(id));
     assertEquals(List.of(AttemptOutcome.DELIVERED, AttemptOutcome.STALE), outcomes(id));
@@ -765,7 +894,8 @@ public abstract class OutboxStoreContractTest {
     long id = TestDatabases.insertReady(ds, 1).get(0);
     ClaimedMessage c = claimExactlyOne(LEASE);
     AttemptRecord timeout =
-        new AttemptRecord(Duration.ofMillis(20), "java.net.SocketTimeoutException", "read timed out", null);
+        new AttemptRecord(
+            Duration.ofMillis(20), "java.net.SocketTimeoutException", "read timed out", null);
 
     Instant before = admin.databaseNow();
     assertTrue(store.markForRetry(c, Duration.ofSeconds(10), timeout));
@@ -774,7 +904,9 @@ public abstract class OutboxStoreContractTest {
     StoredMessage m = row(id);
     assertAll(
         () -> assertEquals('R', m.state()),
-        () -> assertBetween(before.plusSeconds(10), after.plusSeconds(10), m.deliverAfter(), "deliver_after"),
+        () ->
+            assertBetween(
+                before.plusSeconds(10), after.plusSeconds(10), m.deliverAfter(), "deliver_after"),
         () -> assertEquals(1, m.attempts()),
         () -> assertEquals("java.net.SocketTimeoutException: read timed out", m.lastError()),
         () -> assertNull(m.claimToken()),
@@ -801,7 +933,9 @@ public abstract class OutboxStoreContractTest {
     long id = TestDatabases.insertReady(ds, 1).get(0);
     ClaimedMessage c = claimExactlyOne(LEASE);
 
-    assertTrue(store.markDead(c, new AttemptRecord(Duration.ofMillis(5), "HTTP 400", "bad request", "400 {}")));
+    assertTrue(
+        store.markDead(
+            c, new AttemptRecord(Duration.ofMillis(5), "HTTP 400", "bad request", "400 {}")));
 
     StoredMessage m = row(id);
     assertAll(
@@ -826,23 +960,29 @@ public abstract class OutboxStoreContractTest {
     AttemptRecord failure = new AttemptRecord(Duration.ofMillis(3), "IOException", "reset", null);
 
     assertAll(
-        () -> assertFalse(store.markDelivered(stale, AttemptRecord.success(Duration.ofMillis(3), "200")),
-            "markDelivered"),
+        () ->
+            assertFalse(
+                store.markDelivered(stale, AttemptRecord.success(Duration.ofMillis(3), "200")),
+                "markDelivered"),
         () -> assertFalse(store.renewLease(id, wrong, LEASE), "renewLease"),
-        () -> assertFalse(store.markForRetry(stale, Duration.ofSeconds(1), failure), "markForRetry"),
+        () ->
+            assertFalse(store.markForRetry(stale, Duration.ofSeconds(1), failure), "markForRetry"),
         () -> assertFalse(store.markDead(stale, failure), "markDead"),
         () -> assertFalse(store.release(id, wrong), "release"));
 
     assertEquals(before, row(id), "row unchanged");
     List<StoredAttempt> attempts = admin.attempts(id);
-    assertEquals(List.of(AttemptOutcome.STALE, AttemptOutcome.STALE, AttemptOutcome.STALE), outcomes(id),
+    assertEquals(
+        List.of(AttemptOutcome.STALE, AttemptOutcome.STALE, AttemptOutcome.STALE),
+        outcomes(id),
         "each lost completion is recorded as STALE, never as its outcome");
     StoredAttempt staleDelivery = attempts.get(0);
     assertEquals(wrong, staleDelivery.claimToken());
     assertEquals(1, staleDelivery.attemptNo());
     assertEquals("200", staleDelivery.responseSummary());
 
-    assertTrue(store.markDelivered(real, AttemptRecord.success(Duration.ofMillis(3), "200")),
+    assertTrue(
+        store.markDelivered(real, AttemptRecord.success(Duration.ofMillis(3), "200")),
         "the real owner still completes");
     assertEquals('S', row(id).state());
   }
@@ -852,14 +992,18 @@ public abstract class OutboxStoreContractTest {
     List<Long> ids = TestDatabases.insertReady(ds, 4);
     List<ClaimedMessage> first = claim(2, LEASE);
     List<ClaimedMessage> second = claim(2, LEASE);
-    assertNotEquals(first.get(0).claimToken(), second.get(0).claimToken(), "two claims, two tokens");
+    assertNotEquals(
+        first.get(0).claimToken(), second.get(0).claimToken(), "two claims, two tokens");
     ClaimedMessage stale = withToken(second.get(1), UUID.randomUUID());
     StoredMessage staleBefore = row(stale.id());
-    List<DeliveredJob> batch = List.of(
-        new DeliveredJob(second.get(0), AttemptRecord.success(Duration.ofMillis(7), "200")),
-        new DeliveredJob(first.get(1), AttemptRecord.success(Duration.ofMillis(5), "201").madeBy(RELAY_INSTANCE)),
-        new DeliveredJob(stale, AttemptRecord.success(Duration.ofMillis(3), "202")),
-        new DeliveredJob(first.get(0), AttemptRecord.success(Duration.ofMillis(1), "203")));
+    List<DeliveredJob> batch =
+        List.of(
+            new DeliveredJob(second.get(0), AttemptRecord.success(Duration.ofMillis(7), "200")),
+            new DeliveredJob(
+                first.get(1),
+                AttemptRecord.success(Duration.ofMillis(5), "201").madeBy(RELAY_INSTANCE)),
+            new DeliveredJob(stale, AttemptRecord.success(Duration.ofMillis(3), "202")),
+            new DeliveredJob(first.get(0), AttemptRecord.success(Duration.ofMillis(1), "203")));
 
     Instant before = admin.databaseNow();
     Set<Long> done = store.markDeliveredAll(batch);
@@ -871,16 +1015,24 @@ public abstract class OutboxStoreContractTest {
       assertEquals(List.of(AttemptOutcome.DELIVERED), outcomes(id));
     }
     assertEquals("201", onlyAttempt(ids.get(1)).responseSummary());
-    assertEquals(RELAY_INSTANCE, onlyAttempt(ids.get(1)).relayInstance(), "the batch records each job's relay");
+    assertEquals(
+        RELAY_INSTANCE,
+        onlyAttempt(ids.get(1)).relayInstance(),
+        "the batch records each job's relay");
     assertEquals(staleBefore, row(stale.id()), "the job whose token is stale is untouched");
     StoredAttempt staleAttempt = onlyAttempt(stale.id());
     assertEquals(AttemptOutcome.STALE, staleAttempt.outcome());
     assertEquals(stale.claimToken(), staleAttempt.claimToken());
 
-    assertEquals(Set.of(), store.markDeliveredAll(batch), "a repeated batch completes nothing twice");
+    assertEquals(
+        Set.of(), store.markDeliveredAll(batch), "a repeated batch completes nothing twice");
     assertEquals(counts(0, 1, 3, 0, 0), admin.countByState());
-    assertEquals(Set.of(ids.get(3)), store.markDeliveredAll(
-        List.of(new DeliveredJob(second.get(1), AttemptRecord.success(Duration.ofMillis(1), "200")))),
+    assertEquals(
+        Set.of(ids.get(3)),
+        store.markDeliveredAll(
+            List.of(
+                new DeliveredJob(
+                    second.get(1), AttemptRecord.success(Duration.ofMillis(1), "200")))),
         "the real owner still completes");
   }
 
@@ -892,8 +1044,11 @@ public abstract class OutboxStoreContractTest {
     assertEquals(new ReapResult(2, 0), store.releaseExpiredLeases(10, 10));
     List<ClaimedMessage> again = claim(2, LEASE);
 
-    Set<Long> done = store.markDeliveredAll(old.stream()
-        .map(m -> new DeliveredJob(m, AttemptRecord.success(Duration.ofMillis(1), "late"))).toList());
+    Set<Long> done =
+        store.markDeliveredAll(
+            old.stream()
+                .map(m -> new DeliveredJob(m, AttemptRecord.success(Duration.ofMillis(1), "late")))
+                .toList());
 
     assertEquals(Set.of(), done);
     for (ClaimedMessage m : again) {
@@ -905,8 +1060,10 @@ public abstract class OutboxStoreContractTest {
   @Test
   void aLargeBatchedDeliveryCompletesEveryJob() {
     TestDatabases.insertReady(ds, 150);
-    List<DeliveredJob> batch = claim(150, LEASE).stream()
-        .map(m -> new DeliveredJob(m, AttemptRecord.success(Duration.ofMillis(1), "200"))).toList();
+    List<DeliveredJob> batch =
+        claim(150, LEASE).stream()
+            .map(m -> new DeliveredJob(m, AttemptRecord.success(Duration.ofMillis(1), "200")))
+            .toList();
 
     assertEquals(150, store.markDeliveredAll(batch).size());
     assertEquals(counts(0, 0, 150, 0, 0), admin.countByState());
@@ -922,7 +1079,8 @@ public abstract class OutboxStoreContractTest {
 
     assertFalse(store.release(b.id(), a.claimToken()));
     assertFalse(store.renewLease(b.id(), a.claimToken(), Duration.ofHours(1)));
-    assertFalse(store.markDelivered(bWithTokenOfA, AttemptRecord.success(Duration.ofMillis(1), "200")));
+    assertFalse(
+        store.markDelivered(bWithTokenOfA, AttemptRecord.success(Duration.ofMillis(1), "200")));
 
     assertEquals(before, row(b.id()));
     assertEquals('W', row(a.id()).state(), "the other row is untouched as well");
@@ -943,12 +1101,17 @@ public abstract class OutboxStoreContractTest {
     StoredMessage lostBefore = row(lost.id());
 
     Instant before = admin.databaseNow();
-    assertEquals(Set.of(mine.get(0).id(), mine.get(1).id()), store.renewLeases(held, Duration.ofMinutes(2)),
+    assertEquals(
+        Set.of(mine.get(0).id(), mine.get(1).id()),
+        store.renewLeases(held, Duration.ofMinutes(2)),
         "a finished job and a claim under another token are not renewed");
     Instant after = admin.databaseNow();
 
     for (ClaimedMessage m : mine.subList(0, 2)) {
-      assertBetween(before.plus(Duration.ofMinutes(2)), after.plus(Duration.ofMinutes(2)), row(m.id()).leaseUntil(),
+      assertBetween(
+          before.plus(Duration.ofMinutes(2)),
+          after.plus(Duration.ofMinutes(2)),
+          row(m.id()).leaseUntil(),
           "lease_until of " + m.id());
     }
     assertEquals(lostBefore, row(lost.id()), "the row of a lost claim is untouched");
@@ -960,13 +1123,27 @@ public abstract class OutboxStoreContractTest {
   void anAttemptRecordsTheRealStartOfItsSendAndCanBeReadBackUnderItsToken() {
     long id = TestDatabases.insertReady(ds, 1).get(0);
     ClaimedMessage c = claimExactlyOne(LEASE);
-    Instant start = admin.databaseNow().minus(Duration.ofSeconds(7)).truncatedTo(java.time.temporal.ChronoUnit.MILLIS);
-    assertEquals(Set.of(), store.recordedUnder(List.of(c), AttemptOutcome.DELIVERED), "nothing recorded yet");
-    assertTrue(store.markDelivered(c, AttemptRecord.success(Duration.ofMillis(150), "200").startedAt(start)));
+    Instant start =
+        admin
+            .databaseNow()
+            .minus(Duration.ofSeconds(7))
+            .truncatedTo(java.time.temporal.ChronoUnit.MILLIS);
+    assertEquals(
+        Set.of(),
+        store.recordedUnder(List.of(c), AttemptOutcome.DELIVERED),
+        "nothing recorded yet");
+    assertTrue(
+        store.markDelivered(
+            c, AttemptRecord.success(Duration.ofMillis(150), "200").startedAt(start)));
 
-    assertEquals(start, onlyAttempt(id).startedAt(), "started_at is when the send started, not recording minus elapsed");
+    assertEquals(
+        start,
+        onlyAttempt(id).startedAt(),
+        "started_at is when the send started, not recording minus elapsed");
     assertEquals(Set.of(id), store.recordedUnder(List.of(c), AttemptOutcome.DELIVERED));
-    assertEquals(Set.of(), store.recordedUnder(List.of(withToken(c, UUID.randomUUID())), AttemptOutcome.DELIVERED),
+    assertEquals(
+        Set.of(),
+        store.recordedUnder(List.of(withToken(c, UUID.randomUUID())), AttemptOutcome.DELIVERED),
         "another claim's token did not record it");
     assertEquals(Set.of(), store.recordedUnder(List.of(c), AttemptOutcome.RETRY));
   }
@@ -981,7 +1158,10 @@ public abstract class OutboxStoreContractTest {
     Instant after = admin.databaseNow();
 
     StoredMessage m = row(id);
-    assertBetween(before.plus(Duration.ofMinutes(2)), after.plus(Duration.ofMinutes(2)), m.leaseUntil(),
+    assertBetween(
+        before.plus(Duration.ofMinutes(2)),
+        after.plus(Duration.ofMinutes(2)),
+        m.leaseUntil(),
         "lease_until");
     assertEquals('W', m.state());
     assertEquals(c.claimToken(), m.claimToken());
@@ -1028,15 +1208,20 @@ public abstract class OutboxStoreContractTest {
 
     for (ClaimedMessage c : expiring) {
       StoredMessage m = row(c.id());
-      assertAll("message " + c.id(),
+      assertAll(
+          "message " + c.id(),
           () -> assertEquals('R', m.state()),
           () -> assertEquals(1, m.attempts()),
           () -> assertNull(m.claimToken()),
           () -> assertNull(m.leaseUntil()),
-          () -> assertTrue(m.lastError().contains("lease expired")
-              && m.lastError().contains(c.claimToken().toString()), m.lastError()));
+          () ->
+              assertTrue(
+                  m.lastError().contains("lease expired")
+                      && m.lastError().contains(c.claimToken().toString()),
+                  m.lastError()));
       StoredAttempt a = onlyAttempt(c.id());
-      assertAll("attempt of " + c.id(),
+      assertAll(
+          "attempt of " + c.id(),
           () -> assertEquals(AttemptOutcome.LEASE_EXPIRED, a.outcome()),
           () -> assertEquals(1, a.attemptNo()),
           () -> assertEquals(c.claimToken(), a.claimToken()),
@@ -1047,7 +1232,8 @@ public abstract class OutboxStoreContractTest {
 
     ClaimedMessage old = expiring.get(0);
     AttemptRecord late = AttemptRecord.success(Duration.ofMillis(500), "200");
-    assertAll("the old owner has lost the job",
+    assertAll(
+        "the old owner has lost the job",
         () -> assertFalse(store.markDelivered(old, late), "markDelivered"),
         () -> assertFalse(store.renewLease(old.id(), old.claimToken(), LEASE), "renewLease"),
         () -> assertFalse(store.markForRetry(old, Duration.ZERO, late), "markForRetry"),
@@ -1058,7 +1244,8 @@ public abstract class OutboxStoreContractTest {
     List<ClaimedMessage> reclaimed = claim(10, LEASE);
     assertEquals(ready, ids(reclaimed));
     for (ClaimedMessage c : reclaimed) {
-      assertTrue(expiring.stream().noneMatch(e -> e.claimToken().equals(c.claimToken())), "a new token");
+      assertTrue(
+          expiring.stream().noneMatch(e -> e.claimToken().equals(c.claimToken())), "a new token");
       assertEquals(1, c.attempts());
       assertEquals(2, c.attemptNo());
     }
@@ -1131,7 +1318,9 @@ public abstract class OutboxStoreContractTest {
     for (ClaimedMessage c : claimed.subList(0, 13)) {
       assertTrue(store.markDelivered(c, AttemptRecord.success(Duration.ofMillis(1), "200")));
     }
-    assertTrue(store.markDead(claimed.get(13), new AttemptRecord(Duration.ofMillis(1), "HTTP 422", "no", null)));
+    assertTrue(
+        store.markDead(
+            claimed.get(13), new AttemptRecord(Duration.ofMillis(1), "HTTP 422", "no", null)));
     long working = ids.get(14);
     long fresh = TestDatabases.insertReady(ds, 1).get(0);
 
@@ -1144,25 +1333,45 @@ public abstract class OutboxStoreContractTest {
     String twoHoursAgo = TestDatabases.secondsAgo(ds, 7200);
     String threeHoursAgo = TestDatabases.secondsAgo(ds, 10800);
     for (long id : oldSent) {
-      TestDatabases.update(ds, "UPDATE outbox_message SET sent_at = " + twoHoursAgo + " WHERE id = ?", id);
+      TestDatabases.update(
+          ds, "UPDATE outbox_message SET sent_at = " + twoHoursAgo + " WHERE id = ?", id);
     }
     // Confirmed two hours ago, one of them without confirmed_at (its sent_at counts).
     for (long id : oldConfirmed) {
-      TestDatabases.update(ds, "UPDATE outbox_message SET state = 'C', sent_at = " + threeHoursAgo
-          + ", confirmed_at = " + (id == oldConfirmed.get(2) ? "NULL" : twoHoursAgo) + " WHERE id = ?", id);
+      TestDatabases.update(
+          ds,
+          "UPDATE outbox_message SET state = 'C', sent_at = "
+              + threeHoursAgo
+              + ", confirmed_at = "
+              + (id == oldConfirmed.get(2) ? "NULL" : twoHoursAgo)
+              + " WHERE id = ?",
+          id);
     }
     // Sent long ago but confirmed just now: kept, confirmed_at counts for C.
-    TestDatabases.update(ds, "UPDATE outbox_message SET state = 'C', sent_at = " + threeHoursAgo
-        + ", confirmed_at = " + TestDatabases.secondsAgo(ds, 10) + " WHERE id = ?", recentlyConfirmed);
+    TestDatabases.update(
+        ds,
+        "UPDATE outbox_message SET state = 'C', sent_at = "
+            + threeHoursAgo
+            + ", confirmed_at = "
+            + TestDatabases.secondsAgo(ds, 10)
+            + " WHERE id = ?",
+        recentlyConfirmed);
     // Unfinished jobs with an old sent_at (re-driven, dead, in flight again): never deleted.
-    TestDatabases.update(ds, "UPDATE outbox_message SET state = 'R', sent_at = " + twoHoursAgo + " WHERE id = ?",
+    TestDatabases.update(
+        ds,
+        "UPDATE outbox_message SET state = 'R', sent_at = " + twoHoursAgo + " WHERE id = ?",
         redriven);
     for (long id : List.of(dead, working, fresh)) {
-      TestDatabases.update(ds, "UPDATE outbox_message SET sent_at = " + twoHoursAgo + " WHERE id = ?", id);
+      TestDatabases.update(
+          ds, "UPDATE outbox_message SET sent_at = " + twoHoursAgo + " WHERE id = ?", id);
     }
     for (long id : List.of(oldSent.get(0), oldConfirmed.get(0), youngSent)) {
-      TestDatabases.update(ds, "INSERT INTO outbox_payload (message_id, body, size_bytes, sha256)"
-          + " VALUES (?, 'body', 4, ?)", id, "0".repeat(64));
+      TestDatabases.update(
+          ds,
+          "INSERT INTO outbox_payload (message_id, body, size_bytes, sha256)"
+              + " VALUES (?, 'body', 4, ?)",
+          id,
+          "0".repeat(64));
     }
     List<Long> old = new ArrayList<>(oldSent);
     old.addAll(oldConfirmed);
@@ -1179,7 +1388,9 @@ public abstract class OutboxStoreContractTest {
     assertEquals(Set.of(youngSent, recentlyConfirmed, redriven, dead, working, fresh), left);
     assertEquals(counts(2, 1, 1, 1, 1), admin.countByState());
     assertEquals(0, attemptCount(old), "attempts go with their job");
-    assertEquals(List.of(youngSent), TestDatabases.queryLongs(ds, "SELECT message_id FROM outbox_payload"),
+    assertEquals(
+        List.of(youngSent),
+        TestDatabases.queryLongs(ds, "SELECT message_id FROM outbox_payload"),
         "out-of-band bodies go with their job");
     assertEquals(1, admin.attempts(youngSent).size(), "a kept job keeps its attempts");
     assertEquals('W', row(working).state());
@@ -1188,7 +1399,9 @@ public abstract class OutboxStoreContractTest {
   private long attemptCount(List<Long> messageIds) {
     long n = 0;
     for (long id : messageIds) {
-      n += TestDatabases.queryLong(ds, "SELECT COUNT(*) FROM outbox_attempt WHERE message_id = ?", id);
+      n +=
+          TestDatabases.queryLong(
+              ds, "SELECT COUNT(*) FROM outbox_attempt WHERE message_id = ?", id);
     }
     return n;
   }
@@ -1204,7 +1417,8 @@ public abstract class OutboxStoreContractTest {
     store.markDead(claimed.get(1), new AttemptRecord(Duration.ofMillis(1), "HTTP 422", "no", null));
 
     assertEquals(counts(3, 1, 1, 0, 1), admin.countByState());
-    TestDatabases.update(ds, "UPDATE outbox_message SET state = 'C' WHERE id = ?", claimed.get(0).id());
+    TestDatabases.update(
+        ds, "UPDATE outbox_message SET state = 'C' WHERE id = ?", claimed.get(0).id());
     assertEquals(counts(3, 1, 0, 1, 1), admin.countByState());
   }
 
@@ -1217,7 +1431,8 @@ public abstract class OutboxStoreContractTest {
     List<Long> ready = TestDatabases.insertReady(ds, 2);
     TestDatabases.makeDue(ds, ready.get(1), 30);
     Duration age = admin.oldestReadyAge().orElseThrow();
-    assertTrue(age.compareTo(Duration.ofSeconds(30)) >= 0 && age.compareTo(Duration.ofSeconds(35)) < 0,
+    assertTrue(
+        age.compareTo(Duration.ofSeconds(30)) >= 0 && age.compareTo(Duration.ofSeconds(35)) < 0,
         "age " + age);
 
     claim(2, LEASE);
@@ -1229,18 +1444,30 @@ public abstract class OutboxStoreContractTest {
     TestDatabases.insertReady(ds, 1);
     ClaimedMessage c = claim(1, LEASE).get(0);
     // The first attempt started 20 s ago (by its recorded elapsed time) and failed: backoff 1 h.
-    assertTrue(store.markForRetry(c, Duration.ofHours(1),
-        new AttemptRecord(Duration.ofSeconds(20), "HTTP 503", "unavailable", null)));
-    Duration age = admin.oldestReadyAge().orElseThrow(
-        () -> new AssertionError("a job in backoff is still waiting to be delivered"));
-    assertTrue(age.compareTo(Duration.ofSeconds(20)) >= 0 && age.compareTo(Duration.ofSeconds(25)) < 0,
+    assertTrue(
+        store.markForRetry(
+            c,
+            Duration.ofHours(1),
+            new AttemptRecord(Duration.ofSeconds(20), "HTTP 503", "unavailable", null)));
+    Duration age =
+        admin
+            .oldestReadyAge()
+            .orElseThrow(
+                () -> new AssertionError("a job in backoff is still waiting to be delivered"));
+    assertTrue(
+        age.compareTo(Duration.ofSeconds(20)) >= 0 && age.compareTo(Duration.ofSeconds(25)) < 0,
         "age counts from the first attempt, not from the postponed deliver_after: " + age);
 
     assertEquals(List.of(), claim(1, LEASE), "the job is in backoff, not due");
-    TestDatabases.update(ds, "UPDATE outbox_message SET deliver_after = "
-        + TestDatabases.minusSeconds(ds, "deliver_after", 7200) + " WHERE id = ?", c.id());
+    TestDatabases.update(
+        ds,
+        "UPDATE outbox_message SET deliver_after = "
+            + TestDatabases.minusSeconds(ds, "deliver_after", 7200)
+            + " WHERE id = ?",
+        c.id());
     assertEquals(c.id(), claim(1, LEASE).get(0).id(), "due again and claimed");
-    assertTrue(admin.oldestReadyAge().orElseThrow().compareTo(Duration.ofSeconds(20)) >= 0,
+    assertTrue(
+        admin.oldestReadyAge().orElseThrow().compareTo(Duration.ofSeconds(20)) >= 0,
         "a retried job in flight again keeps its age");
   }
 
@@ -1256,40 +1483,56 @@ public abstract class OutboxStoreContractTest {
     TestDatabases.makeDue(ds, orders, 10);
 
     Map<String, DestinationBacklog> backlog = admin.backlogByDestination();
-    assertEquals(List.of(HTTP_BILLING, KAFKA_ORDERS), List.copyOf(backlog.keySet()), "destinations in name order");
-    assertEquals(3, backlog.get(HTTP_BILLING).ready(), "the three due jobs, not the one due in an hour");
+    assertEquals(
+        List.of(HTTP_BILLING, KAFKA_ORDERS),
+        List.copyOf(backlog.keySet()),
+        "destinations in name order");
+    assertEquals(
+        3, backlog.get(HTTP_BILLING).ready(), "the three due jobs, not the one due in an hour");
     assertBetweenSeconds(40, backlog.get(HTTP_BILLING).oldestReadyAge(), "billing's oldest");
     assertEquals(1, backlog.get(KAFKA_ORDERS).ready());
     assertBetweenSeconds(10, backlog.get(KAFKA_ORDERS).oldestReadyAge(), "orders' oldest");
-    assertEquals(admin.oldestReadyAge().orElseThrow().toMillis(), backlog.get(HTTP_BILLING).oldestReadyAge().toMillis(),
-        1000, "the per-source age is the oldest destination's (two statements, a moment apart)");
+    assertEquals(
+        admin.oldestReadyAge().orElseThrow().toMillis(),
+        backlog.get(HTTP_BILLING).oldestReadyAge().toMillis(),
+        1000,
+        "the per-source age is the oldest destination's (two statements, a moment apart)");
 
     // Billing's jobs claimed (lowest ids first): in flight on a first attempt, they no longer wait.
     List<ClaimedMessage> claimed = claim(3, LEASE);
-    assertEquals(Set.copyOf(billing), claimed.stream().map(ClaimedMessage::id).collect(java.util.stream.Collectors.toSet()));
+    assertEquals(
+        Set.copyOf(billing),
+        claimed.stream().map(ClaimedMessage::id).collect(java.util.stream.Collectors.toSet()));
     backlog = admin.backlogByDestination();
-    assertEquals(List.of(KAFKA_ORDERS), List.copyOf(backlog.keySet()), "billing drops out: " + backlog);
+    assertEquals(
+        List.of(KAFKA_ORDERS), List.copyOf(backlog.keySet()), "billing drops out: " + backlog);
     assertEquals(1, backlog.get(KAFKA_ORDERS).ready());
 
     // A billing job retried (in backoff) keeps billing's age from its first attempt, with 0 due.
     ClaimedMessage retried = claimed.get(0);
-    assertTrue(store.markForRetry(retried, Duration.ofHours(1),
-        new AttemptRecord(Duration.ofSeconds(20), "HTTP 503", "unavailable", null)));
+    assertTrue(
+        store.markForRetry(
+            retried,
+            Duration.ofHours(1),
+            new AttemptRecord(Duration.ofSeconds(20), "HTTP 503", "unavailable", null)));
     backlog = admin.backlogByDestination();
     assertEquals(0, backlog.get(HTTP_BILLING).ready(), "in backoff, not due: " + backlog);
     assertBetweenSeconds(20, backlog.get(HTTP_BILLING).oldestReadyAge(), "billing's retried job");
   }
 
   private static void assertBetweenSeconds(int expected, Duration age, String what) {
-    assertTrue(age.compareTo(Duration.ofSeconds(expected)) >= 0
-        && age.compareTo(Duration.ofSeconds(expected + 5)) < 0, what + ": " + age);
+    assertTrue(
+        age.compareTo(Duration.ofSeconds(expected)) >= 0
+            && age.compareTo(Duration.ofSeconds(expected + 5)) < 0,
+        what + ": " + age);
   }
 
   @Test
   void databaseNowFollowsTheRealClock() {
     Instant first = admin.databaseNow();
     Instant second = admin.databaseNow();
-    assertBetween(Instant.now().minusSeconds(5), Instant.now().plusSeconds(5), first, "database now");
+    assertBetween(
+        Instant.now().minusSeconds(5), Instant.now().plusSeconds(5), first, "database now");
     assertFalse(second.isBefore(first), first + " then " + second);
   }
 
@@ -1299,7 +1542,8 @@ public abstract class OutboxStoreContractTest {
   protected List<Boolean> keyWait(long... ids) {
     List<Boolean> waits = new ArrayList<>();
     try (Connection c = ds.getConnection();
-        PreparedStatement ps = c.prepareStatement("SELECT key_wait FROM outbox_message WHERE id = ?")) {
+        PreparedStatement ps =
+            c.prepareStatement("SELECT key_wait FROM outbox_message WHERE id = ?")) {
       for (long id : ids) {
         ps.setLong(1, id);
         try (ResultSet rs = ps.executeQuery()) {
@@ -1337,7 +1581,10 @@ public abstract class OutboxStoreContractTest {
     return store.claimBatch(ClaimRequest.of(limit, lease));
   }
 
-  /** Job {@code id} is sent ({@code S}) by its first attempt, completed between {@code before} and {@code after}; its row. */
+  /**
+   * Job {@code id} is sent ({@code S}) by its first attempt, completed between {@code before} and
+   * {@code after}; its row.
+   */
   private StoredMessage assertSentOnFirstAttempt(long id, Instant before, Instant after) {
     StoredMessage m = row(id);
     assertAll(
@@ -1372,8 +1619,18 @@ public abstract class OutboxStoreContractTest {
   }
 
   private static ClaimedMessage withToken(ClaimedMessage m, UUID token) {
-    return new ClaimedMessage(m.id(), m.operationId(), m.destination(), m.orderingKey(), m.payload(),
-        m.contentType(), m.headers(), m.attempts(), token, m.createdAt(), m.leaseUntil());
+    return new ClaimedMessage(
+        m.id(),
+        m.operationId(),
+        m.destination(),
+        m.orderingKey(),
+        m.payload(),
+        m.contentType(),
+        m.headers(),
+        m.attempts(),
+        token,
+        m.createdAt(),
+        m.leaseUntil());
   }
 
   protected static Map<Character, Long> counts(long r, long w, long s, long c, long d) {
@@ -1386,8 +1643,10 @@ public abstract class OutboxStoreContractTest {
 
   /** Waits (at most 5 s) until the database clock is past {@code instant}: leases expire by it. */
   private void awaitDatabaseClockPast(Instant instant) {
-    await("database clock past " + instant).atMost(Duration.ofSeconds(5))
-        .pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(20))
+    await("database clock past " + instant)
+        .atMost(Duration.ofSeconds(5))
+        .pollDelay(Duration.ZERO)
+        .pollInterval(Duration.ofMillis(20))
         .until(() -> admin.databaseNow().isAfter(instant));
   }
 
@@ -1409,7 +1668,8 @@ public abstract class OutboxStoreContractTest {
 
   protected static void assertBetween(Instant from, Instant to, Instant actual, String what) {
     assertNotNull(actual, what);
-    assertTrue(!actual.isBefore(from.minus(CLOCK_SLACK)) && !actual.isAfter(to.plus(CLOCK_SLACK)),
+    assertTrue(
+        !actual.isBefore(from.minus(CLOCK_SLACK)) && !actual.isAfter(to.plus(CLOCK_SLACK)),
         what + " " + actual + " not within [" + from + ", " + to + "]");
   }
 }

@@ -17,15 +17,15 @@ import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.NewTopic;
-import org.awaitility.core.ConditionTimeoutException;
 import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
+import org.awaitility.core.ConditionTimeoutException;
 
 /**
- * A real single-node Kafka broker in KRaft mode (broker and controller in one process), run
- * from Maven Central's Kafka jars with {@code kafka.Kafka}, on free loopback ports. The test
- * classpath comes from {@code target/test-classpath.txt} (written by the build). {@link #stop()}
- * kills it; {@link #start()} brings the same node back on the same ports and data. {@link #shared()}
- * is the one broker of a test JVM.
+ * A real single-node Kafka broker in KRaft mode (broker and controller in one process), run from
+ * Maven Central's Kafka jars with {@code kafka.Kafka}, on free loopback ports. The test classpath
+ * comes from {@code target/test-classpath.txt} (written by the build). {@link #stop()} kills it;
+ * {@link #start()} brings the same node back on the same ports and data. {@link #shared()} is the
+ * one broker of a test JVM.
  */
 public final class KafkaBroker implements AutoCloseable {
   private static KafkaBroker shared;
@@ -57,12 +57,16 @@ public final class KafkaBroker implements AutoCloseable {
   public static synchronized KafkaBroker shared() throws Exception {
     if (shared == null) {
       KafkaBroker b = startFresh(Path.of("target", "kafka-shared"));
-      Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-        Process p = b.process;
-        if (p != null) {
-          p.destroyForcibly();
-        }
-      }, "kafka-shared-stop"));
+      Runtime.getRuntime()
+          .addShutdownHook(
+              new Thread(
+                  () -> {
+                    Process p = b.process;
+                    if (p != null) {
+                      p.destroyForcibly();
+                    }
+                  },
+                  "kafka-shared-stop"));
       shared = b;
     } else {
       shared.startUnlessRunning();
@@ -85,7 +89,8 @@ public final class KafkaBroker implements AutoCloseable {
     p.put("process.roles", "broker,controller");
     p.put("node.id", "1");
     p.put("controller.quorum.voters", "1@127.0.0.1:" + controllerPort);
-    p.put("listeners", "PLAINTEXT://127.0.0.1:" + port + ",CONTROLLER://127.0.0.1:" + controllerPort);
+    p.put(
+        "listeners", "PLAINTEXT://127.0.0.1:" + port + ",CONTROLLER://127.0.0.1:" + controllerPort);
     p.put("advertised.listeners", "PLAINTEXT://127.0.0.1:" + port);
     p.put("controller.listener.names", "CONTROLLER");
     p.put("listener.security.protocol.map", "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT");
@@ -100,8 +105,15 @@ public final class KafkaBroker implements AutoCloseable {
     try (var out = Files.newBufferedWriter(dir.resolve("server.properties"))) {
       p.store(out, "single-node KRaft broker for tests");
     }
-    Process f = java("kafka.tools.StorageTool", "format", "-t", randomClusterId(), "-c",
-        dir.resolve("server.properties").toString()).start();
+    Process f =
+        java(
+                "kafka.tools.StorageTool",
+                "format",
+                "-t",
+                randomClusterId(),
+                "-c",
+                dir.resolve("server.properties").toString())
+            .start();
     if (!f.waitFor(120, TimeUnit.SECONDS) || f.exitValue() != 0) {
       throw new IllegalStateException("kafka storage format failed:\n" + log());
     }
@@ -112,40 +124,50 @@ public final class KafkaBroker implements AutoCloseable {
     process = java("kafka.Kafka", dir.resolve("server.properties").toString()).start();
     Properties admin = adminSettings();
     try {
-      await("kafka serving requests").atMost(Duration.ofSeconds(120))
-          .pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(200)).until(() -> {
-            if (!process.isAlive()) {
-              throw new IllegalStateException("kafka exited with " + process.exitValue() + ":\n" + log());
-            }
-            if (!listening()) {
-              return false;
-            }
-            try (Admin a = Admin.create(admin)) {
-              a.describeCluster().nodes().get(5, TimeUnit.SECONDS);
-              return true;
-            } catch (Exception notYet) {
-              return false; // the controller may still be electing itself
-            }
-          });
+      await("kafka serving requests")
+          .atMost(Duration.ofSeconds(120))
+          .pollDelay(Duration.ZERO)
+          .pollInterval(Duration.ofMillis(200))
+          .until(
+              () -> {
+                if (!process.isAlive()) {
+                  throw new IllegalStateException(
+                      "kafka exited with " + process.exitValue() + ":\n" + log());
+                }
+                if (!listening()) {
+                  return false;
+                }
+                try (Admin a = Admin.create(admin)) {
+                  a.describeCluster().nodes().get(5, TimeUnit.SECONDS);
+                  return true;
+                } catch (Exception notYet) {
+                  return false; // the controller may still be electing itself
+                }
+              });
     } catch (ConditionTimeoutException e) {
       throw new IllegalStateException("kafka not ready after 120s:\n" + log(), e);
     }
   }
 
   /**
-   * Creates {@code topic} with the broker's default partition count and waits until its leaders
-   * are elected, so that a test's first send does not pay for auto-creation (on a loaded machine
-   * that can take longer than a short request timeout, and a timed-out send is rightly retried).
+   * Creates {@code topic} with the broker's default partition count and waits until its leaders are
+   * elected, so that a test's first send does not pay for auto-creation (on a loaded machine that
+   * can take longer than a short request timeout, and a timed-out send is rightly retried).
    */
   public void createTopic(String topic) throws Exception {
     try (Admin a = Admin.create(adminSettings())) {
-      a.createTopics(List.of(new NewTopic(topic, Optional.empty(), Optional.empty()))).all().get(30, TimeUnit.SECONDS);
+      a.createTopics(List.of(new NewTopic(topic, Optional.empty(), Optional.empty())))
+          .all()
+          .get(30, TimeUnit.SECONDS);
       try {
-        await("leaders of topic " + topic).atMost(Duration.ofSeconds(30))
-            .pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(100))
+        await("leaders of topic " + topic)
+            .atMost(Duration.ofSeconds(30))
+            .pollDelay(Duration.ZERO)
+            .pollInterval(Duration.ofMillis(100))
             .until(() -> hasLeaders(a, topic));
       } catch (ConditionTimeoutException e) {
-        throw new IllegalStateException("topic " + topic + " has no leader after 30s:\n" + log(), e);
+        throw new IllegalStateException(
+            "topic " + topic + " has no leader after 30s:\n" + log(), e);
       }
     }
   }
@@ -156,8 +178,14 @@ public final class KafkaBroker implements AutoCloseable {
    */
   private static boolean hasLeaders(Admin a, String topic) throws Exception {
     try {
-      return a.describeTopics(List.of(topic)).allTopicNames().get(10, TimeUnit.SECONDS).get(topic).partitions()
-          .stream().noneMatch(p -> p.leader() == null || p.leader().isEmpty());
+      return a
+          .describeTopics(List.of(topic))
+          .allTopicNames()
+          .get(10, TimeUnit.SECONDS)
+          .get(topic)
+          .partitions()
+          .stream()
+          .noneMatch(p -> p.leader() == null || p.leader().isEmpty());
     } catch (ExecutionException e) {
       if (e.getCause() instanceof UnknownTopicOrPartitionException) {
         return false;
@@ -183,7 +211,10 @@ public final class KafkaBroker implements AutoCloseable {
     }
   }
 
-  /** {@link #start()} unless the node is up (a test that stopped it may have failed before restarting it). */
+  /**
+   * {@link #start()} unless the node is up (a test that stopped it may have failed before
+   * restarting it).
+   */
   public void startUnlessRunning() throws Exception {
     if (process == null || !process.isAlive()) {
       start();
@@ -199,11 +230,17 @@ public final class KafkaBroker implements AutoCloseable {
   }
 
   private ProcessBuilder java(String mainClass, String... args) throws IOException {
-    List<String> cmd = new java.util.ArrayList<>(List.of(
-        Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-Xmx512m",
-        "-cp", ServiceProcess.testClasspath(), mainClass));
+    List<String> cmd =
+        new java.util.ArrayList<>(
+            List.of(
+                Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "-Xmx512m",
+                "-cp",
+                ServiceProcess.testClasspath(),
+                mainClass));
     cmd.addAll(List.of(args));
-    return new ProcessBuilder(cmd).redirectErrorStream(true)
+    return new ProcessBuilder(cmd)
+        .redirectErrorStream(true)
         .redirectOutput(ProcessBuilder.Redirect.appendTo(dir.resolve("kafka.log").toFile()));
   }
 
@@ -214,8 +251,8 @@ public final class KafkaBroker implements AutoCloseable {
 
   /**
    * A Kafka cluster id: 16 random bytes, URL-safe base64 without padding, never starting with
-   * {@code -} (kafka-storage's argument parser would read such an id as an option; about one id
-   * in 64 did, and the broker then failed to format).
+   * {@code -} (kafka-storage's argument parser would read such an id as an option; about one id in
+   * 64 did, and the broker then failed to format).
    */
   private static String randomClusterId() {
     while (true) {

@@ -17,16 +17,16 @@ import javax.sql.DataSource;
  * A PostgreSQL test data source that keeps its connections open between uses. PostgreSQL forks and
  * warms up a server process for every connection, and the stores open one per call: on a loaded
  * 2-core machine the store contract's cluster test (2,000 jobs, a connection per completion) took
- * 94 s on PostgreSQL against 7 s on MariaDB, the same test. A connection given back is rolled
- * back, set to auto-commit and cleared of its session state ({@code DISCARD ALL}: settings,
- * listeners, advisory locks, temporary tables, prepared statements), so the next test sees what a
- * fresh connection shows; one that no longer answers (a server restarted meanwhile) is replaced.
- * It never makes a caller wait: with none idle, a caller gets a new connection.
+ * 94 s on PostgreSQL against 7 s on MariaDB, the same test. A connection given back is rolled back,
+ * set to auto-commit and cleared of its session state ({@code DISCARD ALL}: settings, listeners,
+ * advisory locks, temporary tables, prepared statements), so the next test sees what a fresh
+ * connection shows; one that no longer answers (a server restarted meanwhile) is replaced. It never
+ * makes a caller wait: with none idle, a caller gets a new connection.
  */
 final class PooledPostgres implements DataSource {
   /**
-   * Connections kept idle at most: what the busiest suite test holds at once (six
-   * relays, a reaper, itself).
+   * Connections kept idle at most: what the busiest suite test holds at once (six relays, a reaper,
+   * itself).
    */
   private static final int MAX_IDLE = 8;
 
@@ -57,36 +57,39 @@ final class PooledPostgres implements DataSource {
   /** The connection as the caller sees it: {@code close()} gives it back instead of closing it. */
   private Connection lent(Connection real) {
     AtomicBoolean returned = new AtomicBoolean();
-    return (Connection) Proxy.newProxyInstance(Connection.class.getClassLoader(),
-        new Class<?>[] {Connection.class}, (proxy, method, args) -> {
-          switch (method.getName()) {
-            case "close" -> {
-              if (returned.compareAndSet(false, true)) {
-                giveBack(real);
+    return (Connection)
+        Proxy.newProxyInstance(
+            Connection.class.getClassLoader(),
+            new Class<?>[] {Connection.class},
+            (proxy, method, args) -> {
+              switch (method.getName()) {
+                case "close" -> {
+                  if (returned.compareAndSet(false, true)) {
+                    giveBack(real);
+                  }
+                  return null;
+                }
+                case "isClosed" -> {
+                  return returned.get() || real.isClosed();
+                }
+                case "equals" -> {
+                  return proxy == args[0];
+                }
+                case "hashCode" -> {
+                  return System.identityHashCode(proxy);
+                }
+                default -> {
+                  if (returned.get()) {
+                    throw new SQLException("connection already closed");
+                  }
+                  try {
+                    return method.invoke(real, args);
+                  } catch (InvocationTargetException e) {
+                    throw e.getCause();
+                  }
+                }
               }
-              return null;
-            }
-            case "isClosed" -> {
-              return returned.get() || real.isClosed();
-            }
-            case "equals" -> {
-              return proxy == args[0];
-            }
-            case "hashCode" -> {
-              return System.identityHashCode(proxy);
-            }
-            default -> {
-              if (returned.get()) {
-                throw new SQLException("connection already closed");
-              }
-              try {
-                return method.invoke(real, args);
-              } catch (InvocationTargetException e) {
-                throw e.getCause();
-              }
-            }
-          }
-        });
+            });
   }
 
   private void giveBack(Connection real) {

@@ -25,14 +25,15 @@ import java.util.regex.Pattern;
 import org.awaitility.core.ConditionTimeoutException;
 
 /**
- * A packaged Quarkus service run as a real OS process ({@code java -jar quarkus-run.jar}), so
- * tests can stop it (SIGTERM), kill it (SIGKILL) or freeze it (SIGSTOP/SIGCONT) like an
- * operator, a crash or a long GC pause would.
+ * A packaged Quarkus service run as a real OS process ({@code java -jar quarkus-run.jar}), so tests
+ * can stop it (SIGTERM), kill it (SIGKILL) or freeze it (SIGSTOP/SIGCONT) like an operator, a crash
+ * or a long GC pause would.
  */
 public final class ServiceProcess implements AutoCloseable {
-  private static final HttpClient HTTP = HttpClient.newBuilder()
-      .connectTimeout(Duration.ofSeconds(1)).build();
-  private static final Pattern SAMPLE = Pattern.compile("^([a-zA-Z_:][a-zA-Z0-9_:]*)(\\{[^}]*\\})? (\\S+)");
+  private static final HttpClient HTTP =
+      HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(1)).build();
+  private static final Pattern SAMPLE =
+      Pattern.compile("^([a-zA-Z_:][a-zA-Z0-9_:]*)(\\{[^}]*\\})? (\\S+)");
 
   private final String name;
   private final Process process;
@@ -47,8 +48,9 @@ public final class ServiceProcess implements AutoCloseable {
   }
 
   /** Starts {@code jar} with system properties and waits until /q/health/ready answers 200. */
-  public static ServiceProcess start(String name, Path jar, int httpPort, Map<String, String> properties,
-      Path logDir) throws IOException, InterruptedException {
+  public static ServiceProcess start(
+      String name, Path jar, int httpPort, Map<String, String> properties, Path logDir)
+      throws IOException, InterruptedException {
     return start(name, jar, httpPort, properties, Map.of(), logDir);
   }
 
@@ -56,22 +58,37 @@ public final class ServiceProcess implements AutoCloseable {
    * As {@link #start(String, Path, int, Map, Path)}, with extra environment variables: for secrets,
    * which unlike system properties are not written to the log's command line.
    */
-  public static ServiceProcess start(String name, Path jar, int httpPort, Map<String, String> properties,
-      Map<String, String> environment, Path logDir) throws IOException, InterruptedException {
+  public static ServiceProcess start(
+      String name,
+      Path jar,
+      int httpPort,
+      Map<String, String> properties,
+      Map<String, String> environment,
+      Path logDir)
+      throws IOException, InterruptedException {
     ServiceProcess s = launch(name, jar, httpPort, properties, environment, logDir);
     s.awaitReady(Duration.ofSeconds(90));
     return s;
   }
 
   /** Starts {@code jar} without waiting for readiness (see {@link #awaitListening}). */
-  public static ServiceProcess launch(String name, Path jar, int httpPort, Map<String, String> properties,
-      Path logDir) throws IOException {
+  public static ServiceProcess launch(
+      String name, Path jar, int httpPort, Map<String, String> properties, Path logDir)
+      throws IOException {
     return launch(name, jar, httpPort, properties, Map.of(), logDir);
   }
 
-  /** As {@link #launch(String, Path, int, Map, Path)}, with extra (unlogged) environment variables. */
-  public static ServiceProcess launch(String name, Path jar, int httpPort, Map<String, String> properties,
-      Map<String, String> environment, Path logDir) throws IOException {
+  /**
+   * As {@link #launch(String, Path, int, Map, Path)}, with extra (unlogged) environment variables.
+   */
+  public static ServiceProcess launch(
+      String name,
+      Path jar,
+      int httpPort,
+      Map<String, String> properties,
+      Map<String, String> environment,
+      Path logDir)
+      throws IOException {
     if (!Files.isRegularFile(jar)) {
       throw new IllegalStateException(jar + " is missing: run mvn package first");
     }
@@ -81,8 +98,11 @@ public final class ServiceProcess implements AutoCloseable {
     return start(name, cmd, environment, httpPort, logDir);
   }
 
-  /** {@code java} with heap {@code heap}, the HTTP port and {@code properties} as system properties. */
-  private static List<String> javaCommand(String heap, int httpPort, Map<String, String> properties) {
+  /**
+   * {@code java} with heap {@code heap}, the HTTP port and {@code properties} as system properties.
+   */
+  private static List<String> javaCommand(
+      String heap, int httpPort, Map<String, String> properties) {
     List<String> cmd = new ArrayList<>();
     cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
     cmd.add("-Xmx" + heap);
@@ -95,14 +115,20 @@ public final class ServiceProcess implements AutoCloseable {
   }
 
   /** Runs {@code cmd} with its output appended to {@code <logDir>/<name>.log}. */
-  private static ServiceProcess start(String name, List<String> cmd, Map<String, String> environment,
-      int httpPort, Path logDir) throws IOException {
+  private static ServiceProcess start(
+      String name, List<String> cmd, Map<String, String> environment, int httpPort, Path logDir)
+      throws IOException {
     Files.createDirectories(logDir);
     Path log = logDir.resolve(name + ".log");
-    Files.writeString(log, "=== " + String.join(" ", cmd) + "\n",
-        java.nio.file.StandardOpenOption.CREATE, java.nio.file.StandardOpenOption.APPEND);
-    ProcessBuilder builder = new ProcessBuilder(cmd).redirectErrorStream(true)
-        .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()));
+    Files.writeString(
+        log,
+        "=== " + String.join(" ", cmd) + "\n",
+        java.nio.file.StandardOpenOption.CREATE,
+        java.nio.file.StandardOpenOption.APPEND);
+    ProcessBuilder builder =
+        new ProcessBuilder(cmd)
+            .redirectErrorStream(true)
+            .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()));
     builder.environment().putAll(environment);
     Process p = builder.start();
     return new ServiceProcess(name, p, log, URI.create("http://127.0.0.1:" + httpPort));
@@ -115,13 +141,26 @@ public final class ServiceProcess implements AutoCloseable {
    * /q/health/live} and {@code /q/health/ready} on {@code httpPort} (passed as system property
    * {@code quarkus.http.port}, as to a packaged service) for {@link #awaitReady}.
    */
-  public static ServiceProcess launchMain(String name, String mainClass, Predicate<String> dependency,
-      int httpPort, Map<String, String> properties, Path logDir) throws IOException {
+  public static ServiceProcess launchMain(
+      String name,
+      String mainClass,
+      Predicate<String> dependency,
+      int httpPort,
+      Map<String, String> properties,
+      Path logDir)
+      throws IOException {
     List<String> cmd = javaCommand("128m", httpPort, properties);
     cmd.add("-cp");
-    cmd.add(String.join(File.pathSeparator, Path.of("target", "test-classes").toAbsolutePath().toString(),
-        Path.of("target", "classes").toAbsolutePath().toString(), String.join(File.pathSeparator,
-            Arrays.stream(testClasspath().split(File.pathSeparator)).filter(dependency).toList())));
+    cmd.add(
+        String.join(
+            File.pathSeparator,
+            Path.of("target", "test-classes").toAbsolutePath().toString(),
+            Path.of("target", "classes").toAbsolutePath().toString(),
+            String.join(
+                File.pathSeparator,
+                Arrays.stream(testClasspath().split(File.pathSeparator))
+                    .filter(dependency)
+                    .toList())));
     cmd.add(mainClass);
     return start(name, cmd, Map.of(), httpPort, logDir);
   }
@@ -133,8 +172,10 @@ public final class ServiceProcess implements AutoCloseable {
   public static String testClasspath() throws IOException {
     Path cpFile = Path.of("target", "test-classpath.txt");
     if (!Files.isRegularFile(cpFile)) {
-      throw new IllegalStateException(cpFile.toAbsolutePath() + " is missing: run the build"
-          + " (maven-dependency-plugin build-classpath writes it in generate-test-resources)");
+      throw new IllegalStateException(
+          cpFile.toAbsolutePath()
+              + " is missing: run the build"
+              + " (maven-dependency-plugin build-classpath writes it in generate-test-resources)");
     }
     return Files.readString(cpFile).trim();
   }
@@ -160,14 +201,17 @@ public final class ServiceProcess implements AutoCloseable {
     awaitHealth("/q/health/ready", timeout);
   }
 
-  /** True when the process runs and /q/health/ready answers 200 now (false while it starts or fails). */
+  /**
+   * True when the process runs and /q/health/ready answers 200 now (false while it starts or
+   * fails).
+   */
   public boolean ready() {
     return answers200("/q/health/ready");
   }
 
   /**
-   * True when the process runs and /q/health/live answers 200 now: started, whether ready or not
-   * (a relay whose only destination is down is live but not ready).
+   * True when the process runs and /q/health/live answers 200 now: started, whether ready or not (a
+   * relay whose only destination is down is live but not ready).
    */
   public boolean live() {
     return answers200("/q/health/live");
@@ -191,30 +235,35 @@ public final class ServiceProcess implements AutoCloseable {
 
   private void awaitHealth(String path, Duration timeout) throws InterruptedException, IOException {
     try {
-      await(name + " answering 200 on " + path).atMost(timeout)
-          .pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(100))
+      await(name + " answering 200 on " + path)
+          .atMost(timeout)
+          .pollDelay(Duration.ZERO)
+          .pollInterval(Duration.ofMillis(100))
           .ignoreExceptionsInstanceOf(IOException.class) // not listening yet
-          .until(() -> {
-            if (!process.isAlive()) {
-              throw new IllegalStateException(name + " exited with " + process.exitValue() + ":\n" + tail());
-            }
-            return get(path).statusCode() == 200;
-          });
+          .until(
+              () -> {
+                if (!process.isAlive()) {
+                  throw new IllegalStateException(
+                      name + " exited with " + process.exitValue() + ":\n" + tail());
+                }
+                return get(path).statusCode() == 200;
+              });
     } catch (ConditionTimeoutException e) {
-      throw new IllegalStateException(name + " not answering 200 on " + path + " after " + timeout
-          + ":\n" + tail(), e);
+      throw new IllegalStateException(
+          name + " not answering 200 on " + path + " after " + timeout + ":\n" + tail(), e);
     }
   }
 
   /** GET on the service; the body as text. */
   public HttpResponse<String> get(String path) throws IOException, InterruptedException {
-    return HTTP.send(HttpRequest.newBuilder(baseUri.resolve(path)).timeout(Duration.ofSeconds(5)).build(),
+    return HTTP.send(
+        HttpRequest.newBuilder(baseUri.resolve(path)).timeout(Duration.ofSeconds(5)).build(),
         HttpResponse.BodyHandlers.ofString());
   }
 
   /**
-   * The sum of every Prometheus sample named {@code metric} at /q/metrics whose labels contain
-   * all of {@code labels} (e.g. {@code outcome="dead"}); 0 when none.
+   * The sum of every Prometheus sample named {@code metric} at /q/metrics whose labels contain all
+   * of {@code labels} (e.g. {@code outcome="dead"}); 0 when none.
    */
   public double metric(String metric, String... labels) throws IOException, InterruptedException {
     return sumSamples(get("/q/metrics").body(), metric, labels);
@@ -277,7 +326,9 @@ public final class ServiceProcess implements AutoCloseable {
     process.waitFor();
   }
 
-  /** SIGSTOP: every thread freezes, sockets stay open, timers stop (a long GC pause, a frozen VM). */
+  /**
+   * SIGSTOP: every thread freezes, sockets stay open, timers stop (a long GC pause, a frozen VM).
+   */
   public void pause() throws IOException, InterruptedException {
     signal("STOP");
   }
@@ -288,7 +339,11 @@ public final class ServiceProcess implements AutoCloseable {
   }
 
   private void signal(String sig) throws IOException, InterruptedException {
-    int rc = new ProcessBuilder("kill", "-" + sig, Long.toString(process.pid())).inheritIO().start().waitFor();
+    int rc =
+        new ProcessBuilder("kill", "-" + sig, Long.toString(process.pid()))
+            .inheritIO()
+            .start()
+            .waitFor();
     if (rc != 0) {
       throw new IllegalStateException("kill -" + sig + " " + process.pid() + " exited with " + rc);
     }
@@ -332,7 +387,9 @@ public final class ServiceProcess implements AutoCloseable {
     }
   }
 
-  /** The packaged jar of a sibling module; tests run with the module's folder as working directory. */
+  /**
+   * The packaged jar of a sibling module; tests run with the module's folder as working directory.
+   */
   public static Path moduleJar(String module) {
     Path projectRoot = new File("").getAbsoluteFile().toPath().getParent();
     return projectRoot.resolve(module).resolve("target/quarkus-app/quarkus-run.jar");

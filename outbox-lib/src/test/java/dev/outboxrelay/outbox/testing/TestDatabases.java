@@ -41,8 +41,8 @@ import org.postgresql.ds.PGSimpleDataSource;
  *
  * <p>SQL Server comes from the environment variable {@value #MSSQL_URL_ENV} (a JDBC URL with
  * credentials), else from a Testcontainers container where a Docker engine answers; elsewhere
- * {@link #sqlServerUnavailable()} says why, and the SQL Server tests skip themselves with it.
- * Each suite gets a database of its own ({@link #sqlServer(String)}).
+ * {@link #sqlServerUnavailable()} says why, and the SQL Server tests skip themselves with it. Each
+ * suite gets a database of its own ({@link #sqlServer(String)}).
  */
 public final class TestDatabases {
   public static final String OUTBOX_LIB_SCHEMA = "outbox_lib_it";
@@ -51,14 +51,18 @@ public final class TestDatabases {
 
   /** Destinations the test configurations accept. */
   public static final String HTTP_BILLING = "http:billing";
+
   public static final String KAFKA_ORDERS = "kafka:orders";
 
   public static final String DEFAULT_MARIADB_URL = "jdbc:mariadb://127.0.0.1:3306/test";
   public static final String DEFAULT_MARIADB_USER = "root";
+
   /** Not UTC on purpose (see the class comment). */
   public static final String MARIADB_TEST_TIME_ZONE = "-05:00";
+
   /** JDBC URL of a SQL Server to test against, with credentials. */
   public static final String MSSQL_URL_ENV = "OUTBOX_MSSQL_URL";
+
   /** Image of the Testcontainers fallback. */
   public static final String MSSQL_IMAGE = "mcr.microsoft.com/mssql/server:2022-latest";
 
@@ -99,8 +103,8 @@ public final class TestDatabases {
 
   /**
    * {@code postgres} (a data source of {@link #postgres(String)}) with its connections kept open
-   * between uses, one pool per data source ({@link PooledPostgres}: for the suites, whose stores open
-   * a connection per call); each connection given back is cleared of its session state.
+   * between uses, one pool per data source ({@link PooledPostgres}: for the suites, whose stores
+   * open a connection per call); each connection given back is cleared of its session state.
    */
   public static DataSource pooled(DataSource postgres) {
     return POOLED.computeIfAbsent(postgres, PooledPostgres::new);
@@ -156,22 +160,35 @@ public final class TestDatabases {
     String url = System.getProperty("outbox.test.mariadb.url", DEFAULT_MARIADB_URL);
     Matcher m = Pattern.compile("(jdbc:mariadb://[^/?]+)(/[^?]*)?(\\?.*)?").matcher(url);
     if (!m.matches()) {
-      throw new IllegalArgumentException("outbox.test.mariadb.url is not a jdbc:mariadb:// URL: " + url);
+      throw new IllegalArgumentException(
+          "outbox.test.mariadb.url is not a jdbc:mariadb:// URL: " + url);
     }
     String query = m.group(3) == null ? "" : "&" + m.group(3).substring(1);
-    return m.group(1) + "/" + database + "?sessionVariables=time_zone='" + MARIADB_TEST_TIME_ZONE + "'"
+    return m.group(1)
+        + "/"
+        + database
+        + "?sessionVariables=time_zone='"
+        + MARIADB_TEST_TIME_ZONE
+        + "'"
         + query;
   }
 
   /**
    * Another data source on the migrated {@code database} whose sessions' clock stands still at
-   * {@code at} (MariaDB's {@code timestamp} session variable: every statement sees the same
-   * {@code UTC_TIMESTAMP(3)}), for what happens within one millisecond.
+   * {@code at} (MariaDB's {@code timestamp} session variable: every statement sees the same {@code
+   * UTC_TIMESTAMP(3)}), for what happens within one millisecond.
    */
   public static DataSource mariadbFrozenClock(String database, java.time.Instant at) {
     mariadb(database);
-    String url = mariadbUrl(database).replace("sessionVariables=",
-        "sessionVariables=timestamp=" + at.getEpochSecond() + "." + String.format("%03d", at.getNano() / 1_000_000) + ",");
+    String url =
+        mariadbUrl(database)
+            .replace(
+                "sessionVariables=",
+                "sessionVariables=timestamp="
+                    + at.getEpochSecond()
+                    + "."
+                    + String.format("%03d", at.getNano() / 1_000_000)
+                    + ",");
     try {
       return mariaDbDataSource(url);
     } catch (SQLException e) {
@@ -189,17 +206,21 @@ public final class TestDatabases {
 
   private static DataSource createMariaDb(String database) {
     try {
-      MariaDbDataSource admin = mariaDbDataSource(System.getProperty("outbox.test.mariadb.url",
-          DEFAULT_MARIADB_URL));
-      execute(admin, "CREATE DATABASE IF NOT EXISTS " + database
-          + " CHARACTER SET utf8mb4 COLLATE utf8mb4_bin");
+      MariaDbDataSource admin =
+          mariaDbDataSource(System.getProperty("outbox.test.mariadb.url", DEFAULT_MARIADB_URL));
+      execute(
+          admin,
+          "CREATE DATABASE IF NOT EXISTS "
+              + database
+              + " CHARACTER SET utf8mb4 COLLATE utf8mb4_bin");
       MariaDbDataSource ds = mariaDbDataSource(mariadbUrl(database));
       try {
         OutboxSchema.migrate(ds);
       } catch (FlywayValidateException e) {
         // Scripts changed since this database was built (checksum mismatch): start over.
         execute(admin, "DROP DATABASE " + database);
-        execute(admin, "CREATE DATABASE " + database + " CHARACTER SET utf8mb4 COLLATE utf8mb4_bin");
+        execute(
+            admin, "CREATE DATABASE " + database + " CHARACTER SET utf8mb4 COLLATE utf8mb4_bin");
         OutboxSchema.migrate(ds);
       }
       return ds;
@@ -255,7 +276,8 @@ public final class TestDatabases {
   }
 
   private static DataSource sqlServerDataSource(String url) {
-    com.microsoft.sqlserver.jdbc.SQLServerDataSource ds = new com.microsoft.sqlserver.jdbc.SQLServerDataSource();
+    com.microsoft.sqlserver.jdbc.SQLServerDataSource ds =
+        new com.microsoft.sqlserver.jdbc.SQLServerDataSource();
     ds.setURL(url);
     return ds;
   }
@@ -273,9 +295,13 @@ public final class TestDatabases {
       if (dockerAnswers()) {
         return Optional.empty();
       }
-      return Optional.of("no SQL Server here: " + MSSQL_URL_ENV + " is not set and no Docker engine"
-          + " answers for Testcontainers (set " + MSSQL_URL_ENV
-          + "=jdbc:sqlserver://host:1433;user=...;password=...;encrypt=false to run it)");
+      return Optional.of(
+          "no SQL Server here: "
+              + MSSQL_URL_ENV
+              + " is not set and no Docker engine"
+              + " answers for Testcontainers (set "
+              + MSSQL_URL_ENV
+              + "=jdbc:sqlserver://host:1433;user=...;password=...;encrypt=false to run it)");
     }
 
     private static boolean dockerAnswers() {
@@ -325,13 +351,15 @@ public final class TestDatabases {
 
   /** The database product name of {@code ds}, lower case (cached per data source). */
   public static String product(DataSource ds) {
-    return PRODUCT.computeIfAbsent(ds, d -> {
-      try (Connection c = d.getConnection()) {
-        return c.getMetaData().getDatabaseProductName().toLowerCase(Locale.ROOT);
-      } catch (SQLException e) {
-        throw new IllegalStateException("cannot read the database product", e);
-      }
-    });
+    return PRODUCT.computeIfAbsent(
+        ds,
+        d -> {
+          try (Connection c = d.getConnection()) {
+            return c.getMetaData().getDatabaseProductName().toLowerCase(Locale.ROOT);
+          } catch (SQLException e) {
+            throw new IllegalStateException("cannot read the database product", e);
+          }
+        });
   }
 
   private static void requireIdentifier(String name) {
@@ -352,8 +380,11 @@ public final class TestDatabases {
    */
   public static List<Long> insertReady(DataSource ds, int n) {
     String prefix = "ready-" + UUID.randomUUID();
-    String sql = "INSERT INTO outbox_message (operation_id, destination, payload, content_type,"
-        + " deliver_after) VALUES (?, ?, ?, 'application/json', " + secondsAgo(ds, 1) + ")";
+    String sql =
+        "INSERT INTO outbox_message (operation_id, destination, payload, content_type,"
+            + " deliver_after) VALUES (?, ?, ?, 'application/json', "
+            + secondsAgo(ds, 1)
+            + ")";
     try (Connection c = ds.getConnection()) {
       c.setAutoCommit(false);
       try (PreparedStatement ps = c.prepareStatement(sql)) {
@@ -372,18 +403,22 @@ public final class TestDatabases {
     } catch (SQLException e) {
       throw new IllegalStateException("insert of " + n + " ready jobs failed", e);
     }
-    return queryLongs(ds, "SELECT id FROM outbox_message WHERE operation_id LIKE ? ORDER BY id",
-        prefix + "-%");
+    return queryLongs(
+        ds, "SELECT id FROM outbox_message WHERE operation_id LIKE ? ORDER BY id", prefix + "-%");
   }
 
   /**
-   * A backlog on busy keys: {@code perKey} ready jobs on each of {@code keys} keys ({@code key-<k>}),
-   * enqueued round-robin over the keys (as interleaved producers would), each after its key's first
-   * marked as waiting ({@code key_wait}) as an enqueue marks it; then the statistics are refreshed.
+   * A backlog on busy keys: {@code perKey} ready jobs on each of {@code keys} keys ({@code
+   * key-<k>}), enqueued round-robin over the keys (as interleaved producers would), each after its
+   * key's first marked as waiting ({@code key_wait}) as an enqueue marks it; then the statistics
+   * are refreshed.
    */
   public static void insertKeyedBacklog(DataSource ds, int keys, int perKey) {
-    String sql = "INSERT INTO outbox_message (operation_id, destination, ordering_key, payload, content_type,"
-        + " deliver_after, key_wait) VALUES (?, ?, ?, '{}', 'application/json', " + secondsAgo(ds, 1) + ", ?)";
+    String sql =
+        "INSERT INTO outbox_message (operation_id, destination, ordering_key, payload, content_type,"
+            + " deliver_after, key_wait) VALUES (?, ?, ?, '{}', 'application/json', "
+            + secondsAgo(ds, 1)
+            + ", ?)";
     try (Connection c = ds.getConnection()) {
       c.setAutoCommit(false);
       try (PreparedStatement ps = c.prepareStatement(sql)) {
@@ -402,18 +437,23 @@ public final class TestDatabases {
     } catch (SQLException e) {
       throw new IllegalStateException("insert of a keyed backlog failed", e);
     }
-    execute(ds, "mariadb".equals(product(ds)) ? "ANALYZE TABLE outbox_message" : "ANALYZE outbox_message");
+    execute(
+        ds,
+        "mariadb".equals(product(ds)) ? "ANALYZE TABLE outbox_message" : "ANALYZE outbox_message");
   }
 
   /** Moves a job's {@code deliver_after} to {@code seconds} before the database's now. */
   public static void makeDue(DataSource ds, long id, int secondsAgo) {
-    update(ds, "UPDATE outbox_message SET deliver_after = " + secondsAgo(ds, secondsAgo)
-        + " WHERE id = ?", id);
+    update(
+        ds,
+        "UPDATE outbox_message SET deliver_after = " + secondsAgo(ds, secondsAgo) + " WHERE id = ?",
+        id);
   }
 
   /** Runs an update in auto-commit mode; returns the row count. */
   public static int update(DataSource ds, String sql, Object... params) {
-    try (Connection c = ds.getConnection(); PreparedStatement ps = c.prepareStatement(sql)) {
+    try (Connection c = ds.getConnection();
+        PreparedStatement ps = c.prepareStatement(sql)) {
       bind(ds, ps, params);
       return ps.executeUpdate();
     } catch (SQLException e) {
@@ -423,7 +463,8 @@ public final class TestDatabases {
 
   /** The first column of every row, as longs. */
   public static List<Long> queryLongs(DataSource ds, String sql, Object... params) {
-    try (Connection c = ds.getConnection(); PreparedStatement ps = c.prepareStatement(sql)) {
+    try (Connection c = ds.getConnection();
+        PreparedStatement ps = c.prepareStatement(sql)) {
       bind(ds, ps, params);
       List<Long> values = new ArrayList<>();
       try (ResultSet rs = ps.executeQuery()) {
@@ -453,7 +494,8 @@ public final class TestDatabases {
 
   /** Runs one statement in auto-commit mode (DDL, deletes). */
   public static void execute(DataSource ds, String sql) {
-    try (Connection c = ds.getConnection(); Statement s = c.createStatement()) {
+    try (Connection c = ds.getConnection();
+        Statement s = c.createStatement()) {
       s.execute(sql);
     } catch (SQLException e) {
       throw new IllegalStateException("statement failed: " + sql, e);
@@ -461,7 +503,8 @@ public final class TestDatabases {
   }
 
   /** Times and claim tokens go through the dialect's hooks (MariaDB DATETIME holds UTC, ...). */
-  private static void bind(DataSource ds, PreparedStatement ps, Object... params) throws SQLException {
+  private static void bind(DataSource ds, PreparedStatement ps, Object... params)
+      throws SQLException {
     Dialect dialect = null;
     for (int i = 0; i < params.length; i++) {
       if (params[i] instanceof Instant || params[i] instanceof UUID) {
@@ -479,12 +522,14 @@ public final class TestDatabases {
 
   /** The outbox dialect of {@code ds} (cached per data source). */
   public static Dialect dialect(DataSource ds) {
-    return DIALECT.computeIfAbsent(ds, d -> {
-      try (Connection c = d.getConnection()) {
-        return DialectDetector.detect(c.getMetaData());
-      } catch (SQLException e) {
-        throw new IllegalStateException("cannot detect the outbox dialect", e);
-      }
-    });
+    return DIALECT.computeIfAbsent(
+        ds,
+        d -> {
+          try (Connection c = d.getConnection()) {
+            return DialectDetector.detect(c.getMetaData());
+          } catch (SQLException e) {
+            throw new IllegalStateException("cannot detect the outbox dialect", e);
+          }
+        });
   }
 }

@@ -10,7 +10,10 @@ import java.time.Duration;
 public final class TimeSpans {
   private TimeSpans() {}
 
-  /** A sink, receiver or worker that takes its time on purpose: the slowness is the behaviour under test. */
+  /**
+   * A sink, receiver or worker that takes its time on purpose: the slowness is the behaviour under
+   * test.
+   */
   public static void simulateWork(Duration work) throws InterruptedException {
     Thread.sleep(work.toMillis());
   }

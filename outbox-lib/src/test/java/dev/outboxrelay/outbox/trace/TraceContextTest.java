@@ -42,14 +42,14 @@ import org.junit.jupiter.api.Test;
 class TraceContextTest {
   private static final ObjectMapper JSON = new ObjectMapper();
   private static final InMemorySpanExporter EXPORTER = InMemorySpanExporter.create();
-  private static final SdkTracerProvider PROVIDER = SdkTracerProvider.builder()
-      .addSpanProcessor(SimpleSpanProcessor.create(EXPORTER)).build();
+  private static final SdkTracerProvider PROVIDER =
+      SdkTracerProvider.builder().addSpanProcessor(SimpleSpanProcessor.create(EXPORTER)).build();
   private static final Tracer TRACER = PROVIDER.get("trace-context-test");
 
   private final DataSource db = TestDatabases.h2();
   private final JdbcOutboxAdminStore admin = JdbcOutboxAdminStore.create(db);
-  private final Outbox outbox = new Outbox(OutboxConfig.builder()
-      .destinations(HTTP_BILLING, KAFKA_ORDERS).build());
+  private final Outbox outbox =
+      new Outbox(OutboxConfig.builder().destinations(HTTP_BILLING, KAFKA_ORDERS).build());
 
   @AfterAll
   static void closeSdk() {
@@ -59,15 +59,16 @@ class TraceContextTest {
   @Test
   void detectsTheOpenTelemetryApiAndWorksWithoutIt() {
     assertInstanceOf(OpenTelemetryTraceContext.class, TraceContextSource.detect());
-    ClassLoader withoutOtel = new ClassLoader(TraceContextTest.class.getClassLoader()) {
-      @Override
-      protected Class<?> loadClass(String name, boolean resolve) throws ClassNotFoundException {
-        if (name.startsWith("io.opentelemetry.")) {
-          throw new ClassNotFoundException(name);
-        }
-        return super.loadClass(name, resolve);
-      }
-    };
+    ClassLoader withoutOtel =
+        new ClassLoader(TraceContextTest.class.getClassLoader()) {
+          @Override
+          protected Class<?> loadClass(String name, boolean resolve) throws ClassNotFoundException {
+            if (name.startsWith("io.opentelemetry.")) {
+              throw new ClassNotFoundException(name);
+            }
+            return super.loadClass(name, resolve);
+          }
+        };
     assertSame(TraceContextSource.NONE, TraceContextSource.detect(withoutOtel));
     assertEquals(Map.of(), TraceContextSource.NONE.current());
   }
@@ -75,9 +76,17 @@ class TraceContextTest {
   @Test
   void storesTheActiveSpansTraceparentAndTracestate() throws Exception {
     // A remote parent carrying vendor state, as an incoming request would have.
-    SpanContext remote = SpanContext.createFromRemoteParent("4bf92f3577b34da6a3ce929d0e0e4736",
-        "00f067aa0ba902b7", TraceFlags.getSampled(), TraceState.builder().put("rojo", "00f067aa0ba902b7").build());
-    Span span = TRACER.spanBuilder("POST /orders").setParent(Context.root().with(Span.wrap(remote))).startSpan();
+    SpanContext remote =
+        SpanContext.createFromRemoteParent(
+            "4bf92f3577b34da6a3ce929d0e0e4736",
+            "00f067aa0ba902b7",
+            TraceFlags.getSampled(),
+            TraceState.builder().put("rojo", "00f067aa0ba902b7").build());
+    Span span =
+        TRACER
+            .spanBuilder("POST /orders")
+            .setParent(Context.root().with(Span.wrap(remote)))
+            .startSpan();
     long id;
     try (Scope ignored = span.makeCurrent()) {
       id = enqueue(message("order-1/billing").header("X-Tenant", "acme").build()).messageId();
@@ -86,7 +95,12 @@ class TraceContextTest {
     }
     Map<String, String> headers = headersOf(id);
     assertEquals("acme", headers.get("X-Tenant"), "the caller's headers are kept");
-    assertEquals("00-" + span.getSpanContext().getTraceId() + "-" + span.getSpanContext().getSpanId() + "-01",
+    assertEquals(
+        "00-"
+            + span.getSpanContext().getTraceId()
+            + "-"
+            + span.getSpanContext().getSpanId()
+            + "-01",
         headers.get("traceparent"));
     assertEquals("4bf92f3577b34da6a3ce929d0e0e4736", span.getSpanContext().getTraceId());
     assertEquals("rojo=00f067aa0ba902b7", headers.get("tracestate"));
@@ -96,7 +110,8 @@ class TraceContextTest {
   void storesNothingWhenNoSpanIsActive() throws Exception {
     long id = enqueue(message("order-2/billing").build()).messageId();
     assertNull(admin.findMessage(id).orElseThrow().headersJson(), "no headers at all");
-    long withHeader = enqueue(message("order-3/billing").header("X-Tenant", "acme").build()).messageId();
+    long withHeader =
+        enqueue(message("order-3/billing").header("X-Tenant", "acme").build()).messageId();
     assertEquals(Map.of("X-Tenant", "acme"), headersOf(withHeader));
   }
 
@@ -106,12 +121,19 @@ class TraceContextTest {
     Span span = TRACER.spanBuilder("request").startSpan();
     long id;
     try (Scope ignored = span.makeCurrent()) {
-      id = enqueue(message("order-4/billing").header("TraceParent", own).header("tracestate", "congo=t61rcWkgMzE")
-          .build()).messageId();
+      id =
+          enqueue(
+                  message("order-4/billing")
+                      .header("TraceParent", own)
+                      .header("tracestate", "congo=t61rcWkgMzE")
+                      .build())
+              .messageId();
     } finally {
       span.end();
     }
-    assertEquals(Map.of("TraceParent", own, "tracestate", "congo=t61rcWkgMzE"), headersOf(id),
+    assertEquals(
+        Map.of("TraceParent", own, "tracestate", "congo=t61rcWkgMzE"),
+        headersOf(id),
         "the caller's trace context, untouched, and not the active span's");
   }
 
@@ -121,13 +143,24 @@ class TraceContextTest {
     String big = "v".repeat(OutboxConfig.MAX_HEADERS_JSON_LENGTH - "{\"X-Big\":\"\"}".length());
     Span span = TRACER.spanBuilder("batch").startSpan();
     List<EnqueueResult> jobs;
-    try (Scope ignored = span.makeCurrent(); Connection c = db.getConnection()) {
-      jobs = outbox.enqueueAll(c, OutboxMessage.fanOut("order-5",
-          OutboxMessage.builder().payload("{}").header("X-Big", big).build(), List.of(HTTP_BILLING, KAFKA_ORDERS)));
+    try (Scope ignored = span.makeCurrent();
+        Connection c = db.getConnection()) {
+      jobs =
+          outbox.enqueueAll(
+              c,
+              OutboxMessage.fanOut(
+                  "order-5",
+                  OutboxMessage.builder().payload("{}").header("X-Big", big).build(),
+                  List.of(HTTP_BILLING, KAFKA_ORDERS)));
     } finally {
       span.end();
     }
-    String expected = "00-" + span.getSpanContext().getTraceId() + "-" + span.getSpanContext().getSpanId() + "-01";
+    String expected =
+        "00-"
+            + span.getSpanContext().getTraceId()
+            + "-"
+            + span.getSpanContext().getSpanId()
+            + "-01";
     for (EnqueueResult job : jobs) {
       Map<String, String> headers = headersOf(job.messageId());
       assertEquals(expected, headers.get("traceparent"));
@@ -138,15 +171,21 @@ class TraceContextTest {
 
   @Test
   void anOverlongTracestateIsDropped() {
-    TraceState state = TraceState.builder().put("vendor", "x".repeat(TraceContextSource.MAX_TRACESTATE_LENGTH))
-        .build();
-    SpanContext remote = SpanContext.createFromRemoteParent("4bf92f3577b34da6a3ce929d0e0e4736",
-        "00f067aa0ba902b7", TraceFlags.getSampled(), state);
+    TraceState state =
+        TraceState.builder()
+            .put("vendor", "x".repeat(TraceContextSource.MAX_TRACESTATE_LENGTH))
+            .build();
+    SpanContext remote =
+        SpanContext.createFromRemoteParent(
+            "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7", TraceFlags.getSampled(), state);
     try (Scope ignored = Context.root().with(Span.wrap(remote)).makeCurrent()) {
       Map<String, String> headers = new OpenTelemetryTraceContext().current();
-      assertEquals(Map.of("traceparent", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"), headers);
+      assertEquals(
+          Map.of("traceparent", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"),
+          headers);
     }
-    assertTrue(new OpenTelemetryTraceContext().current().isEmpty(), "no span once the scope closed");
+    assertTrue(
+        new OpenTelemetryTraceContext().current().isEmpty(), "no span once the scope closed");
   }
 
   private EnqueueResult enqueue(OutboxMessage m) throws Exception {
@@ -160,6 +199,7 @@ class TraceContextTest {
   }
 
   private Map<String, String> headersOf(long id) throws Exception {
-    return JSON.readValue(admin.findMessage(id).orElseThrow().headersJson(), new TypeReference<>() {});
+    return JSON.readValue(
+        admin.findMessage(id).orElseThrow().headersJson(), new TypeReference<>() {});
   }
 }

@@ -27,20 +27,34 @@ final class AdminInput {
 
   static final int DEFAULT_PAGE_SIZE = 50;
   static final int MAX_PAGE_SIZE = 500;
+
   /** Jobs one bulk replay moves at most, unless the request says otherwise. */
   static final int DEFAULT_BULK_LIMIT = 1_000;
+
   static final int MAX_BULK_LIMIT = 10_000;
+
   /** Column widths: destination and ordering_key are varchar(200), error_class varchar(300). */
   static final int MAX_NAME = 200;
+
   static final int MAX_ERROR_CLASS = 300;
   static final int MAX_REASON = 500;
 
-  static final Set<String> LIST_PARAMETERS = Set.of("state", "destination", "ordering_key", "limit", "after_id",
-      "source");
+  static final Set<String> LIST_PARAMETERS =
+      Set.of("state", "destination", "ordering_key", "limit", "after_id", "source");
+
   /** What every other admin endpoint takes: {@code ?source=} (read by {@link AdminService}). */
   static final Set<String> SOURCE_ONLY = Set.of("source");
+
   static final Set<String> BULK_FIELDS =
-      Set.of("destination", "error_class", "dead_from", "dead_to", "ordering_key", "dry_run", "limit", "all");
+      Set.of(
+          "destination",
+          "error_class",
+          "dead_from",
+          "dead_to",
+          "ordering_key",
+          "dry_run",
+          "limit",
+          "all");
 
   /** A validated bulk replay: which dead jobs, and whether to only count them. */
   record BulkReplay(DeadJobFilter filter, boolean dryRun, int limit) {}
@@ -49,16 +63,18 @@ final class AdminInput {
 
   /**
    * {@code state, destination, ordering_key, limit, after_id} (and {@code source}, read by {@link
-   * AdminService}); an empty value counts as absent.
-   * Fetches one row more than the page so the caller can tell whether another page follows.
+   * AdminService}); an empty value counts as absent. Fetches one row more than the page so the
+   * caller can tell whether another page follows.
    */
   static MessageQuery listQuery(MultivaluedMap<String, String> params) {
     RequestInput.queryParameters(params, LIST_PARAMETERS);
     String state = single(params, "state");
     Character s = state == null ? null : RequestInput.jobState(state, "state").code();
     String destination = RequestInput.name(single(params, "destination"), "destination", MAX_NAME);
-    String orderingKey = RequestInput.name(single(params, "ordering_key"), "ordering_key", MAX_NAME);
-    int limit = (int) integer(single(params, "limit"), "limit", 1, MAX_PAGE_SIZE, DEFAULT_PAGE_SIZE);
+    String orderingKey =
+        RequestInput.name(single(params, "ordering_key"), "ordering_key", MAX_NAME);
+    int limit =
+        (int) integer(single(params, "limit"), "limit", 1, MAX_PAGE_SIZE, DEFAULT_PAGE_SIZE);
     long afterId = integer(single(params, "after_id"), "after_id", 0, Long.MAX_VALUE, 0);
     return new MessageQuery(s, destination, orderingKey, afterId, limit + 1);
   }
@@ -100,41 +116,53 @@ final class AdminInput {
   /**
    * A bulk replay: {@code destination, error_class, ordering_key} (exact matches), {@code
    * dead_from} (inclusive) and {@code dead_to} (exclusive) as ISO-8601 date-times with an offset,
-   * {@code dry_run} (default true), {@code limit} (default {@value #DEFAULT_BULK_LIMIT}) and
-   * {@code all}. A filter without conditions is refused unless {@code "all": true}, and {@code
-   * all} cannot be combined with conditions: replaying every dead job must be said explicitly.
+   * {@code dry_run} (default true), {@code limit} (default {@value #DEFAULT_BULK_LIMIT}) and {@code
+   * all}. A filter without conditions is refused unless {@code "all": true}, and {@code all} cannot
+   * be combined with conditions: replaying every dead job must be said explicitly.
    */
   static BulkReplay bulkReplay(String contentType, String body) {
     JsonNode root = RequestInput.jsonObject(contentType, body);
     if (root == null) {
-      throw badRequest(ProblemMappers.BODY, "a JSON object is required: the filter of dead jobs to"
-          + " replay, e.g. {\"destination\":\"billing\",\"error_class\":\"HTTP 422\",\"dry_run\":true}");
+      throw badRequest(
+          ProblemMappers.BODY,
+          "a JSON object is required: the filter of dead jobs to"
+              + " replay, e.g. {\"destination\":\"billing\",\"error_class\":\"HTTP 422\",\"dry_run\":true}");
     }
     for (Iterator<String> it = root.fieldNames(); it.hasNext(); ) {
       String f = it.next();
       if (!BULK_FIELDS.contains(f)) {
-        throw badRequest(f, "unknown property '" + f + "'; known: destination, error_class, dead_from,"
-            + " dead_to, ordering_key, dry_run, limit, all");
+        throw badRequest(
+            f,
+            "unknown property '"
+                + f
+                + "'; known: destination, error_class, dead_from,"
+                + " dead_to, ordering_key, dry_run, limit, all");
       }
     }
     String destination = RequestInput.name(text(root, "destination"), "destination", MAX_NAME);
-    String errorClass = RequestInput.name(text(root, "error_class"), "error_class", MAX_ERROR_CLASS);
+    String errorClass =
+        RequestInput.name(text(root, "error_class"), "error_class", MAX_ERROR_CLASS);
     String orderingKey = RequestInput.name(text(root, "ordering_key"), "ordering_key", MAX_NAME);
     Instant deadFrom = instant(root, "dead_from");
     Instant deadTo = instant(root, "dead_to");
     if (deadFrom != null && deadTo != null && !deadFrom.isBefore(deadTo)) {
-      throw badRequest("dead_to", "dead_to (" + deadTo + ") must be after dead_from (" + deadFrom + ")");
+      throw badRequest(
+          "dead_to", "dead_to (" + deadTo + ") must be after dead_from (" + deadFrom + ")");
     }
     boolean dryRun = bool(root, "dry_run", true);
     boolean all = bool(root, "all", false);
     int limit = limit(root);
-    DeadJobFilter filter = new DeadJobFilter(destination, errorClass, deadFrom, deadTo, orderingKey);
+    DeadJobFilter filter =
+        new DeadJobFilter(destination, errorClass, deadFrom, deadTo, orderingKey);
     if (filter.isEmpty() && !all) {
-      throw badRequest("all", "the filter is empty and would take every dead job: name at least one of"
-          + " destination, error_class, dead_from, dead_to, ordering_key, or send \"all\": true");
+      throw badRequest(
+          "all",
+          "the filter is empty and would take every dead job: name at least one of"
+              + " destination, error_class, dead_from, dead_to, ordering_key, or send \"all\": true");
     }
     if (!filter.isEmpty() && all) {
-      throw badRequest("all", "\"all\": true takes every dead job and cannot be combined with a filter");
+      throw badRequest(
+          "all", "\"all\": true takes every dead job and cannot be combined with a filter");
     }
     return new BulkReplay(filter, dryRun, limit);
   }
@@ -146,7 +174,8 @@ final class AdminInput {
       return null;
     }
     if (!v.isTextual()) {
-      throw badRequest(field, field + " must be a string, was " + v.getNodeType().name().toLowerCase());
+      throw badRequest(
+          field, field + " must be a string, was " + v.getNodeType().name().toLowerCase());
     }
     if (v.asText().isEmpty()) {
       throw badRequest(field, field + " must not be empty (leave it out to match any)");
@@ -171,8 +200,12 @@ final class AdminInput {
       return DEFAULT_BULK_LIMIT;
     }
     if (!v.isIntegralNumber() || !v.canConvertToLong()) {
-      throw badRequest("limit", "limit must be an integer from 1 to " + MAX_BULK_LIMIT + ", was "
-          + abbreviate(v.toString()));
+      throw badRequest(
+          "limit",
+          "limit must be an integer from 1 to "
+              + MAX_BULK_LIMIT
+              + ", was "
+              + abbreviate(v.toString()));
     }
     long limit = v.longValue();
     if (limit < 1 || limit > MAX_BULK_LIMIT) {
@@ -190,8 +223,13 @@ final class AdminInput {
     try {
       t = OffsetDateTime.parse(raw).toInstant();
     } catch (DateTimeParseException e) {
-      throw badRequest(field, field + " must be an ISO-8601 date-time with an offset, e.g."
-          + " 2024-05-01T12:00:00Z, was '" + abbreviate(raw) + "'");
+      throw badRequest(
+          field,
+          field
+              + " must be an ISO-8601 date-time with an offset, e.g."
+              + " 2024-05-01T12:00:00Z, was '"
+              + abbreviate(raw)
+              + "'");
     }
     return RequestInput.inRange(t, field);
   }

@@ -9,10 +9,10 @@ import dev.outboxrelay.relay.admin.AdminViews.BulkReplayResult;
 import dev.outboxrelay.relay.admin.AdminViews.MessageDetail;
 import dev.outboxrelay.relay.admin.AdminViews.MessagePage;
 import dev.outboxrelay.relay.admin.AdminViews.Stats;
+import dev.outboxrelay.relay.web.RequestInput;
 import io.quarkus.security.identity.SecurityIdentity;
 import jakarta.annotation.security.RolesAllowed;
 import jakarta.inject.Inject;
-import dev.outboxrelay.relay.web.RequestInput;
 import jakarta.ws.rs.GET;
 import jakarta.ws.rs.HeaderParam;
 import jakarta.ws.rs.POST;
@@ -25,9 +25,9 @@ import jakarta.ws.rs.core.MediaType;
 import jakarta.ws.rs.core.UriInfo;
 
 /**
- * The admin API (docs/design.md "Admin API"): {@code outbox-viewer} reads, {@code outbox-operator} acts
- * and reads. Parameters arrive as strings and bodies as text so that {@link AdminInput} can refuse
- * anything malformed with a 400 naming the field, instead of the framework's 404 for a
+ * The admin API (docs/design.md "Admin API"): {@code outbox-viewer} reads, {@code outbox-operator}
+ * acts and reads. Parameters arrive as strings and bodies as text so that {@link AdminInput} can
+ * refuse anything malformed with a 400 naming the field, instead of the framework's 404 for a
  * non-numeric path id or a generic error for bad JSON. Input rules shared with every endpoint:
  * {@link RequestInput} (unknown or repeated query parameters, ids, JSON bodies and their
  * Content-Type, instants).
@@ -67,8 +67,11 @@ public class AdminResource {
   @POST
   @Path("/messages/{id}/cancel")
   @RolesAllowed(OPERATOR)
-  public ActionResult cancel(@PathParam("id") String id, @Context UriInfo uri,
-      @HeaderParam(HttpHeaders.CONTENT_TYPE) String contentType, String body) {
+  public ActionResult cancel(
+      @PathParam("id") String id,
+      @Context UriInfo uri,
+      @HeaderParam(HttpHeaders.CONTENT_TYPE) String contentType,
+      String body) {
     sourceOnly(uri);
     long messageId = AdminInput.id(id);
     return admin.cancel(messageId, user(), AdminInput.cancelReason(contentType, body));
@@ -78,7 +81,9 @@ public class AdminResource {
   @POST
   @Path("/messages/replay")
   @RolesAllowed(OPERATOR)
-  public BulkReplayResult bulkReplay(@Context UriInfo uri, @HeaderParam(HttpHeaders.CONTENT_TYPE) String contentType,
+  public BulkReplayResult bulkReplay(
+      @Context UriInfo uri,
+      @HeaderParam(HttpHeaders.CONTENT_TYPE) String contentType,
       String body) {
     sourceOnly(uri);
     BulkReplay r = AdminInput.bulkReplay(contentType, body);

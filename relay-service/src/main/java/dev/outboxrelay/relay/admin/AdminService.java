@@ -48,21 +48,28 @@ import org.jboss.logging.Logger;
 @ApplicationScoped
 public class AdminService {
   private static final Logger LOG = Logger.getLogger(AdminService.class);
+
   /** Ordering keys with dead jobs listed by the stats at most. */
   static final int DEAD_KEYS_SHOWN = 100;
+
   /** Actions counted by {@code outbox_admin_actions_total{action}}. */
-  static final List<String> ACTIONS = List.of("replay", "cancel", "bulk_replay", "bulk_replay_dry_run");
+  static final List<String> ACTIONS =
+      List.of("replay", "cancel", "bulk_replay", "bulk_replay_dry_run");
+
   /**
    * Job headers whose values are credentials more often than not; shown as {@value #REDACTED}. A
    * job's headers go to its sink, and some applications put a token for the sink there.
    */
   private static final Pattern SENSITIVE_HEADER =
-      Pattern.compile("(?i).*(authorization|cookie|secret|token|password|passwd|api[-_]?key|signature|credential).*");
+      Pattern.compile(
+          "(?i).*(authorization|cookie|secret|token|password|passwd|api[-_]?key|signature|credential).*");
+
   static final String REDACTED = "(redacted)";
   private static final ObjectMapper JSON = new ObjectMapper();
 
   @Inject RelayService relay;
   @Inject MeterRegistry registry;
+
   /** The request being served, for its {@code ?source=}. */
   @Inject CurrentVertxRequest request;
 
@@ -71,9 +78,12 @@ public class AdminService {
   @PostConstruct
   void registerCounters() {
     for (String action : ACTIONS) {
-      actions.put(action, Counter.builder("outbox.admin.actions").tag("action", action)
-          .description("Operator actions through the admin API that changed or counted jobs")
-          .register(registry));
+      actions.put(
+          action,
+          Counter.builder("outbox.admin.actions")
+              .tag("action", action)
+              .description("Operator actions through the admin API that changed or counted jobs")
+              .register(registry));
     }
   }
 
@@ -108,13 +118,17 @@ public class AdminService {
     Map<String, Long> byState = new LinkedHashMap<>();
     store().countByState().forEach((s, n) -> byState.put(String.valueOf(s), n));
     Map<String, Map<String, Long>> byDestination = new LinkedHashMap<>();
-    store().countByDestinationAndState().forEach((d, counts) -> {
-      Map<String, Long> c = new LinkedHashMap<>();
-      counts.forEach((s, n) -> c.put(String.valueOf(s), n));
-      byDestination.put(d, c);
-    });
+    store()
+        .countByDestinationAndState()
+        .forEach(
+            (d, counts) -> {
+              Map<String, Long> c = new LinkedHashMap<>();
+              counts.forEach((s, n) -> c.put(String.valueOf(s), n));
+              byDestination.put(d, c);
+            });
     double oldest = store().oldestReadyAge().map(AdminService::seconds).orElse(0.0);
-    List<ErrorClassView> byErrorClass = store().countDeadByErrorClass().stream().map(ErrorClassView::of).toList();
+    List<ErrorClassView> byErrorClass =
+        store().countDeadByErrorClass().stream().map(ErrorClassView::of).toList();
     List<DeadOrderingKey> keys = store().deadOrderingKeys(DEAD_KEYS_SHOWN + 1);
     boolean truncated = keys.size() > DEAD_KEYS_SHOWN;
     List<DeadKeyView> shown = keys.stream().limit(DEAD_KEYS_SHOWN).map(DeadKeyView::of).toList();
@@ -127,31 +141,55 @@ public class AdminService {
   ActionResult replay(long id, String user) {
     if (!store().replayDead(id)) {
       StoredMessage m = find(id);
-      throw conflict("state", "message " + id + " is " + JobState.fromCode(m.state()).label() + ", not "
-          + JobState.DEAD.label() + ": only a dead job can be replayed"
-          + (JobState.DEAD.is(m.state()) ? " (it changed while replaying; try again)" : ""));
+      throw conflict(
+          "state",
+          "message "
+              + id
+              + " is "
+              + JobState.fromCode(m.state()).label()
+              + ", not "
+              + JobState.DEAD.label()
+              + ": only a dead job can be replayed"
+              + (JobState.DEAD.is(m.state()) ? " (it changed while replaying; try again)" : ""));
     }
     count("replay");
     LOG.infof("admin: %s replayed message %d (D -> R, attempts reset)", user, id);
     return new ActionResult(id, "replay", "D", "R", user);
   }
 
-  /** {@code R → D} recorded as cancelled by {@code user}; 404 when unknown, 409 when not {@code R}. */
+  /**
+   * {@code R → D} recorded as cancelled by {@code user}; 404 when unknown, 409 when not {@code R}.
+   */
   ActionResult cancel(long id, String user, String reason) {
-    String error = "cancelled by " + user + " via the admin API" + (reason == null ? "" : ": " + reason);
+    String error =
+        "cancelled by " + user + " via the admin API" + (reason == null ? "" : ": " + reason);
     if (!store().cancelReady(id, error)) {
       StoredMessage m = find(id);
       if (JobState.WORKING.is(m.state())) {
-        throw conflict("state", "message " + id + " is " + JobState.WORKING.label() + ": a relay is delivering it right now"
-            + " and a send cannot be recalled; if it fails it returns to R and can be cancelled then");
+        throw conflict(
+            "state",
+            "message "
+                + id
+                + " is "
+                + JobState.WORKING.label()
+                + ": a relay is delivering it right now"
+                + " and a send cannot be recalled; if it fails it returns to R and can be cancelled then");
       }
-      throw conflict("state", "message " + id + " is " + JobState.fromCode(m.state()).label() + ", not "
-          + JobState.READY.label() + ": only a job waiting for delivery can be cancelled"
-          + (JobState.READY.is(m.state()) ? " (it changed while cancelling; try again)" : ""));
+      throw conflict(
+          "state",
+          "message "
+              + id
+              + " is "
+              + JobState.fromCode(m.state()).label()
+              + ", not "
+              + JobState.READY.label()
+              + ": only a job waiting for delivery can be cancelled"
+              + (JobState.READY.is(m.state()) ? " (it changed while cancelling; try again)" : ""));
     }
     count("cancel");
-    LOG.infof("admin: %s cancelled message %d (R -> D)%s", user, id,
-        reason == null ? "" : ", reason: " + reason);
+    LOG.infof(
+        "admin: %s cancelled message %d (R -> D)%s",
+        user, id, reason == null ? "" : ", reason: " + reason);
     return new ActionResult(id, "cancel", "R", "D", user);
   }
 
@@ -160,13 +198,15 @@ public class AdminService {
     long matched = store().countDead(filter);
     if (dryRun) {
       count("bulk_replay_dry_run");
-      LOG.infof("admin: %s counted %d dead job(s) for a bulk replay (dry run) of %s", user, matched,
-          describe(filter));
+      LOG.infof(
+          "admin: %s counted %d dead job(s) for a bulk replay (dry run) of %s",
+          user, matched, describe(filter));
       return new BulkReplayResult(true, matched, null, limit, user);
     }
     int replayed = store().replayDead(filter, limit);
     count("bulk_replay");
-    LOG.infof("admin: %s replayed %d dead job(s) (D -> R, attempts reset; %d matched, limit %d) of %s",
+    LOG.infof(
+        "admin: %s replayed %d dead job(s) (D -> R, attempts reset; %d matched, limit %d) of %s",
         user, replayed, matched, limit, describe(filter));
     return new BulkReplayResult(false, matched, replayed, limit, user);
   }
@@ -191,11 +231,14 @@ public class AdminService {
       return "all dead jobs";
     }
     StringBuilder s = new StringBuilder("dead jobs with");
-    Optional.ofNullable(f.destination()).ifPresent(v -> s.append(" destination='").append(v).append('\''));
-    Optional.ofNullable(f.errorClass()).ifPresent(v -> s.append(" error_class='").append(v).append('\''));
+    Optional.ofNullable(f.destination())
+        .ifPresent(v -> s.append(" destination='").append(v).append('\''));
+    Optional.ofNullable(f.errorClass())
+        .ifPresent(v -> s.append(" error_class='").append(v).append('\''));
     Optional.ofNullable(f.deadFrom()).ifPresent(v -> s.append(" dead_from=").append(v));
     Optional.ofNullable(f.deadTo()).ifPresent(v -> s.append(" dead_to=").append(v));
-    Optional.ofNullable(f.orderingKey()).ifPresent(v -> s.append(" ordering_key='").append(v).append('\''));
+    Optional.ofNullable(f.orderingKey())
+        .ifPresent(v -> s.append(" ordering_key='").append(v).append('\''));
     return s.toString();
   }
 
@@ -206,12 +249,14 @@ public class AdminService {
     }
     Map<String, String> headers;
     try {
-      headers = JSON.readValue(m.headersJson(), new TypeReference<LinkedHashMap<String, String>>() {});
+      headers =
+          JSON.readValue(m.headersJson(), new TypeReference<LinkedHashMap<String, String>>() {});
     } catch (IOException e) {
       // Written by the library as a JSON object of strings; anything else is shown as unreadable.
       return Map.of("(unreadable)", REDACTED);
     }
-    headers.replaceAll((name, value) -> SENSITIVE_HEADER.matcher(name).matches() ? REDACTED : value);
+    headers.replaceAll(
+        (name, value) -> SENSITIVE_HEADER.matcher(name).matches() ? REDACTED : value);
     return headers;
   }
 }

@@ -21,14 +21,40 @@ final class AdminViews {
 
   /** One job in a listing: no payload or headers. */
   @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
-  record MessageView(long id, String operationId, String destination, String orderingKey, String state,
-      int attempts, String lastError, String errorClass, Instant failedAt, Instant deliverAfter,
-      Instant createdAt, Instant claimedAt, Instant leaseUntil, Instant sentAt, Instant confirmedAt) {
+  record MessageView(
+      long id,
+      String operationId,
+      String destination,
+      String orderingKey,
+      String state,
+      int attempts,
+      String lastError,
+      String errorClass,
+      Instant failedAt,
+      Instant deliverAfter,
+      Instant createdAt,
+      Instant claimedAt,
+      Instant leaseUntil,
+      Instant sentAt,
+      Instant confirmedAt) {
 
     static MessageView of(MessageSummary m) {
-      return new MessageView(m.id(), m.operationId(), m.destination(), m.orderingKey(),
-          String.valueOf(m.state()), m.attempts(), m.lastError(), m.errorClass(), m.failedAt(),
-          m.deliverAfter(), m.createdAt(), m.claimedAt(), m.leaseUntil(), m.sentAt(), m.confirmedAt());
+      return new MessageView(
+          m.id(),
+          m.operationId(),
+          m.destination(),
+          m.orderingKey(),
+          String.valueOf(m.state()),
+          m.attempts(),
+          m.lastError(),
+          m.errorClass(),
+          m.failedAt(),
+          m.deliverAfter(),
+          m.createdAt(),
+          m.claimedAt(),
+          m.leaseUntil(),
+          m.sentAt(),
+          m.confirmedAt());
     }
   }
 
@@ -41,34 +67,79 @@ final class AdminViews {
 
   /**
    * One job with everything stored about it; sensitive header values are redacted. For a
-   * by-reference job ({@code payload_by_reference}) {@code payload} is its reference text: the
-   * body itself stays in {@code outbox_payload} (it can be large).
+   * by-reference job ({@code payload_by_reference}) {@code payload} is its reference text: the body
+   * itself stays in {@code outbox_payload} (it can be large).
    */
   @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
-  record MessageDetailView(long id, String operationId, String destination, String orderingKey,
-      String state, int attempts, String lastError, String contentType, Map<String, String> headers,
-      String payload, boolean payloadByReference, Instant deliverAfter, Instant createdAt,
-      Instant claimedAt, Instant leaseUntil, Instant sentAt, Instant confirmedAt) {
+  record MessageDetailView(
+      long id,
+      String operationId,
+      String destination,
+      String orderingKey,
+      String state,
+      int attempts,
+      String lastError,
+      String contentType,
+      Map<String, String> headers,
+      String payload,
+      boolean payloadByReference,
+      Instant deliverAfter,
+      Instant createdAt,
+      Instant claimedAt,
+      Instant leaseUntil,
+      Instant sentAt,
+      Instant confirmedAt) {
 
     static MessageDetailView of(StoredMessage m, Map<String, String> headers) {
-      return new MessageDetailView(m.id(), m.operationId(), m.destination(), m.orderingKey(),
-          String.valueOf(m.state()), m.attempts(), m.lastError(), m.contentType(), headers, m.payload(),
-          m.payloadByReference(), m.deliverAfter(), m.createdAt(), m.claimedAt(), m.leaseUntil(), m.sentAt(), m.confirmedAt());
+      return new MessageDetailView(
+          m.id(),
+          m.operationId(),
+          m.destination(),
+          m.orderingKey(),
+          String.valueOf(m.state()),
+          m.attempts(),
+          m.lastError(),
+          m.contentType(),
+          headers,
+          m.payload(),
+          m.payloadByReference(),
+          m.deliverAfter(),
+          m.createdAt(),
+          m.claimedAt(),
+          m.leaseUntil(),
+          m.sentAt(),
+          m.confirmedAt());
     }
   }
 
   /**
    * One row of {@code outbox_attempt}; {@code relay_instance}: the relay process that made it
-   * ({@code host/pid/random}), null for a cancel, an expired lease or an attempt recorded before V7.
+   * ({@code host/pid/random}), null for a cancel, an expired lease or an attempt recorded before
+   * V7.
    */
   @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
-  record AttemptView(int attemptNo, String outcome, Instant startedAt, Instant finishedAt,
-      String errorClass, String errorMessage, String responseSummary, String claimToken, String relayInstance) {
+  record AttemptView(
+      int attemptNo,
+      String outcome,
+      Instant startedAt,
+      Instant finishedAt,
+      String errorClass,
+      String errorMessage,
+      String responseSummary,
+      String claimToken,
+      String relayInstance) {
 
     static AttemptView of(StoredAttempt a) {
-      return new AttemptView(a.attemptNo(), a.outcome().name(), a.startedAt(), a.finishedAt(),
-          a.errorClass(), a.errorMessage(), a.responseSummary(),
-          a.claimToken() == null ? null : a.claimToken().toString(), a.relayInstance());
+      return new AttemptView(
+          a.attemptNo(),
+          a.outcome().name(),
+          a.startedAt(),
+          a.finishedAt(),
+          a.errorClass(),
+          a.errorMessage(),
+          a.responseSummary(),
+          a.claimToken() == null ? null : a.claimToken().toString(),
+          a.relayInstance());
     }
   }
 
@@ -109,7 +180,11 @@ final class AdminViews {
    * with {@code dead_ordering_keys_truncated} telling whether there are more.
    */
   @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
-  record Stats(Map<String, Long> byState, Map<String, Map<String, Long>> byDestination,
-      double oldestReadyAgeSeconds, List<ErrorClassView> deadByErrorClass,
-      List<DeadKeyView> deadOrderingKeys, boolean deadOrderingKeysTruncated) {}
+  record Stats(
+      Map<String, Long> byState,
+      Map<String, Map<String, Long>> byDestination,
+      double oldestReadyAgeSeconds,
+      List<ErrorClassView> deadByErrorClass,
+      List<DeadKeyView> deadOrderingKeys,
+      boolean deadOrderingKeysTruncated) {}
 }

@@ -8,7 +8,7 @@
  * relays and other operators: a replay only takes a {@code D} job, a cancel only an {@code R} one
  * (a {@code W} job is being sent and cannot be recalled), and a refused action (409) changed
  * nothing. A dead job never blocks its ordering key (the later jobs went on), so a replayed job is
- * delivered after them; the stats name the keys concerned. Input is validated strictly in
- * {@link AdminInput}; refusals are problem responses from {@code dev.outboxrelay.relay.web}.
+ * delivered after them; the stats name the keys concerned. Input is validated strictly in {@link
+ * AdminInput}; refusals are problem responses from {@code dev.outboxrelay.relay.web}.
  */
 package dev.outboxrelay.relay.admin;

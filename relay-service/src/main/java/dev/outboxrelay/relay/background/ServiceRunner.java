@@ -12,17 +12,17 @@ import java.util.concurrent.atomic.AtomicLong;
  * every background service used to do for itself:
  *
  * <ul>
- *   <li>the schedule: the next pass starts {@link #every interval} after the previous one ended
- *       (or when the pass's {@link Pass#next()} says), the first after {@link #firstAfter};
- *       {@link #wake()} ends a wait early;
+ *   <li>the schedule: the next pass starts {@link #every interval} after the previous one ended (or
+ *       when the pass's {@link Pass#next()} says), the first after {@link #firstAfter}; {@link
+ *       #wake()} ends a wait early;
  *   <li>the back-off: after a failed pass the next one comes after a pause that starts at {@link
  *       #ERROR_MIN} and doubles up to {@link #backingOffTo} (default: the interval), back to the
  *       interval after a pass that worked;
  *   <li>"skip while DOWN" ({@link #skipWhileDown()}): no pass while the state says DOWN (someone
  *       else, the claim loop or the gauges, finds out when it is UP again);
- *   <li>reporting: every pass that answered is a success of the state, every failure a failure
- *       (one line per state change, never a stack trace). The state is never null: without a
- *       source, {@link StateChangeLog#logging} logs.
+ *   <li>reporting: every pass that answered is a success of the state, every failure a failure (one
+ *       line per state change, never a stack trace). The state is never null: without a source,
+ *       {@link StateChangeLog#logging} logs.
  * </ul>
  *
  * {@link #close()} stops it: the current wait ends at once, a running pass is waited for (a
@@ -31,6 +31,7 @@ import java.util.concurrent.atomic.AtomicLong;
 public final class ServiceRunner implements AutoCloseable {
   /** First pause after a failed pass. */
   public static final Duration ERROR_MIN = Duration.ofMillis(100);
+
   /** How long {@link #close()} waits for a running pass before interrupting it. */
   static final Duration STOP_WAIT = Duration.ofSeconds(2);
 
@@ -55,7 +56,8 @@ public final class ServiceRunner implements AutoCloseable {
    * @param what how a failure line starts ({@code renewing leases failed}), before the error
    * @param state the dependency's state, told of every pass
    */
-  public ServiceRunner(String threadName, String what, BackgroundService service, StateChangeLog state) {
+  public ServiceRunner(
+      String threadName, String what, BackgroundService service, StateChangeLog state) {
     this.threadName = Objects.requireNonNull(threadName, "threadName");
     this.what = Objects.requireNonNull(what, "what");
     this.service = Objects.requireNonNull(service, "service");
@@ -65,7 +67,8 @@ public final class ServiceRunner implements AutoCloseable {
   /** Time from the end of a pass to the start of the next (zero: at once). */
   public ServiceRunner every(Duration interval) {
     if (interval.isNegative()) {
-      throw new IllegalArgumentException(threadName + ": interval must not be negative, was " + interval);
+      throw new IllegalArgumentException(
+          threadName + ": interval must not be negative, was " + interval);
     }
     this.interval = interval;
     return this;
@@ -122,14 +125,15 @@ public final class ServiceRunner implements AutoCloseable {
         }
         wait = errorPause;
         Duration max = errorMax != null ? errorMax : interval;
-        errorPause = errorPause.multipliedBy(2).compareTo(max) > 0 ? max : errorPause.multipliedBy(2);
+        errorPause =
+            errorPause.multipliedBy(2).compareTo(max) > 0 ? max : errorPause.multipliedBy(2);
       }
     }
   }
 
   /**
-   * Runs one pass now, on the caller's thread, reporting it to the state as the runner's own
-   * passes are (what a test or an operator's request calls). Throws what the pass threw.
+   * Runs one pass now, on the caller's thread, reporting it to the state as the runner's own passes
+   * are (what a test or an operator's request calls). Throws what the pass threw.
    */
   public Pass pass() throws Exception {
     Instant callStarted = state.now();
@@ -159,7 +163,9 @@ public final class ServiceRunner implements AutoCloseable {
     synchronized (lock) {
       long until = System.nanoTime() + wait.toNanos();
       try {
-        for (long left = wait.toNanos(); running && !woken && left > 0; left = until - System.nanoTime()) {
+        for (long left = wait.toNanos();
+            running && !woken && left > 0;
+            left = until - System.nanoTime()) {
           TimeUnit.NANOSECONDS.timedWait(lock, left);
         }
       } catch (InterruptedException e) {

@@ -6,8 +6,8 @@ import java.util.Optional;
 import java.util.function.DoubleSupplier;
 
 /**
- * Retry delay after a transient failure: {@code initial * multiplier^(attempt-1)}, capped at
- * {@code max}, randomised by ±{@code jitter}. A sink's own hint (Retry-After) wins.
+ * Retry delay after a transient failure: {@code initial * multiplier^(attempt-1)}, capped at {@code
+ * max}, randomised by ±{@code jitter}. A sink's own hint (Retry-After) wins.
  */
 public final class Backoff {
   private final Duration initial;
@@ -16,18 +16,21 @@ public final class Backoff {
   private final double jitter;
   private final DoubleSupplier random;
 
-  public Backoff(Duration initial, double multiplier, Duration max, double jitter, DoubleSupplier random) {
+  public Backoff(
+      Duration initial, double multiplier, Duration max, double jitter, DoubleSupplier random) {
     if (initial.isNegative() || initial.isZero()) {
       throw new IllegalArgumentException("outbox.relay.backoff.initial-delay must be positive");
     }
     if (multiplier < 1.0) {
-      throw new IllegalArgumentException("outbox.relay.backoff.multiplier must be >= 1, was " + multiplier);
+      throw new IllegalArgumentException(
+          "outbox.relay.backoff.multiplier must be >= 1, was " + multiplier);
     }
     if (max.compareTo(initial) < 0) {
       throw new IllegalArgumentException("outbox.relay.backoff.max-delay must be >= initial-delay");
     }
     if (jitter < 0 || jitter > 1) {
-      throw new IllegalArgumentException("outbox.relay.backoff.jitter must be within 0..1, was " + jitter);
+      throw new IllegalArgumentException(
+          "outbox.relay.backoff.jitter must be within 0..1, was " + jitter);
     }
     this.initial = initial;
     this.multiplier = multiplier;
@@ -61,8 +64,8 @@ public final class Backoff {
   }
 
   /**
-   * The shortest delay this schedule can produce before attempt {@code failedAttempt + 1}
-   * (rounded down to the millisecond; a sink's hint is not considered).
+   * The shortest delay this schedule can produce before attempt {@code failedAttempt + 1} (rounded
+   * down to the millisecond; a sink's hint is not considered).
    */
   public Duration lowerBound(int failedAttempt) {
     double base = initial.toMillis() * Math.pow(multiplier, Math.max(0, failedAttempt - 1));

@@ -35,27 +35,28 @@ import org.jboss.logging.Logger;
  * free places, and the claims held (queued, sending, or waiting for their completion batch) never
  * exceed {@code 2 x (concurrency + batchSize)}, so memory is bounded whatever the backlog. Both
  * bounds hold with two claimers, this loop and a completion's key-affine hand-over ({@link
- * CompletionBatcher#handingOverTo}): each reserves its room ({@link #reserve}) before its
- * statement runs, and the jobs it claimed take the reservation's place ({@link #offer}). Every
- * claim held is renewed by the source's {@link LeaseHeartbeat}, and a job is sent only while its
- * claim surely has a third of its lease left ({@link Deliverer}). A claim asks for what there is
- * room for, up to a batch: it runs at once when a place would otherwise be idle (no queued job
- * can start and a place is free), else once half a batch of room has freed, so under load a claim
- * statement moves many jobs. A send whose answer was handled wakes the loop; a finished job with
- * an ordering key also ends an idle wait, because its key's next job has just become claimable.
+ * CompletionBatcher#handingOverTo}): each reserves its room ({@link #reserve}) before its statement
+ * runs, and the jobs it claimed take the reservation's place ({@link #offer}). Every claim held is
+ * renewed by the source's {@link LeaseHeartbeat}, and a job is sent only while its claim surely has
+ * a third of its lease left ({@link Deliverer}). A claim asks for what there is room for, up to a
+ * batch: it runs at once when a place would otherwise be idle (no queued job can start and a place
+ * is free), else once half a batch of room has freed, so under load a claim statement moves many
+ * jobs. A send whose answer was handled wakes the loop; a finished job with an ordering key also
+ * ends an idle wait, because its key's next job has just become claimable.
  *
- * <p>Idle: an empty claim waits a bounded, growing interval ({@link IdleWait}), cut short by
- * {@link #wake()}. Errors: logged once per state change, with a growing pause; the loop never
- * dies. Shutdown ({@link #stop}): stop claiming, give the queued jobs back, let in-flight sends
- * finish within the grace period, then stop waiting for them; given-back and abandoned jobs are
- * released to ready without counting an attempt.
+ * <p>Idle: an empty claim waits a bounded, growing interval ({@link IdleWait}), cut short by {@link
+ * #wake()}. Errors: logged once per state change, with a growing pause; the loop never dies.
+ * Shutdown ({@link #stop}): stop claiming, give the queued jobs back, let in-flight sends finish
+ * within the grace period, then stop waiting for them; given-back and abandoned jobs are released
+ * to ready without counting an attempt.
  */
 public class ClaimLoop {
   private static final Logger LOG = Logger.getLogger(ClaimLoop.class);
   private static final Duration ERROR_PAUSE_MAX = Duration.ofSeconds(5);
+
   /**
-   * Worker threads at most: they start sends and record answers (a database transaction for a
-   * retry or a dead job), never wait for a sink.
+   * Worker threads at most: they start sends and record answers (a database transaction for a retry
+   * or a dead job), never wait for a sink.
    */
   static final int MAX_WORKER_THREADS = 16;
 
@@ -66,44 +67,67 @@ public class ClaimLoop {
   private final int concurrency;
   private final Duration lease;
   private final IdleWait idle;
+
   /** Guards the queue and the places below; notified each time room for a claim frees. */
   private final Object lock = new Object();
+
   /** Claimed jobs not started yet, in claim (id) order. */
   private final Deque<LeaseHeartbeat.Claim> queue = new ArrayDeque<>();
+
   private final Map<String, Integer> queuedByDestination = new HashMap<>();
+
   /** Sends started whose answer is not handled yet, by job id. */
   private final Map<Long, Deliverer.Attempt> sending = new HashMap<>();
+
   private final Map<String, Integer> sendingByDestination = new HashMap<>();
   private volatile ToIntFunction<String> destinationConcurrency;
   private final ThreadPoolExecutor workers;
+
   /** Every claim held: queued, sending, or waiting for its completion. */
   private final Map<Long, LeaseHeartbeat.Claim> inFlight = new ConcurrentHashMap<>();
+
   /**
    * Room promised to claim statements still running (this loop's claim, a completion's hand-over),
    * counted as held until their jobs are: two claimers never both spend the same room. Guarded by
    * the lock.
    */
   private int reserved;
+
   /** The most claims ever held plus reserved at once (never above {@link #maxHeld()}). */
   private int heldPeak;
+
   private final AtomicInteger claimStatements = new AtomicInteger();
   private final AtomicReference<String> lastError = new AtomicReference<>();
   private volatile boolean running;
   private volatile boolean stopping;
   private Thread thread;
+
   /** Where claim errors and recoveries go (logged once per state change). */
-  private volatile StateChangeLog database = StateChangeLog.logging("the claim loop's database", LOG);
+  private volatile StateChangeLog database =
+      StateChangeLog.logging("the claim loop's database", LOG);
+
   private volatile Duration errorPauseMax = ERROR_PAUSE_MAX;
-  /** The source named in thread names ({@code outbox-worker-<source>-3}); null for a single source. */
+
+  /**
+   * The source named in thread names ({@code outbox-worker-<source>-3}); null for a single source.
+   */
   private volatile String source;
 
-  public ClaimLoop(OutboxStore store, Deliverer deliverer, LeaseHeartbeat heartbeat, int batchSize,
-      int concurrency, Duration lease, IdleWait idle) {
+  public ClaimLoop(
+      OutboxStore store,
+      Deliverer deliverer,
+      LeaseHeartbeat heartbeat,
+      int batchSize,
+      int concurrency,
+      Duration lease,
+      IdleWait idle) {
     if (batchSize <= 0) {
-      throw new IllegalArgumentException("outbox.relay.batch-size must be positive, was " + batchSize);
+      throw new IllegalArgumentException(
+          "outbox.relay.batch-size must be positive, was " + batchSize);
     }
     if (concurrency <= 0) {
-      throw new IllegalArgumentException("outbox.relay.concurrency must be positive, was " + concurrency);
+      throw new IllegalArgumentException(
+          "outbox.relay.concurrency must be positive, was " + concurrency);
     }
     this.store = store;
     this.deliverer = deliverer;
@@ -117,18 +141,30 @@ public class ClaimLoop {
     int threads = Math.min(concurrency, MAX_WORKER_THREADS);
     // Answers arriving after stop() abandoned their jobs find the pool shut down: dropped, they
     // were released already (and must not throw into a sink's own thread).
-    this.workers = new ThreadPoolExecutor(threads, threads, 0, TimeUnit.MILLISECONDS, new LinkedBlockingQueue<>(),
-        r -> {
-          Thread t = new Thread(r, "outbox-worker-" + (source == null ? "" : source + "-") + n.incrementAndGet());
-          t.setDaemon(true);
-          return t;
-        }, new ThreadPoolExecutor.DiscardPolicy());
+    this.workers =
+        new ThreadPoolExecutor(
+            threads,
+            threads,
+            0,
+            TimeUnit.MILLISECONDS,
+            new LinkedBlockingQueue<>(),
+            r -> {
+              Thread t =
+                  new Thread(
+                      r,
+                      "outbox-worker-"
+                          + (source == null ? "" : source + "-")
+                          + n.incrementAndGet());
+              t.setDaemon(true);
+              return t;
+            },
+            new ThreadPoolExecutor.DiscardPolicy());
   }
 
   /**
-   * Bounds the sends in flight to each destination: {@code limit} of a destination's name (at
-   * least 1; values above concurrency mean concurrency). Default: no bound beyond concurrency.
-   * Call before {@link #start()}.
+   * Bounds the sends in flight to each destination: {@code limit} of a destination's name (at least
+   * 1; values above concurrency mean concurrency). Default: no bound beyond concurrency. Call
+   * before {@link #start()}.
    */
   public ClaimLoop limitingDestinations(ToIntFunction<String> limit) {
     this.destinationConcurrency = limit;
@@ -139,11 +175,13 @@ public class ClaimLoop {
    * {@code outbox.relay.destination-concurrency} as configured, else concurrency for a relay with
    * one destination and half of it (at least 1) for more.
    */
-  public static int destinationConcurrency(OptionalInt configured, int concurrency, int destinations) {
+  public static int destinationConcurrency(
+      OptionalInt configured, int concurrency, int destinations) {
     if (configured.isPresent()) {
       if (configured.getAsInt() < 1) {
-        throw new IllegalArgumentException("outbox.relay.destination-concurrency must be at least 1, was "
-            + configured.getAsInt());
+        throw new IllegalArgumentException(
+            "outbox.relay.destination-concurrency must be at least 1, was "
+                + configured.getAsInt());
       }
       return configured.getAsInt();
     }
@@ -171,12 +209,18 @@ public class ClaimLoop {
     return this;
   }
 
-  /** Free places of {@code destination} (may be negative after its limit was lowered). Holding the lock. */
+  /**
+   * Free places of {@code destination} (may be negative after its limit was lowered). Holding the
+   * lock.
+   */
   private int freePlaces(String destination) {
-    return destinationConcurrency.applyAsInt(destination) - sendingByDestination.getOrDefault(destination, 0);
+    return destinationConcurrency.applyAsInt(destination)
+        - sendingByDestination.getOrDefault(destination, 0);
   }
 
-  /** Queued jobs that could start now, each destination's within its free places. Holding the lock. */
+  /**
+   * Queued jobs that could start now, each destination's within its free places. Holding the lock.
+   */
   private int startable() {
     int n = 0;
     for (Map.Entry<String, Integer> e : queuedByDestination.entrySet()) {
@@ -201,9 +245,13 @@ public class ClaimLoop {
       return 0;
     }
     // Reserved jobs count as queued jobs that could start, and as held.
-    int unsent = sending.size() + reserved + (sending.size() >= concurrency ? queue.size() : startable);
-    return Math.max(0, Math.min(batchSize,
-        Math.min(concurrency + batchSize - unsent, maxHeld() - inFlight.size() - reserved)));
+    int unsent =
+        sending.size() + reserved + (sending.size() >= concurrency ? queue.size() : startable);
+    return Math.max(
+        0,
+        Math.min(
+            batchSize,
+            Math.min(concurrency + batchSize - unsent, maxHeld() - inFlight.size() - reserved)));
   }
 
   /** The claims held at most: {@code 2 x (concurrency + batchSize)}. */
@@ -212,9 +260,9 @@ public class ClaimLoop {
   }
 
   /**
-   * Reserves room for a claim statement about to run: at most {@code wanted} and at most the
-   * {@link #room()}; the caller hands the jobs it claimed to {@link #offer} with the number
-   * reserved, or gives the reservation back with {@link #unreserve} when the statement failed.
+   * Reserves room for a claim statement about to run: at most {@code wanted} and at most the {@link
+   * #room()}; the caller hands the jobs it claimed to {@link #offer} with the number reserved, or
+   * gives the reservation back with {@link #unreserve} when the statement failed.
    */
   int reserve(int wanted) {
     synchronized (lock) {
@@ -237,7 +285,8 @@ public class ClaimLoop {
   private boolean claimDue() {
     int startable = startable();
     int room = room(startable);
-    return room > 0 && ((startable == 0 && sending.size() < concurrency) || room >= Math.max(1, batchSize / 2));
+    return room > 0
+        && ((startable == 0 && sending.size() < concurrency) || room >= Math.max(1, batchSize / 2));
   }
 
   /**
@@ -261,8 +310,16 @@ public class ClaimLoop {
     if (claimed.size() > wanted) {
       unreserve(wanted);
       // Impossible by the claim contract; the extra leases expire and the reaper re-offers them.
-      throw new IllegalStateException("claim returned " + claimed.size() + " jobs for a limit of "
-          + wanted + " (ids " + claimed.get(0).id() + ".." + claimed.get(claimed.size() - 1).id() + ")");
+      throw new IllegalStateException(
+          "claim returned "
+              + claimed.size()
+              + " jobs for a limit of "
+              + wanted
+              + " (ids "
+              + claimed.get(0).id()
+              + ".."
+              + claimed.get(claimed.size() - 1).id()
+              + ")");
     }
     offer(claimed, started, wanted);
     return claimed.size();
@@ -278,7 +335,8 @@ public class ClaimLoop {
     if (claimed.size() > reservedFor) {
       unreserve(reservedFor);
       claimed.forEach(deliverer::release);
-      throw new IllegalStateException(claimed.size() + " jobs offered for " + reservedFor + " reserved places");
+      throw new IllegalStateException(
+          claimed.size() + " jobs offered for " + reservedFor + " reserved places");
     }
     if (!hold(claimed, claimStartedNanos, reservedFor)) {
       claimed.forEach(deliverer::release); // claimed after shutdown began: never sent
@@ -322,7 +380,8 @@ public class ClaimLoop {
       if (stopping) {
         return;
       }
-      for (Iterator<LeaseHeartbeat.Claim> it = queue.iterator(); it.hasNext() && sending.size() < concurrency; ) {
+      for (Iterator<LeaseHeartbeat.Claim> it = queue.iterator();
+          it.hasNext() && sending.size() < concurrency; ) {
         LeaseHeartbeat.Claim c = it.next();
         String d = c.message().destination();
         if (freePlaces(d) <= 0) {
@@ -337,16 +396,20 @@ public class ClaimLoop {
       }
     }
     for (Deliverer.Attempt a : starting) {
-      workers.execute(() -> {
-        try {
-          a.start();
-        } catch (RuntimeException e) {
-          LOG.errorf(e, "message_id=%d: delivery failed unexpectedly; the lease expires and the reaper"
-              + " re-offers it", a.claim().message().id());
-          answered(a.claim());
-          finished(a.claim());
-        }
-      });
+      workers.execute(
+          () -> {
+            try {
+              a.start();
+            } catch (RuntimeException e) {
+              LOG.errorf(
+                  e,
+                  "message_id=%d: delivery failed unexpectedly; the lease expires and the reaper"
+                      + " re-offers it",
+                  a.claim().message().id());
+              answered(a.claim());
+              finished(a.claim());
+            }
+          });
     }
   }
 
@@ -354,7 +417,8 @@ public class ClaimLoop {
   private void answered(LeaseHeartbeat.Claim c) {
     synchronized (lock) {
       if (sending.remove(c.message().id()) != null) {
-        sendingByDestination.computeIfPresent(c.message().destination(), (k, v) -> v == 1 ? null : v - 1);
+        sendingByDestination.computeIfPresent(
+            c.message().destination(), (k, v) -> v == 1 ? null : v - 1);
       }
       lock.notifyAll();
     }
@@ -391,7 +455,8 @@ public class ClaimLoop {
       try {
         synchronized (lock) {
           if (!claimDue()) {
-            // No room, or a claim would move too few jobs: wait for room instead of polling the database.
+            // No room, or a claim would move too few jobs: wait for room instead of polling the
+            // database.
             lock.wait(100);
             continue;
           }
@@ -414,7 +479,8 @@ public class ClaimLoop {
         Thread.currentThread().interrupt();
         break;
       } catch (RuntimeException e) {
-        String message = String.valueOf(e.getCause() != null ? e.getCause().getMessage() : e.getMessage());
+        String message =
+            String.valueOf(e.getCause() != null ? e.getCause().getMessage() : e.getMessage());
         lastError.set(message);
         database.failure("claiming failed: " + message);
         try {
@@ -476,7 +542,8 @@ public class ClaimLoop {
     }
     int released = 0;
     if (!unanswered.isEmpty()) {
-      LOG.warnf("%d delivery(ies) still unanswered after the %s grace period; releasing them",
+      LOG.warnf(
+          "%d delivery(ies) still unanswered after the %s grace period; releasing them",
           unanswered.size(), grace);
       for (Deliverer.Attempt a : unanswered) {
         if (a.abandon()) {
@@ -497,8 +564,8 @@ public class ClaimLoop {
   }
 
   /**
-   * Claims now if the loop is waiting idle (or at its next idle wait): jobs were committed. Safe from
-   * any thread; costs at most one claim statement when nothing turns out to be ready.
+   * Claims now if the loop is waiting idle (or at its next idle wait): jobs were committed. Safe
+   * from any thread; costs at most one claim statement when nothing turns out to be ready.
    */
   public void wake() {
     idle.wake();

@@ -21,8 +21,8 @@ import java.util.function.Consumer;
 import java.util.function.IntSupplier;
 
 /**
- * Records successful sends as delivered in batches: a worker hands its job in ({@link #submit})
- * and goes on to its next job; one flusher thread completes what has gathered with one {@link
+ * Records successful sends as delivered in batches: a worker hands its job in ({@link #submit}) and
+ * goes on to its next job; one flusher thread completes what has gathered with one {@link
  * OutboxStore#markDeliveredAll} (one transaction, one token-checked statement) once {@code
  * batchSize} jobs wait, or every job in flight waits ({@link #flushWhenAllWaiting}: no other could
  * join the batch), or the first of them has waited {@code maxWait}, and then tells each job's
@@ -44,11 +44,15 @@ import java.util.function.IntSupplier;
  * next claim (docs/design.md "Ordering keys").
  */
 public final class CompletionBatcher implements AutoCloseable {
-  private static final org.jboss.logging.Logger LOG = org.jboss.logging.Logger.getLogger(CompletionBatcher.class);
+  private static final org.jboss.logging.Logger LOG =
+      org.jboss.logging.Logger.getLogger(CompletionBatcher.class);
+
   /** Default of {@code outbox.relay.completion-batch-size}. */
   public static final int DEFAULT_BATCH_SIZE = 64;
+
   /** Default of {@code outbox.relay.completion-max-wait}. */
   public static final Duration DEFAULT_MAX_WAIT = Duration.ofMillis(2);
+
   private static final Duration RETRY_MIN = Duration.ofMillis(100);
   private static final Duration RETRY_MAX = Duration.ofSeconds(2);
 
@@ -58,12 +62,15 @@ public final class CompletionBatcher implements AutoCloseable {
     COMPLETED,
     /** The token check changed no row: the claim was lost before; recorded as a STALE attempt. */
     STALE,
-    /** No flush got an answer within the result timeout: delivered, or re-offered after its lease. */
+    /**
+     * No flush got an answer within the result timeout: delivered, or re-offered after its lease.
+     */
     UNKNOWN
   }
 
   /** A job handed in; {@code unanswered}: a flush of it failed, so it may have committed. */
-  private record Pending(DeliveredJob job, Consumer<Completion> done, long deadline, boolean unanswered) {
+  private record Pending(
+      DeliveredJob job, Consumer<Completion> done, long deadline, boolean unanswered) {
     Pending failed() {
       return new Pending(job, done, deadline, true);
     }
@@ -72,30 +79,40 @@ public final class CompletionBatcher implements AutoCloseable {
   private final OutboxStore store;
   private final int batchSize;
   private final long maxWaitNanos;
+
   /** How long a job's completion is retried before it is reported UNKNOWN. */
   private final Duration resultTimeout;
+
   private final Object lock = new Object();
   private final Deque<Pending> pending = new ArrayDeque<>();
   private long firstPendingAt;
   private boolean closed;
   private final Thread flusher;
+
   /** Jobs in flight (sending or waiting here); none known: never flush before maxWait. */
   private volatile IntSupplier inFlight = () -> Integer.MAX_VALUE;
-  private volatile StateChangeLog database = StateChangeLog.logging("the completion flusher's database", LOG);
+
+  private volatile StateChangeLog database =
+      StateChangeLog.logging("the completion flusher's database", LOG);
+
   /** Where handed-over claims go, and their lease; null: no hand-over. */
   private volatile ClaimLoop handOverTo;
+
   private volatile Duration handOverLease;
 
   /**
    * @param resultTimeout how long a job's completion is retried after a failed flush (the lease:
    *     after that the claim is lost anyway)
    */
-  public CompletionBatcher(OutboxStore store, int batchSize, Duration maxWait, Duration resultTimeout) {
+  public CompletionBatcher(
+      OutboxStore store, int batchSize, Duration maxWait, Duration resultTimeout) {
     if (batchSize < 1) {
-      throw new IllegalArgumentException("outbox.relay.completion-batch-size must be at least 1, was " + batchSize);
+      throw new IllegalArgumentException(
+          "outbox.relay.completion-batch-size must be at least 1, was " + batchSize);
     }
     if (maxWait.isNegative()) {
-      throw new IllegalArgumentException("outbox.relay.completion-max-wait must not be negative, was " + maxWait);
+      throw new IllegalArgumentException(
+          "outbox.relay.completion-max-wait must not be negative, was " + maxWait);
     }
     this.store = store;
     this.batchSize = batchSize;
@@ -134,17 +151,21 @@ public final class CompletionBatcher implements AutoCloseable {
   }
 
   /**
-   * Completes {@code jobs}, claiming the keys' next jobs for the claim loop within room it
-   * reserved for them (one per keyed job at most, none when it has no room); the ids completed.
+   * Completes {@code jobs}, claiming the keys' next jobs for the claim loop within room it reserved
+   * for them (one per keyed job at most, none when it has no room); the ids completed.
    */
   private Set<Long> complete(List<DeliveredJob> jobs) {
     ClaimLoop loop = handOverTo;
-    int keyed = loop == null ? 0 : (int) jobs.stream().filter(j -> j.message().orderingKey() != null).count();
+    int keyed =
+        loop == null
+            ? 0
+            : (int) jobs.stream().filter(j -> j.message().orderingKey() != null).count();
     int reserved = keyed == 0 ? 0 : loop.reserve(keyed);
     if (reserved == 0) {
       return store.markDeliveredAll(jobs);
     }
-    // No later than the claim statement's start: the loop's own idea of the lease stays on the safe side.
+    // No later than the claim statement's start: the loop's own idea of the lease stays on the safe
+    // side.
     long started = System.nanoTime();
     DeliveryBatch done;
     try {
@@ -171,8 +192,8 @@ public final class CompletionBatcher implements AutoCloseable {
 
   /**
    * Records {@code m} as delivered with a coming batch and returns at once; {@code done} is called
-   * once, from the flusher thread, with the outcome. After {@link #close()} the job is completed
-   * on its own, in the caller's thread.
+   * once, from the flusher thread, with the outcome. After {@link #close()} the job is completed on
+   * its own, in the caller's thread.
    */
   public void submit(ClaimedMessage m, AttemptRecord attempt, Consumer<Completion> done) {
     DeliveredJob job = new DeliveredJob(m, attempt);
@@ -190,10 +211,15 @@ public final class CompletionBatcher implements AutoCloseable {
     }
     Completion c;
     try {
-      c = store.markDeliveredAll(List.of(job)).contains(m.id()) ? Completion.COMPLETED : Completion.STALE;
+      c =
+          store.markDeliveredAll(List.of(job)).contains(m.id())
+              ? Completion.COMPLETED
+              : Completion.STALE;
     } catch (RuntimeException e) {
-      LOG.errorf("message_id=%d: recording the delivery failed after shutdown began (%s); the outcome"
-          + " is unknown until read back: delivered, or re-offered when its lease expires", m.id(), e.getMessage());
+      LOG.errorf(
+          "message_id=%d: recording the delivery failed after shutdown began (%s); the outcome"
+              + " is unknown until read back: delivered, or re-offered when its lease expires",
+          m.id(), e.getMessage());
       c = Completion.UNKNOWN;
     }
     done.accept(c);
@@ -208,8 +234,8 @@ public final class CompletionBatcher implements AutoCloseable {
     submit(m, attempt, done::complete);
     Completion c = done.join();
     if (c == Completion.UNKNOWN) {
-      throw new OutboxStoreException("completion of message " + m.id() + " gave no answer within "
-          + resultTimeout, null);
+      throw new OutboxStoreException(
+          "completion of message " + m.id() + " gave no answer within " + resultTimeout, null);
     }
     return c == Completion.COMPLETED;
   }
@@ -274,8 +300,8 @@ public final class CompletionBatcher implements AutoCloseable {
     java.time.Instant callStarted = db.now();
     Set<Long> completed;
     try {
-      List<ClaimedMessage> unanswered = batch.stream().filter(Pending::unanswered)
-          .map(p -> p.job().message()).toList();
+      List<ClaimedMessage> unanswered =
+          batch.stream().filter(Pending::unanswered).map(p -> p.job().message()).toList();
       if (!unanswered.isEmpty()) {
         // A failed flush may have committed before its answer was lost: read back first, so a
         // delivery this relay did record is not run again and called stale.
@@ -298,10 +324,11 @@ public final class CompletionBatcher implements AutoCloseable {
       for (Pending p : batch) {
         if (now - p.deadline() >= 0) {
           ClaimedMessage m = p.job().message();
-          LOG.errorf("message_id=%d operation_id=%s token=%s: recording the delivery got no answer for %s;"
-              + " the outcome is unknown: delivered, or re-offered when its lease expires (the sink"
-              + " deduplicates by operation ID): %s", m.id(), m.operationId(), m.claimToken(), resultTimeout,
-              e.getMessage());
+          LOG.errorf(
+              "message_id=%d operation_id=%s token=%s: recording the delivery got no answer for %s;"
+                  + " the outcome is unknown: delivered, or re-offered when its lease expires (the sink"
+                  + " deduplicates by operation ID): %s",
+              m.id(), m.operationId(), m.claimToken(), resultTimeout, e.getMessage());
           answer(p, Completion.UNKNOWN);
         } else {
           retry.add(p.failed());
@@ -319,7 +346,8 @@ public final class CompletionBatcher implements AutoCloseable {
     }
     db.success(callStarted);
     for (Pending p : batch) {
-      answer(p, completed.contains(p.job().message().id()) ? Completion.COMPLETED : Completion.STALE);
+      answer(
+          p, completed.contains(p.job().message().id()) ? Completion.COMPLETED : Completion.STALE);
     }
     return true;
   }

@@ -28,11 +28,11 @@ import org.jboss.logging.Logger;
  * Delivers one claimed job and records the outcome: load a by-reference body ({@link
  * PayloadResolver}), send (the source's {@link LeaseHeartbeat} renewing the claim), then one
  * token-checked transition. The send holds no thread: the sink answers a stage, and its answer is
- * recorded on a worker. A success is handed to the {@link CompletionBatcher} and the worker goes
- * on at once; the claim is finished when the batch answers. A transition that changes no row
- * is counted as a stale completion and changes nothing. A recording that fails on a database
- * error is retried until the lease would have expired; after that its outcome is unknown: the
- * reaper re-offers the job if it was not recorded, and the sink deduplicates.
+ * recorded on a worker. A success is handed to the {@link CompletionBatcher} and the worker goes on
+ * at once; the claim is finished when the batch answers. A transition that changes no row is
+ * counted as a stale completion and changes nothing. A recording that fails on a database error is
+ * retried until the lease would have expired; after that its outcome is unknown: the reaper
+ * re-offers the job if it was not recorded, and the sink deduplicates.
  *
  * <p>A claim is sent only while this relay surely still owns it for at least a third of the lease
  * (by its own clock, from the last claim or renewal that answered): one whose heartbeat found it
@@ -52,17 +52,27 @@ public class Deliverer {
   private final Supplier<Duration> clockSkew;
   private final PayloadResolver payloads;
   private DeliveryTracing tracing = DeliveryTracing.OFF;
+
   /** The relay instance named on every attempt this records; null: unnamed. */
   private String relayInstance;
+
   private CompletionBatcher completions;
+
   /** Where recording errors go. */
-  private volatile StateChangeLog database = StateChangeLog.logging("the deliverer's database", LOG);
+  private volatile StateChangeLog database =
+      StateChangeLog.logging("the deliverer's database", LOG);
 
   /**
    * @param clockSkew database clock minus this process's clock, for commit-to-sent latency
    */
-  public Deliverer(OutboxStore store, SinkRegistry sinks, Backoff backoff,
-      RelayMetrics metrics, int maxAttempts, Duration lease, Supplier<Duration> clockSkew) {
+  public Deliverer(
+      OutboxStore store,
+      SinkRegistry sinks,
+      Backoff backoff,
+      RelayMetrics metrics,
+      int maxAttempts,
+      Duration lease,
+      Supplier<Duration> clockSkew) {
     this.store = store;
     this.sinks = sinks;
     this.backoff = backoff;
@@ -130,7 +140,8 @@ public class Deliverer {
     private final AtomicBoolean settled = new AtomicBoolean();
     private volatile DeliveryTracing.Delivery traced;
 
-    private Attempt(LeaseHeartbeat.Claim claim, Executor workers, Runnable answered, Runnable finished) {
+    private Attempt(
+        LeaseHeartbeat.Claim claim, Executor workers, Runnable answered, Runnable finished) {
       this.claim = claim;
       this.workers = workers;
       this.answered = answered;
@@ -158,9 +169,10 @@ public class Deliverer {
       }
       Duration owned = claim.ownedFor();
       if (owned.compareTo(lease.dividedBy(3)) < 0) {
-        LOG.warnf("message_id=%d operation_id=%s token=%s: not sent, the claim may expire within %s"
-            + " (no heartbeat answered for a while); giving it back", m.id(), m.operationId(),
-            m.claimToken(), owned.isNegative() ? Duration.ZERO : owned);
+        LOG.warnf(
+            "message_id=%d operation_id=%s token=%s: not sent, the claim may expire within %s"
+                + " (no heartbeat answered for a while); giving it back",
+            m.id(), m.operationId(), m.claimToken(), owned.isNegative() ? Duration.ZERO : owned);
         settleWithout(true);
         return;
       }
@@ -174,13 +186,20 @@ public class Deliverer {
       } catch (RuntimeException e) {
         answer = MessageSink.answered(thrown(e));
       }
-      answer.whenCompleteAsync((result, error) -> {
-        if (settled.compareAndSet(false, true)) {
-          SinkResult r = result != null ? result
-              : thrown(error != null ? error : new IllegalStateException("the sink answered no result"));
-          answered(r, Duration.ofNanos(System.nanoTime() - started), startedAt);
-        }
-      }, workers);
+      answer.whenCompleteAsync(
+          (result, error) -> {
+            if (settled.compareAndSet(false, true)) {
+              SinkResult r =
+                  result != null
+                      ? result
+                      : thrown(
+                          error != null
+                              ? error
+                              : new IllegalStateException("the sink answered no result"));
+              answered(r, Duration.ofNanos(System.nanoTime() - started), startedAt);
+            }
+          },
+          workers);
     }
 
     /**
@@ -218,14 +237,18 @@ public class Deliverer {
       claim.recording();
       try {
         if (result instanceof SinkResult.Delivered d && completions != null) {
-          AttemptRecord a = AttemptRecord.success(took, d.summary()).startedAt(startedAt).madeBy(relayInstance);
-          completions.submit(m, a, c -> {
-            try {
-              t.end(delivered(m, c, took), result);
-            } finally {
-              finished.run();
-            }
-          });
+          AttemptRecord a =
+              AttemptRecord.success(took, d.summary()).startedAt(startedAt).madeBy(relayInstance);
+          completions.submit(
+              m,
+              a,
+              c -> {
+                try {
+                  t.end(delivered(m, c, took), result);
+                } finally {
+                  finished.run();
+                }
+              });
           return;
         }
         AttemptOutcome outcome = null;
@@ -251,7 +274,8 @@ public class Deliverer {
    * @param finished runs once the outcome is recorded (or the job was given back), possibly later
    *     and from the completion flusher's thread
    */
-  public Attempt attempt(LeaseHeartbeat.Claim claim, Executor workers, Runnable answered, Runnable finished) {
+  public Attempt attempt(
+      LeaseHeartbeat.Claim claim, Executor workers, Runnable answered, Runnable finished) {
     return new Attempt(claim, workers, answered, finished);
   }
 
@@ -267,30 +291,33 @@ public class Deliverer {
 
   private static SinkResult thrown(Throwable e) {
     Throwable cause = e instanceof CompletionException && e.getCause() != null ? e.getCause() : e;
-    return new SinkResult.RetryLater(Optional.empty(), cause.getClass().getName(),
-        String.valueOf(cause.getMessage()), null);
+    return new SinkResult.RetryLater(
+        Optional.empty(), cause.getClass().getName(), String.valueOf(cause.getMessage()), null);
   }
 
   /** Counts a batched completion's answer; returns the outcome as counted (null: unknown). */
-  private AttemptOutcome delivered(ClaimedMessage m, CompletionBatcher.Completion c, Duration took) {
-    AttemptOutcome outcome = switch (c) {
-      case COMPLETED -> {
-        metrics.endToEnd(Duration.between(m.createdAt(), Instant.now().plus(clockSkew.get())));
-        yield AttemptOutcome.DELIVERED;
-      }
-      case STALE -> {
-        stale(m, AttemptOutcome.DELIVERED);
-        yield AttemptOutcome.STALE;
-      }
-      case UNKNOWN -> null;
-    };
+  private AttemptOutcome delivered(
+      ClaimedMessage m, CompletionBatcher.Completion c, Duration took) {
+    AttemptOutcome outcome =
+        switch (c) {
+          case COMPLETED -> {
+            metrics.endToEnd(Duration.between(m.createdAt(), Instant.now().plus(clockSkew.get())));
+            yield AttemptOutcome.DELIVERED;
+          }
+          case STALE -> {
+            stale(m, AttemptOutcome.DELIVERED);
+            yield AttemptOutcome.STALE;
+          }
+          case UNKNOWN -> null;
+        };
     metrics.attempt(m.destination(), outcome, took);
     return outcome;
   }
 
   private void stale(ClaimedMessage m, AttemptOutcome outcome) {
     metrics.staleCompletion(outcome);
-    LOG.warnf("message_id=%d operation_id=%s token=%s attempt=%d: %s not recorded, the claim was"
+    LOG.warnf(
+        "message_id=%d operation_id=%s token=%s attempt=%d: %s not recorded, the claim was"
             + " lost (lease expired and the job was re-offered); this result changed nothing",
         m.id(), m.operationId(), m.claimToken(), m.attemptNo(), RelayMetrics.outcomeTag(outcome));
   }
@@ -298,9 +325,16 @@ public class Deliverer {
   private CompletionStage<SinkResult> send(ClaimedMessage m) {
     MessageSink sink = sinks.forDestination(m.destination()).orElse(null);
     if (sink == null) {
-      return MessageSink.answered(new SinkResult.PermanentFailure("UnknownDestination",
-          "no sink is configured for destination '" + m.destination() + "' (set outbox.destinations."
-              + m.destination() + ".type); configured: " + sinks.destinations(), null));
+      return MessageSink.answered(
+          new SinkResult.PermanentFailure(
+              "UnknownDestination",
+              "no sink is configured for destination '"
+                  + m.destination()
+                  + "' (set outbox.destinations."
+                  + m.destination()
+                  + ".type); configured: "
+                  + sinks.destinations(),
+              null));
     }
     // A by-reference body is loaded only now, under the running heartbeat, and only for a job
     // that has a sink; the claim (m, with its token) still drives the recording.
@@ -312,11 +346,13 @@ public class Deliverer {
   }
 
   /** Returns the outcome as counted: delivered, retry, dead, stale or null (unknown). */
-  private AttemptOutcome record(ClaimedMessage m, SinkResult result, Duration took, Instant startedAt) {
+  private AttemptOutcome record(
+      ClaimedMessage m, SinkResult result, Duration took, Instant startedAt) {
     AttemptOutcome outcome;
     Boolean applied;
     if (result instanceof SinkResult.Delivered d) {
-      AttemptRecord a = AttemptRecord.success(took, d.summary()).startedAt(startedAt).madeBy(relayInstance);
+      AttemptRecord a =
+          AttemptRecord.success(took, d.summary()).startedAt(startedAt).madeBy(relayInstance);
       applied = recordReliably(m, AttemptOutcome.DELIVERED, () -> store.markDelivered(m, a));
       outcome = AttemptOutcome.DELIVERED;
       if (Boolean.TRUE.equals(applied)) {
@@ -324,7 +360,8 @@ public class Deliverer {
       }
     } else if (result instanceof SinkResult.RetryLater r && m.attemptNo() < maxAttempts) {
       Duration delay = backoff.delay(m.attemptNo(), r.retryAfter());
-      AttemptRecord a = new AttemptRecord(took, r.errorClass(), r.error(), r.summary(), startedAt, relayInstance);
+      AttemptRecord a =
+          new AttemptRecord(took, r.errorClass(), r.error(), r.summary(), startedAt, relayInstance);
       applied = recordReliably(m, AttemptOutcome.RETRY, () -> store.markForRetry(m, delay, a));
       outcome = AttemptOutcome.RETRY;
       log(m, outcome, r.error() + "; next attempt in " + delay);
@@ -335,8 +372,14 @@ public class Deliverer {
       if (Boolean.TRUE.equals(applied)) {
         metrics.dead(1);
       }
-      LOG.errorf("message_id=%d operation_id=%s token=%s destination=%s attempt=%d outcome=dead error=%s",
-          m.id(), m.operationId(), m.claimToken(), m.destination(), m.attemptNo(), a.errorMessage());
+      LOG.errorf(
+          "message_id=%d operation_id=%s token=%s destination=%s attempt=%d outcome=dead error=%s",
+          m.id(),
+          m.operationId(),
+          m.claimToken(),
+          m.destination(),
+          m.attemptNo(),
+          a.errorMessage());
     }
     if (applied == null) {
       outcome = null;
@@ -350,26 +393,37 @@ public class Deliverer {
 
   private AttemptRecord deadRecord(ClaimedMessage m, SinkResult result, Duration took) {
     if (result instanceof SinkResult.PermanentFailure p) {
-      return new AttemptRecord(took, p.errorClass(), "permanent failure: " + p.error(), p.summary());
+      return new AttemptRecord(
+          took, p.errorClass(), "permanent failure: " + p.error(), p.summary());
     }
     SinkResult.RetryLater r = (SinkResult.RetryLater) result;
-    return new AttemptRecord(took, r.errorClass(),
-        "gave up after " + m.attemptNo() + " attempts (max " + maxAttempts + "): " + r.error(), r.summary());
+    return new AttemptRecord(
+        took,
+        r.errorClass(),
+        "gave up after " + m.attemptNo() + " attempts (max " + maxAttempts + "): " + r.error(),
+        r.summary());
   }
 
   private static void log(ClaimedMessage m, AttemptOutcome outcome, String detail) {
-    LOG.infof("message_id=%d operation_id=%s token=%s destination=%s attempt=%d outcome=%s %s",
-        m.id(), m.operationId(), m.claimToken(), m.destination(), m.attemptNo(), RelayMetrics.outcomeTag(outcome),
+    LOG.infof(
+        "message_id=%d operation_id=%s token=%s destination=%s attempt=%d outcome=%s %s",
+        m.id(),
+        m.operationId(),
+        m.claimToken(),
+        m.destination(),
+        m.attemptNo(),
+        RelayMetrics.outcomeTag(outcome),
         detail);
   }
 
   /**
-   * Runs a token-checked transition; on database errors retries with growing pauses for at most
-   * one lease (a retry after a commit whose answer was lost reads its own attempt back and
-   * answers true). Returns the transition's result, or null when no try got an answer: the
-   * outcome is unknown.
+   * Runs a token-checked transition; on database errors retries with growing pauses for at most one
+   * lease (a retry after a commit whose answer was lost reads its own attempt back and answers
+   * true). Returns the transition's result, or null when no try got an answer: the outcome is
+   * unknown.
    */
-  private Boolean recordReliably(ClaimedMessage m, AttemptOutcome outcome, BooleanSupplier transition) {
+  private Boolean recordReliably(
+      ClaimedMessage m, AttemptOutcome outcome, BooleanSupplier transition) {
     long deadline = System.nanoTime() + lease.toNanos();
     Duration pause = RECORD_RETRY_MIN;
     boolean unanswered = false;
@@ -378,15 +432,18 @@ public class Deliverer {
         StateChangeLog db = database;
         Instant callStarted = db.now();
         // A try that failed may have committed before its answer was lost: read back first.
-        boolean changed = unanswered && !store.recordedUnder(List.of(m), outcome).isEmpty()
-            || transition.getAsBoolean();
+        boolean changed =
+            unanswered && !store.recordedUnder(List.of(m), outcome).isEmpty()
+                || transition.getAsBoolean();
         db.success(callStarted);
         return changed;
       } catch (RuntimeException e) {
         if (System.nanoTime() + pause.toNanos() > deadline) {
-          LOG.errorf("message_id=%d: recording the outcome got no answer for a whole lease, giving up;"
-              + " the outcome is unknown: recorded, or re-offered by the reaper when the lease expires"
-              + " (the sink deduplicates): %s", m.id(), e.getMessage());
+          LOG.errorf(
+              "message_id=%d: recording the outcome got no answer for a whole lease, giving up;"
+                  + " the outcome is unknown: recorded, or re-offered by the reaper when the lease expires"
+                  + " (the sink deduplicates): %s",
+              m.id(), e.getMessage());
           return null;
         }
         database.failure("recording an outcome failed: " + StateChangeLog.describe(e));
@@ -406,12 +463,14 @@ public class Deliverer {
   public void release(ClaimedMessage m) {
     try {
       if (store.release(m.id(), m.claimToken())) {
-        LOG.infof("message_id=%d operation_id=%s released to ready on shutdown", m.id(), m.operationId());
+        LOG.infof(
+            "message_id=%d operation_id=%s released to ready on shutdown", m.id(), m.operationId());
       } else {
         metrics.staleCompletion("release");
       }
     } catch (RuntimeException e) {
-      LOG.warnf("message_id=%d: release failed (%s); the reaper will return it when the lease expires",
+      LOG.warnf(
+          "message_id=%d: release failed (%s); the reaper will return it when the lease expires",
           m.id(), e.getMessage());
     }
   }

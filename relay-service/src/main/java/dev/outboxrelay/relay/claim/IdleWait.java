@@ -5,8 +5,8 @@ import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
- * The wait after an empty claim: starts at {@code min}, doubles per empty claim, capped at {@code max}.
- * {@link #wake()} ends the current wait early (e.g. a database notification that jobs were
+ * The wait after an empty claim: starts at {@code min}, doubles per empty claim, capped at {@code
+ * max}. {@link #wake()} ends the current wait early (e.g. a database notification that jobs were
  * committed); a wake-up while no one waits is kept for the next wait, so none is lost between an
  * empty claim and the wait that follows it.
  */

@@ -30,12 +30,16 @@ import org.postgresql.PGNotification;
  */
 public final class ReadyListener implements BackgroundService, AutoCloseable {
   private static final Logger LOG = Logger.getLogger(ReadyListener.class);
+
   /** The listening connection's {@code application_name} (pg_stat_activity). */
   public static final String APPLICATION_NAME = "outbox-relay-listener";
+
   /** Longest wait inside getNotifications: how long {@link #close} may take to be noticed. */
   static final int WAIT_MILLIS = 500;
+
   /** A quiet connection is checked this often, so a silently dropped one is noticed. */
   static final Duration CHECK_INTERVAL = Duration.ofSeconds(10);
+
   static final Duration RECONNECT_MIN = Duration.ofMillis(100);
   static final int RECONNECT_MAX_SECONDS = 10;
   static final Duration RECONNECT_MAX = Duration.ofSeconds(RECONNECT_MAX_SECONDS);
@@ -54,11 +58,15 @@ public final class ReadyListener implements BackgroundService, AutoCloseable {
   private volatile boolean listening;
   private ServiceRunner runner;
 
-  public ReadyListener(ConnectionSource source, ReadyNotifications notifications, Runnable onReady) {
+  public ReadyListener(
+      ConnectionSource source, ReadyNotifications notifications, Runnable onReady) {
     this(source, notifications, onReady, APPLICATION_NAME);
   }
 
-  public ReadyListener(ConnectionSource source, ReadyNotifications notifications, Runnable onReady,
+  public ReadyListener(
+      ConnectionSource source,
+      ReadyNotifications notifications,
+      Runnable onReady,
       String applicationName) {
     this.source = source;
     this.notifications = notifications;
@@ -72,8 +80,12 @@ public final class ReadyListener implements BackgroundService, AutoCloseable {
    * call before {@link #start()}.
    */
   public ReadyListener reportingTo(StateChangeLog database) {
-    this.runner = new ServiceRunner("outbox-ready-listener", "listening for notifications failed", this, database)
-        .every(Duration.ZERO).firstAfter(Duration.ZERO).backingOffTo(RECONNECT_MAX);
+    this.runner =
+        new ServiceRunner(
+                "outbox-ready-listener", "listening for notifications failed", this, database)
+            .every(Duration.ZERO)
+            .firstAfter(Duration.ZERO)
+            .backingOffTo(RECONNECT_MAX);
     return this;
   }
 
@@ -83,8 +95,8 @@ public final class ReadyListener implements BackgroundService, AutoCloseable {
   }
 
   /**
-   * {@code listening}, {@code starting}, {@code stopped}, or {@code reconnecting: <error>} while the
-   * connection is down (the claim loop polls meanwhile).
+   * {@code listening}, {@code starting}, {@code stopped}, or {@code reconnecting: <error>} while
+   * the connection is down (the claim loop polls meanwhile).
    */
   public String state() {
     return state.get();

@@ -19,10 +19,9 @@ import java.util.OptionalInt;
 public interface RelayConfig {
 
   /**
-   * Schema holding the outbox tables; unset: the datasource connection's default schema. Created
-   * by the migration when missing. A plain lower-case identifier ({@code [a-z_][a-z0-9_]*}, at
-   * most 63 characters, no SQL keyword), checked at start-up: anything else fails start-up naming
-   * this key.
+   * Schema holding the outbox tables; unset: the datasource connection's default schema. Created by
+   * the migration when missing. A plain lower-case identifier ({@code [a-z_][a-z0-9_]*}, at most 63
+   * characters, no SQL keyword), checked at start-up: anything else fails start-up naming this key.
    */
   Optional<String> schema();
 
@@ -72,7 +71,10 @@ public interface RelayConfig {
      */
     String datasource();
 
-    /** Jobs claimed by one claim statement of this source at most; default {@code outbox.relay.batch-size}. */
+    /**
+     * Jobs claimed by one claim statement of this source at most; default {@code
+     * outbox.relay.batch-size}.
+     */
     OptionalInt batchSize();
 
     /**
@@ -89,13 +91,16 @@ public interface RelayConfig {
 
     /**
      * Name of the Quarkus datasource holding the outbox ({@code h2}, {@code postgresql}, {@code
-     * mariadb} or {@code sqlserver}); when
-     * unset, the only active one (the one whose {@code jdbc.url} is set). For one database only:
-     * with {@code outbox.sources.*} set, each source names its own and this must stay unset.
+     * mariadb} or {@code sqlserver}); when unset, the only active one (the one whose {@code
+     * jdbc.url} is set). For one database only: with {@code outbox.sources.*} set, each source
+     * names its own and this must stay unset.
      */
     Optional<String> datasource();
 
-    /** Create or upgrade the outbox tables at start-up (history table {@code <table>_schema_history}). */
+    /**
+     * Create or upgrade the outbox tables at start-up (history table {@code
+     * <table>_schema_history}).
+     */
     @WithDefault("true")
     boolean migrateAtStart();
 
@@ -117,26 +122,26 @@ public interface RelayConfig {
     /**
      * Deliveries in flight at once to one destination (per source), within {@link #concurrency()},
      * so that a slow destination cannot take every place and hold up the others: its further jobs
-     * wait, claimed, while the other destinations' jobs go past them. Unset: {@link
-     * #concurrency()} when the relay has one destination, else half of it (at least 1). A
-     * destination's own {@code outbox.destinations.<name>.concurrency} wins.
+     * wait, claimed, while the other destinations' jobs go past them. Unset: {@link #concurrency()}
+     * when the relay has one destination, else half of it (at least 1). A destination's own {@code
+     * outbox.destinations.<name>.concurrency} wins.
      */
     OptionalInt destinationConcurrency();
 
     /**
      * Successful sends recorded as delivered by one statement (one transaction) at most: workers
      * hand in their job and wait for the batch, which is flushed when this many wait, when every
-     * job in flight waits, or after {@link #completionMaxWait()}. Each job is completed only while it still holds its claim; a
-     * failed flush commits nothing and its jobs are retried, or re-offered after their lease. 1
-     * flushes every job on its own.
+     * job in flight waits, or after {@link #completionMaxWait()}. Each job is completed only while
+     * it still holds its claim; a failed flush commits nothing and its jobs are retried, or
+     * re-offered after their lease. 1 flushes every job on its own.
      */
     @WithDefault("64")
     int completionBatchSize();
 
     /**
-     * Longest time a successful send waits for more to share its completion batch while other
-     * jobs are still being sent (see {@link #completionBatchSize()}): added latency at most,
-     * traded for one transaction per batch.
+     * Longest time a successful send waits for more to share its completion batch while other jobs
+     * are still being sent (see {@link #completionBatchSize()}): added latency at most, traded for
+     * one transaction per batch.
      */
     @WithDefault("2ms")
     Duration completionMaxWait();
@@ -167,9 +172,9 @@ public interface RelayConfig {
      * PostgreSQL only: listen for the notification the outbox's insert trigger sends at commit
      * ({@code LISTEN outbox_ready}, migration V4) and claim at once instead of waiting out the idle
      * wait. Takes one connection of the datasource for as long as the relay runs (when the pool has
-     * one beyond concurrency + 4; else a warning, and polling only). Polling stays on
-     * as the fallback: a lost notification only costs up to {@link #idleMaxWait()}. Ignored on the
-     * other databases, which poll.
+     * one beyond concurrency + 4; else a warning, and polling only). Polling stays on as the
+     * fallback: a lost notification only costs up to {@link #idleMaxWait()}. Ignored on the other
+     * databases, which poll.
      */
     @WithDefault("true")
     boolean listenNotify();
@@ -189,16 +194,17 @@ public interface RelayConfig {
     @WithDefault("10s")
     Duration shutdownGrace();
 
-    /** How often the state gauges (outbox_messages, oldest ready age) are read from the database. */
+    /**
+     * How often the state gauges (outbox_messages, oldest ready age) are read from the database.
+     */
     @WithDefault("5s")
     Duration metricsRefreshInterval();
 
     /**
      * Readiness turns DOWN while the oldest undelivered job (gauge {@code
-     * outbox_ready_oldest_age_seconds}) is older than this (the backlog is not
-     * being drained: sink down, relays stuck or too few); UP again when it drains. A due job ages
-     * from its deliver_after; a job being retried from its first attempt, so backoff does not
-     * reset its age.
+     * outbox_ready_oldest_age_seconds}) is older than this (the backlog is not being drained: sink
+     * down, relays stuck or too few); UP again when it drains. A due job ages from its
+     * deliver_after; a job being retried from its first attempt, so backoff does not reset its age.
      */
     @WithDefault("5m")
     Duration readyMaxBacklogAge();
@@ -212,7 +218,8 @@ public interface RelayConfig {
 
     /**
      * While a source's database or a destination is DOWN, the log repeats that it is at most this
-     * often; going DOWN and coming back UP are logged once each (docs/operations.md "When something is down").
+     * often; going DOWN and coming back UP are logged once each (docs/operations.md "When something
+     * is down").
      */
     @WithDefault("1m")
     Duration outageReminderInterval();
@@ -354,7 +361,10 @@ public interface RelayConfig {
     @WithDefault("${rabbitmq-ssl:false}")
     boolean tls();
 
-    /** The exchange of a RabbitMQ destination that names none ({@code outbox.destinations.<name>.exchange}). */
+    /**
+     * The exchange of a RabbitMQ destination that names none ({@code
+     * outbox.destinations.<name>.exchange}).
+     */
     @WithDefault("outbox")
     String exchange();
 
@@ -363,13 +373,16 @@ public interface RelayConfig {
      * whenever it opens the destination's channel: at the first delivery and after a channel or
      * connection was lost, so an exchange deleted while the relay runs comes back, without its
      * bindings (messages to it are then unroutable: retried, then {@code D}). Set {@code false} in
-     * production to leave exchanges to the broker's owner: a missing exchange is then a retry
-     * with the broker's {@code NOT_FOUND - no exchange} in {@code last_error}.
+     * production to leave exchanges to the broker's owner: a missing exchange is then a retry with
+     * the broker's {@code NOT_FOUND - no exchange} in {@code last_error}.
      */
     @WithDefault("true")
     boolean declareExchanges();
 
-    /** Type of the exchanges the relay declares ({@code topic}, {@code direct}, {@code fanout}, {@code headers}). */
+    /**
+     * Type of the exchanges the relay declares ({@code topic}, {@code direct}, {@code fanout},
+     * {@code headers}).
+     */
     @WithDefault("topic")
     String exchangeType();
   }
@@ -380,7 +393,10 @@ public interface RelayConfig {
    * {@code GET /ledger}) or {@code table} (consumers write {@code outbox_confirmation}).
    */
   interface Confirmation {
-    /** {@code none} (not reconciled), {@code http-ledger} or {@code table} (docs/reconciliation.md "Reconciliation"). */
+    /**
+     * {@code none} (not reconciled), {@code http-ledger} or {@code table} (docs/reconciliation.md
+     * "Reconciliation").
+     */
     @WithDefault("none")
     String type();
 

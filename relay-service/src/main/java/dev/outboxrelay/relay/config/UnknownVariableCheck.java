@@ -20,10 +20,10 @@ import org.jboss.logging.Logger;
  * reports it: {@code SRCFG00050: outbox.relay.batch-sise in ... does not map to any root}), but an
  * environment variable cannot be mapped back to one key ({@code _} stands for {@code .}, {@code -}
  * and any other character), so SmallRye ignores a misspelt one silently. This check holds each
- * {@code OUTBOX_*} name against the environment form of every {@link RelayConfig} key and logs
- * the ones matching none, with the nearest key. It warns rather than fails: a variable starting
- * with {@code OUTBOX_} may belong to something else in the environment (compose's
- * {@code OUTBOX_DB_PASSWORD}).
+ * {@code OUTBOX_*} name against the environment form of every {@link RelayConfig} key and logs the
+ * ones matching none, with the nearest key. It warns rather than fails: a variable starting with
+ * {@code OUTBOX_} may belong to something else in the environment (compose's {@code
+ * OUTBOX_DB_PASSWORD}).
  */
 @ApplicationScoped
 public class UnknownVariableCheck {
@@ -41,7 +41,8 @@ public class UnknownVariableCheck {
     List<Key> keys = keys();
     List<String> warnings = new ArrayList<>();
     for (String name : new TreeSet<>(environment.keySet())) {
-      if (!name.startsWith(PREFIX) || keys.stream().anyMatch(k -> k.pattern().matcher(name).matches())) {
+      if (!name.startsWith(PREFIX)
+          || keys.stream().anyMatch(k -> k.pattern().matcher(name).matches())) {
         continue;
       }
       Key nearest = null;
@@ -53,10 +54,18 @@ public class UnknownVariableCheck {
           nearest = k;
         }
       }
-      warnings.add("environment variable " + name + " is no key of the relay and is ignored"
-          + (nearest != null && best <= Math.max(2, name.length() / 5)
-              ? "; did you mean " + nearest.envForm() + " (" + nearest.key().replace("*", "<name>") + ")?" : "")
-          + " (keys: docs/configuration.md)");
+      warnings.add(
+          "environment variable "
+              + name
+              + " is no key of the relay and is ignored"
+              + (nearest != null && best <= Math.max(2, name.length() / 5)
+                  ? "; did you mean "
+                      + nearest.envForm()
+                      + " ("
+                      + nearest.key().replace("*", "<name>")
+                      + ")?"
+                  : "")
+              + " (keys: docs/configuration.md)");
     }
     return warnings;
   }
@@ -67,7 +76,8 @@ public class UnknownVariableCheck {
    */
   record Key(String key, List<String> parts, Pattern pattern) {
     static Key of(String key) {
-      List<String> parts = Arrays.stream(key.split("\\*", -1)).map(UnknownVariableCheck::envName).toList();
+      List<String> parts =
+          Arrays.stream(key.split("\\*", -1)).map(UnknownVariableCheck::envName).toList();
       StringBuilder regex = new StringBuilder();
       for (String part : parts) {
         if (regex.length() > 0) {
@@ -84,8 +94,8 @@ public class UnknownVariableCheck {
     }
 
     /**
-     * Edit distance from {@code name}; a map key takes whatever non-empty run of {@code name}
-     * fits best (one map key at most is tried, as in {@code outbox.destinations.*.type}).
+     * Edit distance from {@code name}; a map key takes whatever non-empty run of {@code name} fits
+     * best (one map key at most is tried, as in {@code outbox.destinations.*.type}).
      */
     int distance(String name) {
       if (parts.size() == 1) {
@@ -104,11 +114,16 @@ public class UnknownVariableCheck {
   }
 
   private static List<Key> keys() {
-    Set<String> names = ConfigMappings.getProperties(ConfigMappings.ConfigClass.configClass(RelayConfig.class)).keySet();
+    Set<String> names =
+        ConfigMappings.getProperties(ConfigMappings.ConfigClass.configClass(RelayConfig.class))
+            .keySet();
     return names.stream().sorted().map(Key::of).toList();
   }
 
-  /** SmallRye's environment form of a key: {@code outbox.relay.batch-size} is {@code OUTBOX_RELAY_BATCH_SIZE}. */
+  /**
+   * SmallRye's environment form of a key: {@code outbox.relay.batch-size} is {@code
+   * OUTBOX_RELAY_BATCH_SIZE}.
+   */
   static String envName(String key) {
     return key.replaceAll("[^A-Za-z0-9]", "_").toUpperCase(Locale.ROOT);
   }

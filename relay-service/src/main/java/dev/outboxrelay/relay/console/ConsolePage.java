@@ -16,16 +16,16 @@ import java.nio.charset.StandardCharsets;
 
 /**
  * {@code GET /console} (roles {@code outbox-viewer}, {@code outbox-operator}): the console, one
- * static HTML page whose script reads {@link ConsoleResource}, the admin API and the
- * reconciliation report with the caller's login. Its Content-Security-Policy lets it load nothing
- * from anywhere but the relay.
+ * static HTML page whose script reads {@link ConsoleResource}, the admin API and the reconciliation
+ * report with the caller's login. Its Content-Security-Policy lets it load nothing from anywhere
+ * but the relay.
  */
 @Path("/console")
 public class ConsolePage {
   static final String PAGE = "/web/console.html";
 
   @GET
-    @Produces(MediaType.TEXT_HTML)
+  @Produces(MediaType.TEXT_HTML)
   @RolesAllowed({VIEWER, OPERATOR})
   public Response page() {
     try (InputStream in = ConsolePage.class.getResourceAsStream(PAGE)) {
@@ -36,9 +36,11 @@ public class ConsolePage {
           .header("Cache-Control", "no-store")
           .header("X-Content-Type-Options", "nosniff")
           .header("Referrer-Policy", "no-referrer")
-          .header("Content-Security-Policy", "default-src 'none'; connect-src 'self'; img-src 'self' data:;"
-              + " script-src 'unsafe-inline'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'self';"
-              + " frame-ancestors 'none'")
+          .header(
+              "Content-Security-Policy",
+              "default-src 'none'; connect-src 'self'; img-src 'self' data:;"
+                  + " script-src 'unsafe-inline'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'self';"
+                  + " frame-ancestors 'none'")
           .build();
     } catch (IOException e) {
       throw new UncheckedIOException(e);

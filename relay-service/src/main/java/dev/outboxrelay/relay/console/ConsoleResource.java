@@ -12,9 +12,9 @@ import dev.outboxrelay.outbox.store.MessageSummary;
 import dev.outboxrelay.outbox.store.OutboxAdminStore;
 import dev.outboxrelay.outbox.store.StoredMessage;
 import dev.outboxrelay.outbox.store.StoredPayload;
-import dev.outboxrelay.relay.state.StateChangeLog;
 import dev.outboxrelay.relay.lifecycle.RelayService;
 import dev.outboxrelay.relay.source.RelaySource;
+import dev.outboxrelay.relay.state.StateChangeLog;
 import dev.outboxrelay.relay.web.ProblemException;
 import io.quarkus.security.identity.SecurityIdentity;
 import jakarta.annotation.security.RolesAllowed;
@@ -41,11 +41,11 @@ import java.util.stream.Stream;
 
 /**
  * The read endpoints the console ({@link ConsolePage}) needs beyond the admin API, under {@code
- * /admin/console} (roles {@code outbox-viewer}, {@code outbox-operator}): {@code /me}
- * (who is looking, whether they may act), {@code /overview}, {@code /jobs} (the list with the
- * filters of {@link JobFilter}), {@code /jobs/{id}} (payload size, the job holding its ordering key
- * back) and {@code /jobs/{id}/body} (a by-reference job's body, on demand). Each takes {@code
- * ?source=<name>} like the admin API (default: the first source).
+ * /admin/console} (roles {@code outbox-viewer}, {@code outbox-operator}): {@code /me} (who is
+ * looking, whether they may act), {@code /overview}, {@code /jobs} (the list with the filters of
+ * {@link JobFilter}), {@code /jobs/{id}} (payload size, the job holding its ordering key back) and
+ * {@code /jobs/{id}/body} (a by-reference job's body, on demand). Each takes {@code ?source=<name>}
+ * like the admin API (default: the first source).
  */
 @Path("/admin/console")
 public class ConsoleResource {
@@ -53,7 +53,8 @@ public class ConsoleResource {
   @Inject DeliveryRates rates;
   @Inject SecurityIdentity identity;
 
-  // ---- who is looking -----------------------------------------------------------------------------
+  // ---- who is looking
+  // -----------------------------------------------------------------------------
 
   @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
   public record Me(String user, List<String> roles, boolean canAct, List<String> sources) {}
@@ -63,13 +64,20 @@ public class ConsoleResource {
   @Produces(MediaType.APPLICATION_JSON)
   @RolesAllowed({VIEWER, OPERATOR})
   public Me me() {
-    List<String> roles = identity.getRoles().stream().filter(r -> r.equals(VIEWER) || r.equals(OPERATOR)).sorted()
-        .toList();
-    return new Me(identity.getPrincipal().getName(), roles, identity.hasRole(OPERATOR),
+    List<String> roles =
+        identity.getRoles().stream()
+            .filter(r -> r.equals(VIEWER) || r.equals(OPERATOR))
+            .sorted()
+            .toList();
+    return new Me(
+        identity.getPrincipal().getName(),
+        roles,
+        identity.hasRole(OPERATOR),
         relay.sources().stream().map(RelaySource::name).toList());
   }
 
-  // ---- overview ------------------------------------------------------------------------------------
+  // ---- overview
+  // ------------------------------------------------------------------------------------
 
   @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
   public record State(boolean up, String reason, Instant since) {
@@ -80,21 +88,32 @@ public class ConsoleResource {
   }
 
   /**
-   * One source: {@code by_state} and {@code by_destination} as {@code GET /admin/stats} counts them,
-   * the oldest ready job's age (also per destination that has a waiting job, as the gauge {@code
-   * outbox_destination_ready_oldest_age_seconds} measures it), dead jobs that died in the last hour
-   * (per destination), and the deliveries this relay made in the last {@code rate_window_seconds}
-   * by destination and outcome.
+   * One source: {@code by_state} and {@code by_destination} as {@code GET /admin/stats} counts
+   * them, the oldest ready job's age (also per destination that has a waiting job, as the gauge
+   * {@code outbox_destination_ready_oldest_age_seconds} measures it), dead jobs that died in the
+   * last hour (per destination), and the deliveries this relay made in the last {@code
+   * rate_window_seconds} by destination and outcome.
    */
   @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
-  public record SourceOverview(String name, String dialect, boolean started, State database,
-      Map<String, Long> byState, Map<String, Map<String, Long>> byDestination, Double oldestReadyAgeSeconds,
+  public record SourceOverview(
+      String name,
+      String dialect,
+      boolean started,
+      State database,
+      Map<String, Long> byState,
+      Map<String, Map<String, Long>> byDestination,
+      Double oldestReadyAgeSeconds,
       Map<String, Double> oldestReadyAgeSecondsByDestination,
-      Long deadLastHour, Map<String, Long> deadLastHourByDestination,
-      Map<String, Map<String, Long>> deliveriesLastMinute, String error) {}
+      Long deadLastHour,
+      Map<String, Long> deadLastHourByDestination,
+      Map<String, Map<String, Long>> deliveriesLastMinute,
+      String error) {}
 
   @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
-  public record Overview(Instant generatedAt, double rateWindowSeconds, List<SourceOverview> sources,
+  public record Overview(
+      Instant generatedAt,
+      double rateWindowSeconds,
+      List<SourceOverview> sources,
       Map<String, State> destinations) {}
 
   @GET
@@ -107,48 +126,100 @@ public class ConsoleResource {
     for (RelaySource s : relay.sources()) {
       Map<String, Map<String, Long>> deliveries = window.counts().getOrDefault(s.name(), Map.of());
       if (!s.started()) {
-        sources.add(new SourceOverview(s.name(), s.dialect(), false, State.of(s.database()), null, null, null, null,
-            null, null, deliveries, "the source's database has not answered since start-up"));
+        sources.add(
+            new SourceOverview(
+                s.name(),
+                s.dialect(),
+                false,
+                State.of(s.database()),
+                null,
+                null,
+                null,
+                null,
+                null,
+                null,
+                deliveries,
+                "the source's database has not answered since start-up"));
         continue;
       }
       OutboxAdminStore store = s.admin();
       Map<String, Long> byState = new LinkedHashMap<>();
       store.countByState().forEach((st, n) -> byState.put(String.valueOf(st), n));
       Map<String, Map<String, Long>> byDestination = new TreeMap<>();
-      store.countByDestinationAndState().forEach((d, counts) -> {
-        Map<String, Long> c = new LinkedHashMap<>();
-        counts.forEach((st, n) -> c.put(String.valueOf(st), n));
-        byDestination.put(d, c);
-      });
+      store
+          .countByDestinationAndState()
+          .forEach(
+              (d, counts) -> {
+                Map<String, Long> c = new LinkedHashMap<>();
+                counts.forEach((st, n) -> c.put(String.valueOf(st), n));
+                byDestination.put(d, c);
+              });
       double oldest = store.oldestReadyAge().map(d -> d.toMillis() / 1000.0).orElse(0.0);
       Map<String, Double> oldestByDestination = new TreeMap<>();
-      store.backlogByDestination().forEach((d, b) -> oldestByDestination.put(d, b.oldestReadyAge().toMillis() / 1000.0));
+      store
+          .backlogByDestination()
+          .forEach((d, b) -> oldestByDestination.put(d, b.oldestReadyAge().toMillis() / 1000.0));
       Instant hourAgo = store.databaseNow().minus(Duration.ofHours(1));
       long deadLastHour = store.countDead(new DeadJobFilter(null, null, hourAgo, null, null));
       Map<String, Long> deadByDestination = new TreeMap<>();
       for (String d : byDestination.keySet()) {
         if (byDestination.get(d).getOrDefault("D", 0L) > 0) {
-          deadByDestination.put(d, store.countDead(new DeadJobFilter(d, null, hourAgo, null, null)));
+          deadByDestination.put(
+              d, store.countDead(new DeadJobFilter(d, null, hourAgo, null, null)));
         }
       }
-      sources.add(new SourceOverview(s.name(), s.dialect(), true, State.of(s.database()), byState, byDestination,
-          oldest, oldestByDestination, deadLastHour, deadByDestination, deliveries, null));
+      sources.add(
+          new SourceOverview(
+              s.name(),
+              s.dialect(),
+              true,
+              State.of(s.database()),
+              byState,
+              byDestination,
+              oldest,
+              oldestByDestination,
+              deadLastHour,
+              deadByDestination,
+              deliveries,
+              null));
     }
     Map<String, State> destinations = new TreeMap<>();
     relay.destinations().all().forEach((d, log) -> destinations.put(d, State.of(log)));
     return new Overview(Instant.now(), window.seconds(), sources, destinations);
   }
 
-  // ---- jobs ----------------------------------------------------------------------------------------
+  // ---- jobs
+  // ----------------------------------------------------------------------------------------
 
   /** One job in the console's list: what {@code GET /admin/messages} shows of it. */
   @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
-  public record JobRow(long id, String operationId, String destination, String orderingKey, String state,
-      int attempts, String lastError, String errorClass, Instant failedAt, Instant deliverAfter,
-      Instant createdAt, Instant sentAt) {
+  public record JobRow(
+      long id,
+      String operationId,
+      String destination,
+      String orderingKey,
+      String state,
+      int attempts,
+      String lastError,
+      String errorClass,
+      Instant failedAt,
+      Instant deliverAfter,
+      Instant createdAt,
+      Instant sentAt) {
     static JobRow of(MessageSummary m) {
-      return new JobRow(m.id(), m.operationId(), m.destination(), m.orderingKey(), String.valueOf(m.state()),
-          m.attempts(), m.lastError(), m.errorClass(), m.failedAt(), m.deliverAfter(), m.createdAt(), m.sentAt());
+      return new JobRow(
+          m.id(),
+          m.operationId(),
+          m.destination(),
+          m.orderingKey(),
+          String.valueOf(m.state()),
+          m.attempts(),
+          m.lastError(),
+          m.errorClass(),
+          m.failedAt(),
+          m.deliverAfter(),
+          m.createdAt(),
+          m.sentAt());
     }
   }
 
@@ -176,16 +247,22 @@ public class ConsoleResource {
 
   /** The earlier job of the same ordering key that a ready job waits for. */
   @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
-  public record HeldBackBy(long id, String operationId, String state, int attempts, String lastError,
+  public record HeldBackBy(
+      long id,
+      String operationId,
+      String state,
+      int attempts,
+      String lastError,
       Instant deliverAfter) {}
 
   /**
    * What the console shows of a job beyond {@code GET /admin/messages/{id}}: the payload's size in
-   * bytes (a by-reference body's recorded size; its body comes from {@code /body}), and for a
-   * ready job with an ordering key, the earlier ready or working job of that key it waits for.
+   * bytes (a by-reference body's recorded size; its body comes from {@code /body}), and for a ready
+   * job with an ordering key, the earlier ready or working job of that key it waits for.
    */
   @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
-  public record JobExtras(long id, boolean payloadByReference, Long payloadSizeBytes, HeldBackBy heldBackBy) {}
+  public record JobExtras(
+      long id, boolean payloadByReference, Long payloadSizeBytes, HeldBackBy heldBackBy) {}
 
   @GET
   @Path("jobs/{id}")
@@ -197,27 +274,48 @@ public class ConsoleResource {
     StoredMessage m = message(store, id);
     Long size;
     if (m.payloadByReference()) {
-      size = relay.source(source).store().findPayload(id).map(p -> (long) p.sizeBytes()).orElse(null);
+      size =
+          relay.source(source).store().findPayload(id).map(p -> (long) p.sizeBytes()).orElse(null);
     } else {
       size = m.payload() == null ? 0L : (long) m.payload().getBytes(StandardCharsets.UTF_8).length;
     }
     HeldBackBy heldBack = null;
     if (JobState.READY.is(m.state()) && m.orderingKey() != null) {
-      Optional<MessageSummary> earliest = Stream.of(JobState.WORKING, JobState.READY)
-          .flatMap(st -> store.listMessages(new MessageQuery(st.code(), null, m.orderingKey(), 0, 1)).stream())
-          .filter(e -> e.id() < id)
-          .min(Comparator.comparingLong(MessageSummary::id));
-      heldBack = earliest.map(e -> new HeldBackBy(e.id(), e.operationId(), String.valueOf(e.state()), e.attempts(),
-          e.lastError(), e.deliverAfter())).orElse(null);
+      Optional<MessageSummary> earliest =
+          Stream.of(JobState.WORKING, JobState.READY)
+              .flatMap(
+                  st ->
+                      store
+                          .listMessages(new MessageQuery(st.code(), null, m.orderingKey(), 0, 1))
+                          .stream())
+              .filter(e -> e.id() < id)
+              .min(Comparator.comparingLong(MessageSummary::id));
+      heldBack =
+          earliest
+              .map(
+                  e ->
+                      new HeldBackBy(
+                          e.id(),
+                          e.operationId(),
+                          String.valueOf(e.state()),
+                          e.attempts(),
+                          e.lastError(),
+                          e.deliverAfter()))
+              .orElse(null);
     }
     return new JobExtras(id, m.payloadByReference(), size, heldBack);
   }
 
   private static StoredMessage message(OutboxAdminStore store, long id) {
-    return store.findMessage(id).orElseThrow(() -> ProblemException.notFound("id", "no message with id " + id));
+    return store
+        .findMessage(id)
+        .orElseThrow(() -> ProblemException.notFound("id", "no message with id " + id));
   }
 
-  /** A by-reference job's body with its recorded size and digest; {@code mismatch} when it no longer matches. */
+  /**
+   * A by-reference job's body with its recorded size and digest; {@code mismatch} when it no longer
+   * matches.
+   */
   @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
   public record Body(long messageId, int sizeBytes, String sha256, String body, String mismatch) {}
 
@@ -229,11 +327,22 @@ public class ConsoleResource {
     long id = id(rawId);
     StoredMessage m = message(store(source), id);
     if (!m.payloadByReference()) {
-      throw ProblemException.notFound("id", "message " + id + " carries its payload inline: GET /admin/messages/"
-          + id + " shows it");
+      throw ProblemException.notFound(
+          "id",
+          "message " + id + " carries its payload inline: GET /admin/messages/" + id + " shows it");
     }
-    StoredPayload p = relay.source(source).store().findPayload(id).orElseThrow(() -> ProblemException.notFound("id", "message " + id
-        + " is by reference but its body is missing from outbox_payload"));
+    StoredPayload p =
+        relay
+            .source(source)
+            .store()
+            .findPayload(id)
+            .orElseThrow(
+                () ->
+                    ProblemException.notFound(
+                        "id",
+                        "message "
+                            + id
+                            + " is by reference but its body is missing from outbox_payload"));
     return new Body(id, p.sizeBytes(), p.sha256(), p.body(), p.mismatch());
   }
 

@@ -9,10 +9,10 @@ import java.util.Set;
 import org.jboss.resteasy.reactive.server.ServerRequestFilter;
 
 /**
- * Refuses a state-changing request that a browser sent from another site. A browser keeps the
- * HTTP Basic login of the console and would send it with a form another page posts to the admin
- * API; such a request carries {@code Sec-Fetch-Site: cross-site} or an {@code Origin} that is not
- * the relay's own. Clients that are not browsers (curl, scripts) send neither and pass.
+ * Refuses a state-changing request that a browser sent from another site. A browser keeps the HTTP
+ * Basic login of the console and would send it with a form another page posts to the admin API;
+ * such a request carries {@code Sec-Fetch-Site: cross-site} or an {@code Origin} that is not the
+ * relay's own. Clients that are not browsers (curl, scripts) send neither and pass.
  */
 public class CrossSiteGuard {
   private static final Set<String> SAFE = Set.of("GET", "HEAD", "OPTIONS");
@@ -31,8 +31,10 @@ public class CrossSiteGuard {
       URI own = request.getUriInfo().getBaseUri();
       String expected = own.getScheme() + "://" + own.getAuthority();
       String host = request.getHeaderString("Host");
-      boolean same = origin.equals(expected) || (host != null && (origin.equals("http://" + host)
-          || origin.equals("https://" + host)));
+      boolean same =
+          origin.equals(expected)
+              || (host != null
+                  && (origin.equals("http://" + host) || origin.equals("https://" + host)));
       if (!same) {
         return refuse("Origin " + origin);
       }
@@ -41,7 +43,11 @@ public class CrossSiteGuard {
   }
 
   private static Response refuse(String why) {
-    return Problem.response(Status.FORBIDDEN, "a browser sent this request from another site (" + why
-        + "): the relay acts only on requests from its own pages or from clients that are not browsers", null);
+    return Problem.response(
+        Status.FORBIDDEN,
+        "a browser sent this request from another site ("
+            + why
+            + "): the relay acts only on requests from its own pages or from clients that are not browsers",
+        null);
   }
 }

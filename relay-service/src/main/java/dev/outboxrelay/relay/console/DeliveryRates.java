@@ -57,12 +57,16 @@ public class DeliveryRates {
       from = samples.isEmpty() ? null : samples.peekFirst();
     }
     Map<String, Map<String, Map<String, Long>>> counts = new TreeMap<>();
-    now.totals().forEach((key, total) -> {
-      double before = from == null ? 0 : from.totals().getOrDefault(key, 0.0);
-      String[] k = key.split("\u0000", 3);
-      counts.computeIfAbsent(k[0], s -> new TreeMap<>()).computeIfAbsent(k[1], d -> new TreeMap<>())
-          .put(k[2], Math.round(total - before));
-    });
+    now.totals()
+        .forEach(
+            (key, total) -> {
+              double before = from == null ? 0 : from.totals().getOrDefault(key, 0.0);
+              String[] k = key.split("\u0000", 3);
+              counts
+                  .computeIfAbsent(k[0], s -> new TreeMap<>())
+                  .computeIfAbsent(k[1], d -> new TreeMap<>())
+                  .put(k[2], Math.round(total - before));
+            });
     double seconds = from == null ? 0 : Duration.between(from.at(), now.at()).toMillis() / 1000.0;
     return new Window(seconds, counts);
   }
@@ -70,7 +74,8 @@ public class DeliveryRates {
   private Map<String, Double> totals() {
     Map<String, Double> totals = new HashMap<>();
     for (Counter c : registry.find("outbox.delivery.attempts").counters()) {
-      String key = tag(c, "source") + "\u0000" + tag(c, "destination") + "\u0000" + tag(c, "outcome");
+      String key =
+          tag(c, "source") + "\u0000" + tag(c, "destination") + "\u0000" + tag(c, "outcome");
       totals.merge(key, c.count(), Double::sum);
     }
     return totals;

@@ -5,8 +5,8 @@
  * page (payload, redacted headers, attempts, the job holding its ordering key back) and the
  * operator's actions.
  *
- * <p>The page is one static HTML file with its own script and styles (no resource from outside
- * the relay); it reads JSON with the caller's login and acts only through the admin API's existing
+ * <p>The page is one static HTML file with its own script and styles (no resource from outside the
+ * relay); it reads JSON with the caller's login and acts only through the admin API's existing
  * endpoints ({@code POST /admin/messages/{id}/replay}, {@code .../cancel}, {@code POST
  * /admin/messages/replay}), so there is one implementation of every action and its refusals. What
  * the page needs and the admin API did not answer is read here, under {@code /admin/console/*},

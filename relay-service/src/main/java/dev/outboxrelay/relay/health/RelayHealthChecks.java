@@ -2,10 +2,10 @@ package dev.outboxrelay.relay.health;
 
 import dev.outboxrelay.relay.claim.ClaimLoop;
 import dev.outboxrelay.relay.config.RelayConfig;
-import dev.outboxrelay.relay.state.DestinationStates;
-import dev.outboxrelay.relay.state.StateChangeLog;
 import dev.outboxrelay.relay.lifecycle.RelayService;
 import dev.outboxrelay.relay.source.RelaySource;
+import dev.outboxrelay.relay.state.DestinationStates;
+import dev.outboxrelay.relay.state.StateChangeLog;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.inject.Produces;
 import jakarta.inject.Inject;
@@ -21,11 +21,11 @@ import org.eclipse.microprofile.health.Readiness;
 
 /**
  * The relay's checks. Readiness {@code outbox-relay}: one entry {@code source.<name>} per source
- * ({@code UP ...} or {@code DOWN: <reason>}: database unreachable, claims failing, backlog too old);
- * {@code outbox-destinations}: one entry {@code destination.<name>} per destination. A check is DOWN
- * while any of its entries is, and says which in {@code reason}; the other sources keep delivering
- * meanwhile. Quarkus' own datasource check is off (application.properties): one unreachable database
- * would otherwise fail readiness without naming the source.
+ * ({@code UP ...} or {@code DOWN: <reason>}: database unreachable, claims failing, backlog too
+ * old); {@code outbox-destinations}: one entry {@code destination.<name>} per destination. A check
+ * is DOWN while any of its entries is, and says which in {@code reason}; the other sources keep
+ * delivering meanwhile. Quarkus' own datasource check is off (application.properties): one
+ * unreachable database would otherwise fail readiness without naming the source.
  */
 @ApplicationScoped
 public class RelayHealthChecks {
@@ -65,16 +65,26 @@ public class RelayHealthChecks {
           down.add("source '" + s.name() + "': " + problem);
           b.withData("source." + s.name(), "DOWN: " + problem);
         } else {
-          b.withData("source." + s.name(), "UP (" + s.dialect() + ", oldest ready " + s.oldestReadyAge().toSeconds()
-              + "s, in flight " + (loop == null ? 0 : loop.inFlight()) + ")");
+          b.withData(
+              "source." + s.name(),
+              "UP ("
+                  + s.dialect()
+                  + ", oldest ready "
+                  + s.oldestReadyAge().toSeconds()
+                  + "s, in flight "
+                  + (loop == null ? 0 : loop.inFlight())
+                  + ")");
         }
         // Informational only: without notifications the claim loop still polls, so no DOWN for it.
-        b.withData(relay.sources().size() == 1 ? "listen_notify" : "source." + s.name() + ".listen_notify",
+        b.withData(
+            relay.sources().size() == 1 ? "listen_notify" : "source." + s.name() + ".listen_notify",
             s.readyListenerState());
       }
       b.withData("in_flight", inFlight);
       b.withData("oldest_ready_age_seconds", oldest.toSeconds());
-      return down.isEmpty() ? b.up().build() : b.down().withData("reason", String.join("; ", down)).build();
+      return down.isEmpty()
+          ? b.up().build()
+          : b.down().withData("reason", String.join("; ", down)).build();
     };
   }
 
@@ -94,8 +104,11 @@ public class RelayHealthChecks {
     Duration age = s.oldestReadyAge();
     Duration limit = config.relay().readyMaxBacklogAge();
     if (age.compareTo(limit) > 0) {
-      return "the oldest ready job is " + age.toSeconds() + "s old, over outbox.relay.ready-max-backlog-age="
-          + limit.toSeconds() + "s: the backlog is not draining (sink down, relays stuck or too few)";
+      return "the oldest ready job is "
+          + age.toSeconds()
+          + "s old, over outbox.relay.ready-max-backlog-age="
+          + limit.toSeconds()
+          + "s: the backlog is not draining (sink down, relays stuck or too few)";
     }
     return null;
   }
@@ -107,18 +120,26 @@ public class RelayHealthChecks {
       HealthCheckResponseBuilder b = HealthCheckResponse.named("outbox-destinations");
       List<String> down = new ArrayList<>();
       DestinationStates states = relay.destinations();
-      for (Map.Entry<String, StateChangeLog> e : (states == null ? Map.<String, StateChangeLog>of()
-          : states.all()).entrySet()) {
+      for (Map.Entry<String, StateChangeLog> e :
+          (states == null ? Map.<String, StateChangeLog>of() : states.all()).entrySet()) {
         StateChangeLog.Status st = e.getValue().status();
         if (st.up()) {
           b.withData("destination." + e.getKey(), "UP");
         } else {
-          String why = "DOWN since " + st.since() + " after " + st.failures() + " failed deliveries: " + st.reason();
+          String why =
+              "DOWN since "
+                  + st.since()
+                  + " after "
+                  + st.failures()
+                  + " failed deliveries: "
+                  + st.reason();
           b.withData("destination." + e.getKey(), why);
           down.add("destination '" + e.getKey() + "' " + why);
         }
       }
-      return down.isEmpty() ? b.up().build() : b.down().withData("reason", String.join("; ", down)).build();
+      return down.isEmpty()
+          ? b.up().build()
+          : b.down().withData("reason", String.join("; ", down)).build();
     };
   }
 }

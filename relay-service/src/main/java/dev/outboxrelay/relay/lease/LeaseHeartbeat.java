@@ -21,8 +21,8 @@ import org.jboss.logging.Logger;
  * One heartbeat for every claim a source holds: every {@code lease/3} one token-checked statement
  * ({@link OutboxStore#renewLeases}) extends the lease of each claim held, from the claim until its
  * outcome is recorded, and answers which are still owned. A claim not returned is lost: it is
- * marked {@link Claim#lost()} (a job not yet sent is then not sent) and reported once. No timer
- * per job.
+ * marked {@link Claim#lost()} (a job not yet sent is then not sent) and reported once. No timer per
+ * job.
  *
  * <p>Each claim also knows until when, at the latest, this relay owns it on its own clock ({@link
  * Claim#ownedFor()}): the start of the last statement that claimed or renewed it plus the lease,
@@ -51,12 +51,13 @@ public final class LeaseHeartbeat implements BackgroundService, AutoCloseable {
   }
 
   /**
-   * Reports each pass to {@code database} (its source's state, which logs each change once);
-   * call before {@link #start()}. A failed pass is tried again after a pause growing from 100ms,
-   * at the latest after {@link #interval()} (the leases may still be valid).
+   * Reports each pass to {@code database} (its source's state, which logs each change once); call
+   * before {@link #start()}. A failed pass is tried again after a pause growing from 100ms, at the
+   * latest after {@link #interval()} (the leases may still be valid).
    */
   public LeaseHeartbeat reportingTo(StateChangeLog database) {
-    this.runner = new ServiceRunner(threadName, "renewing leases failed", this, database).every(interval());
+    this.runner =
+        new ServiceRunner(threadName, "renewing leases failed", this, database).every(interval());
     return this;
   }
 
@@ -114,9 +115,10 @@ public final class LeaseHeartbeat implements BackgroundService, AutoCloseable {
         // claim was really lost, that transition changes no row and reports it there.
         c.lost = true;
         lost++;
-        LOG.warnf("message_id=%d operation_id=%s token=%s attempt=%d: lease lost (the heartbeat"
-            + " changed no row); another relay may own the job", c.message.id(),
-            c.message.operationId(), c.message.claimToken(), c.message.attemptNo());
+        LOG.warnf(
+            "message_id=%d operation_id=%s token=%s attempt=%d: lease lost (the heartbeat"
+                + " changed no row); another relay may own the job",
+            c.message.id(), c.message.operationId(), c.message.claimToken(), c.message.attemptNo());
         onLost.accept(c);
       }
     }
@@ -160,8 +162,8 @@ public final class LeaseHeartbeat implements BackgroundService, AutoCloseable {
     }
 
     /**
-     * How long this relay still owns the claim at least, by its own clock (negative: it may
-     * already have expired).
+     * How long this relay still owns the claim at least, by its own clock (negative: it may already
+     * have expired).
      */
     public Duration ownedFor() {
       return Duration.ofNanos(ownedUntilNanos - System.nanoTime());

@@ -28,7 +28,11 @@ public class LeaseReaper implements BackgroundService {
    * @param retryDelay the pause before the next attempt after attempt {@code n} (from 1) failed:
    *     the relay's back-off
    */
-  public LeaseReaper(OutboxStore store, RelayMetrics metrics, int maxAttempts, int batchSize,
+  public LeaseReaper(
+      OutboxStore store,
+      RelayMetrics metrics,
+      int maxAttempts,
+      int batchSize,
       IntFunction<Duration> retryDelay) {
     this.store = store;
     this.metrics = metrics;
@@ -48,7 +52,8 @@ public class LeaseReaper implements BackgroundService {
       if (r.total() > 0) {
         metrics.expiredLeases(r.total());
         metrics.dead(r.dead());
-        LOG.warnf("reaper returned %d expired lease(s) to ready and moved %d to DEAD (max attempts %d)",
+        LOG.warnf(
+            "reaper returned %d expired lease(s) to ready and moved %d to DEAD (max attempts %d)",
             r.returnedToReady(), r.dead(), maxAttempts);
       }
     } while (r.total() >= batchSize);

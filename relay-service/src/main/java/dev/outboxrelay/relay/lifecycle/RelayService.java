@@ -41,22 +41,26 @@ import org.jboss.logging.Logger;
 /**
  * Owns the relay's sources ({@link RelaySource}, one per outbox database) and the destinations'
  * states for the life of the process. The single-source accessors ({@link #store()}, {@link
- * #claimLoop()}, ...) are the first source's, which is the only one unless {@code
- * outbox.sources.*} names several.
+ * #claimLoop()}, ...) are the first source's, which is the only one unless {@code outbox.sources.*}
+ * names several.
  */
 @ApplicationScoped
 public class RelayService {
   private static final Logger LOG = Logger.getLogger(RelayService.class);
+
   /**
-   * The named datasources declared in application.properties, one per supported database, named
-   * as its dialect ({@link DialectDetector#names()}).
+   * The named datasources declared in application.properties, one per supported database, named as
+   * its dialect ({@link DialectDetector#names()}).
    */
   static final List<String> OUTBOX_DATASOURCES = DialectDetector.names();
 
   @Inject RelayConfig config;
   @Inject MeterRegistry registry;
   @Inject KafkaChannel kafkaChannel;
-  /** Quarkus OpenTelemetry's tracer: a no-op one while quarkus.otel.sdk.disabled=true (the default). */
+
+  /**
+   * Quarkus OpenTelemetry's tracer: a no-op one while quarkus.otel.sdk.disabled=true (the default).
+   */
   @Inject Tracer tracer;
 
   private volatile List<RelaySource> sources = List.of();
@@ -72,14 +76,19 @@ public class RelayService {
       LOG.infof("outbox tables: %s_message and its siblings (outbox.schema, outbox.table)", tables);
     }
     RelayConfig.Relay relay = config.relay();
-    RabbitMqConnection rabbit = RabbitMqConnection.of(config.rabbitmq(), registry, "outbox-relay " + RelayInstance.newName());
+    RabbitMqConnection rabbit =
+        RabbitMqConnection.of(
+            config.rabbitmq(), registry, "outbox-relay " + RelayInstance.newName());
     rabbitMq = rabbit;
-    SinkRegistry sinks = SinkRegistry.fromConfig(config.destinations(),
-        key -> ConfigProvider.getConfig().getConfigValue(key).getRawValue(),
-        new BrokerChannels(kafkaChannel, KafkaChannel.verdictWithin(), rabbit));
+    SinkRegistry sinks =
+        SinkRegistry.fromConfig(
+            config.destinations(),
+            key -> ConfigProvider.getConfig().getConfigValue(key).getRawValue(),
+            new BrokerChannels(kafkaChannel, KafkaChannel.verdictWithin(), rabbit));
     Backoff backoff = Backoff.fromConfig(relay.backoff());
     if (relay.maxAttempts() < 1) {
-      throw new IllegalArgumentException("outbox.relay.max-attempts must be >= 1, was " + relay.maxAttempts());
+      throw new IllegalArgumentException(
+          "outbox.relay.max-attempts must be >= 1, was " + relay.maxAttempts());
     }
     ConfigChecks.positive("outbox.relay.error-max-wait", relay.errorMaxWait());
     ConfigChecks.positive("outbox.relay.outage-reminder-interval", relay.outageReminderInterval());
@@ -101,14 +110,30 @@ public class RelayService {
       }
     }
     List<SourceSpec> specs = SourceSpec.fromConfig(config, active, OUTBOX_DATASOURCES);
-    DestinationStates states = new DestinationStates(sinks.destinations(), registry, Clock.systemUTC(),
-        relay.outageReminderInterval(), new DestinationStates.Hysteresis(relay.destinationHealthWindow(),
-            relay.destinationDownAfterFailures(), relay.destinationDownFailureRate(), relay.destinationUpFailureRate()));
-    RelaySource.Wiring wiring = new RelaySource.Wiring(relay, tables, registry, sinks.observed(states), backoff,
-        DeliveryTracing.of(tracer, sinks), Clock.systemUTC());
+    DestinationStates states =
+        new DestinationStates(
+            sinks.destinations(),
+            registry,
+            Clock.systemUTC(),
+            relay.outageReminderInterval(),
+            new DestinationStates.Hysteresis(
+                relay.destinationHealthWindow(),
+                relay.destinationDownAfterFailures(),
+                relay.destinationDownFailureRate(),
+                relay.destinationUpFailureRate()));
+    RelaySource.Wiring wiring =
+        new RelaySource.Wiring(
+            relay,
+            tables,
+            registry,
+            sinks.observed(states),
+            backoff,
+            DeliveryTracing.of(tracer, sinks),
+            Clock.systemUTC());
     List<RelaySource> started = new ArrayList<>();
     for (SourceSpec spec : specs) {
-      AgroalDataSource ds = AgroalDataSourceUtil.dataSourceIfActive(spec.datasource()).orElseThrow();
+      AgroalDataSource ds =
+          AgroalDataSourceUtil.dataSourceIfActive(spec.datasource()).orElseThrow();
       started.add(new RelaySource(spec, ds, wiring));
     }
     destinations = states;
@@ -116,13 +141,25 @@ public class RelayService {
     for (RelaySource source : started) {
       source.start();
     }
-    LOG.infof("relay %s: sources %s, destinations %s, lease %s, max attempts %d%s",
+    LOG.infof(
+        "relay %s: sources %s, destinations %s, lease %s, max attempts %d%s",
         relay.enabled() ? "started" : "started with delivery disabled",
-        started.stream().map(s -> s.name() + " (" + s.spec().datasource() + ", " + s.dialect()
-            + (s.started() ? "" : ", DOWN: retrying") + ")").toList(),
-        sinks.destinations(), relay.leaseDuration(), relay.maxAttempts(), signedNote(sinks));
+        started.stream()
+            .map(
+                s ->
+                    s.name()
+                        + " ("
+                        + s.spec().datasource()
+                        + ", "
+                        + s.dialect()
+                        + (s.started() ? "" : ", DOWN: retrying")
+                        + ")")
+            .toList(),
+        sinks.destinations(),
+        relay.leaseDuration(),
+        relay.maxAttempts(),
+        signedNote(sinks));
   }
-
 
   /** Which destinations sign (names only: a secret is never logged). */
   private static String signedNote(SinkRegistry sinks) {
@@ -152,7 +189,8 @@ public class RelayService {
 
   /**
    * The source named {@code name}; the first one when {@code name} is null or blank (the only one
-   * on a single-database relay). An unknown name is a 400 naming the query parameter {@code source}.
+   * on a single-database relay). An unknown name is a 400 naming the query parameter {@code
+   * source}.
    */
   public RelaySource source(String name) {
     List<RelaySource> all = sources;
@@ -167,8 +205,9 @@ public class RelayService {
         return s;
       }
     }
-    throw ProblemException.badRequest("source", "unknown source '" + name + "'; sources: "
-        + all.stream().map(RelaySource::name).toList());
+    throw ProblemException.badRequest(
+        "source",
+        "unknown source '" + name + "'; sources: " + all.stream().map(RelaySource::name).toList());
   }
 
   /** The destinations' up/down states. */
@@ -201,7 +240,10 @@ public class RelayService {
     return source(null).metrics();
   }
 
-  /** The outbox's table names ({@code outbox.schema}, {@code outbox.table}), as validated at start-up. */
+  /**
+   * The outbox's table names ({@code outbox.schema}, {@code outbox.table}), as validated at
+   * start-up.
+   */
   public OutboxTables tables() {
     return tables;
   }

@@ -13,6 +13,7 @@ import java.util.concurrent.atomic.AtomicReference;
  */
 public class RetentionMetrics {
   private final Counter deleted;
+
   /** Age of the latest pass when read, and System.nanoTime() then; null before any is known. */
   private final AtomicReference<long[]> lastRun = new AtomicReference<>();
 
@@ -22,10 +23,16 @@ public class RetentionMetrics {
 
   /** The meters of source {@code source} (tag {@code source=<name>}). */
   public RetentionMetrics(MeterRegistry registry, String source) {
-    deleted = Counter.builder("outbox.retention.deleted").tag("source", source)
-        .description("Finished jobs (S, C) deleted by retention on this relay").register(registry);
-    Gauge.builder("outbox.retention.last.run.age.seconds", this, RetentionMetrics::lastRunAgeSeconds).tag("source", source)
-        .description("Seconds since the latest retention pass on any relay ended (NaN: none known yet)")
+    deleted =
+        Counter.builder("outbox.retention.deleted")
+            .tag("source", source)
+            .description("Finished jobs (S, C) deleted by retention on this relay")
+            .register(registry);
+    Gauge.builder(
+            "outbox.retention.last.run.age.seconds", this, RetentionMetrics::lastRunAgeSeconds)
+        .tag("source", source)
+        .description(
+            "Seconds since the latest retention pass on any relay ended (NaN: none known yet)")
         .register(registry);
   }
 

@@ -1,10 +1,10 @@
 package dev.outboxrelay.relay.maintenance;
 
-import dev.outboxrelay.relay.source.RelayInstance;
 import dev.outboxrelay.relay.background.Pass;
 import dev.outboxrelay.relay.background.ServiceRunner;
 import dev.outboxrelay.relay.config.RelayConfig;
 import dev.outboxrelay.relay.lifecycle.RelayService;
+import dev.outboxrelay.relay.source.RelayInstance;
 import dev.outboxrelay.relay.source.RelaySource;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.runtime.ShutdownEvent;
@@ -23,10 +23,10 @@ import org.jboss.logging.Logger;
 
 /**
  * Runs {@link RetentionService} every {@code outbox.retention.interval} in this relay, on every
- * source whose database answers: one {@link ServiceRunner} per source, skipping while the source
- * is DOWN and reporting failures to its state (never two passes at once on one database, through
- * its lease). Starts after {@link RelayService} and validates the settings then;
- * a source's service is made when its database first answers.
+ * source whose database answers: one {@link ServiceRunner} per source, skipping while the source is
+ * DOWN and reporting failures to its state (never two passes at once on one database, through its
+ * lease). Starts after {@link RelayService} and validates the settings then; a source's service is
+ * made when its database first answers.
  */
 @ApplicationScoped
 public class RetentionSchedule {
@@ -52,14 +52,32 @@ public class RetentionSchedule {
     if (s.enabled()) {
       for (RelaySource source : relay.sources()) {
         // Skipped while the source is DOWN: its state already says why, the next pass tries again.
-        runners.add(new ServiceRunner("outbox-retention-" + source.name(), "retention failed", () -> pass(source),
-            source.database()).every(s.interval()).firstAfter(Duration.ZERO).skipWhileDown().start());
+        runners.add(
+            new ServiceRunner(
+                    "outbox-retention-" + source.name(),
+                    "retention failed",
+                    () -> pass(source),
+                    source.database())
+                .every(s.interval())
+                .firstAfter(Duration.ZERO)
+                .skipWhileDown()
+                .start());
       }
     }
-    LOG.infof("retention as %s: %s", owner, s.enabled()
-        ? "every " + s.interval() + ", keeps sent/confirmed jobs " + s.keep() + ", batches of " + s.batchSize()
-            + ", at most " + s.maxPerPass() + " per pass"
-        : "disabled (outbox.retention.enabled=false)");
+    LOG.infof(
+        "retention as %s: %s",
+        owner,
+        s.enabled()
+            ? "every "
+                + s.interval()
+                + ", keeps sent/confirmed jobs "
+                + s.keep()
+                + ", batches of "
+                + s.batchSize()
+                + ", at most "
+                + s.maxPerPass()
+                + " per pass"
+            : "disabled (outbox.retention.enabled=false)");
   }
 
   void onStop(@Observes ShutdownEvent event) {
@@ -74,7 +92,8 @@ public class RetentionSchedule {
     if (!source.started()) {
       return Pass.idle();
     }
-    return Pass.done(service(source).runScheduled().map(RetentionService.RetentionPass::deleted).orElse(0L));
+    return Pass.done(
+        service(source).runScheduled().map(RetentionService.RetentionPass::deleted).orElse(0L));
   }
 
   /** The runners of the schedule, one per source (none while retention is disabled). */
@@ -89,7 +108,14 @@ public class RetentionSchedule {
 
   /** The retention service of {@code source}; throws while its database has not answered yet. */
   public RetentionService service(RelaySource source) {
-    return services.computeIfAbsent(source.name(), n -> new RetentionService(source.store(), source.locks(),
-        settings, new RetentionMetrics(registry, n), owner));
+    return services.computeIfAbsent(
+        source.name(),
+        n ->
+            new RetentionService(
+                source.store(),
+                source.locks(),
+                settings,
+                new RetentionMetrics(registry, n),
+                owner));
   }
 }

@@ -15,8 +15,10 @@ import org.jboss.logging.Logger;
  */
 public class RetentionService {
   private static final Logger LOG = Logger.getLogger(RetentionService.class);
+
   /** Name of the fleet lock in {@code outbox_lock}. */
   public static final String RETENTION_LOCK = "retention";
+
   /**
    * Lease of the fleet lock, renewed after every batch: one batch statement must finish within it.
    * A crashed relay's lease expires after it and another relay takes over.
@@ -36,8 +38,12 @@ public class RetentionService {
    * @param locks the fleet locks ({@code outbox_lock}) on the same database as {@code store}
    * @param owner this relay instance, as the lock owner
    */
-  public RetentionService(OutboxStore store, FleetLock locks, RetentionSettings settings,
-      RetentionMetrics metrics, String owner) {
+  public RetentionService(
+      OutboxStore store,
+      FleetLock locks,
+      RetentionSettings settings,
+      RetentionMetrics metrics,
+      String owner) {
     this.store = Objects.requireNonNull(store, "store");
     this.locks = Objects.requireNonNull(locks, "locks");
     this.settings = Objects.requireNonNull(settings, "settings");
@@ -46,9 +52,9 @@ public class RetentionService {
   }
 
   /**
-   * The schedule's tick: reads when the latest pass on any relay ended (for the gauge), skips
-   * when that was less than half an interval ago (another relay's tick did the work), else runs a
-   * pass. Empty when skipped.
+   * The schedule's tick: reads when the latest pass on any relay ended (for the gauge), skips when
+   * that was less than half an interval ago (another relay's tick did the work), else runs a pass.
+   * Empty when skipped.
    */
   public Optional<RetentionPass> runScheduled() {
     Optional<LockHolder> holder = locks.holder(RETENTION_LOCK);
@@ -64,11 +70,11 @@ public class RetentionService {
   }
 
   /**
-   * One pass: batches of {@code batch-size} until a batch deletes fewer than it asked for or
-   * {@code max-per-pass} jobs are deleted, under the fleet lease (renewed after every batch; a
-   * pass whose lease was lost stops). Empty, and nothing deleted, when another relay holds the
-   * lease. Logs one line per pass. Database errors propagate after the lease is released; the
-   * batches committed before them stay deleted and counted.
+   * One pass: batches of {@code batch-size} until a batch deletes fewer than it asked for or {@code
+   * max-per-pass} jobs are deleted, under the fleet lease (renewed after every batch; a pass whose
+   * lease was lost stops). Empty, and nothing deleted, when another relay holds the lease. Logs one
+   * line per pass. Database errors propagate after the lease is released; the batches committed
+   * before them stay deleted and counted.
    */
   public Optional<RetentionPass> retainOnce() {
     if (!locks.acquire(RETENTION_LOCK, owner, LOCK_LEASE)) {
@@ -95,8 +101,9 @@ public class RetentionService {
         }
       }
     } catch (RuntimeException e) {
-      LOG.errorf("retention pass failed after deleting %d job(s) in %d batch(es): %s", deleted, batches,
-          e.getMessage());
+      LOG.errorf(
+          "retention pass failed after deleting %d job(s) in %d batch(es): %s",
+          deleted, batches, e.getMessage());
       throw e;
     } finally {
       locks.release(RETENTION_LOCK, owner);
@@ -105,12 +112,22 @@ public class RetentionService {
     boolean capped = deleted >= settings.maxPerPass();
     long millis = (System.nanoTime() - started) / 1_000_000;
     if (leaseLost) {
-      LOG.warnf("retention pass stopped: its lease expired (a batch took longer than %s); deleted %d job(s)"
-          + " in %d batch(es), %d ms", LOCK_LEASE, deleted, batches, millis);
+      LOG.warnf(
+          "retention pass stopped: its lease expired (a batch took longer than %s); deleted %d job(s)"
+              + " in %d batch(es), %d ms",
+          LOCK_LEASE, deleted, batches, millis);
     } else {
-      LOG.infof("retention pass: deleted %d sent/confirmed job(s) older than %s in %d batch(es) of at most %d,"
-          + " %d ms%s", deleted, settings.keep(), batches, settings.batchSize(), millis,
-          capped ? " (stopped at max-per-pass " + settings.maxPerPass() + "; the next pass goes on)" : "");
+      LOG.infof(
+          "retention pass: deleted %d sent/confirmed job(s) older than %s in %d batch(es) of at most %d,"
+              + " %d ms%s",
+          deleted,
+          settings.keep(),
+          batches,
+          settings.batchSize(),
+          millis,
+          capped
+              ? " (stopped at max-per-pass " + settings.maxPerPass() + "; the next pass goes on)"
+              : "");
     }
     return Optional.of(new RetentionPass(deleted, batches, capped));
   }

@@ -8,10 +8,10 @@
  * with their job ({@code ON DELETE CASCADE}); {@code R}, {@code W} and {@code D} jobs are never
  * deleted.
  *
- * <p>One pass at a time across the fleet: a pass holds the {@code retention} row of
- * {@code outbox_lock} (a lease by the database clock, renewed after every batch, released at the
- * end); a relay that finds it held skips its tick. The schedule ({@link RetentionSchedule}) also
- * skips a tick when a pass ended on any relay less than half an interval ago, so a fleet runs about
- * one pass per interval.
+ * <p>One pass at a time across the fleet: a pass holds the {@code retention} row of {@code
+ * outbox_lock} (a lease by the database clock, renewed after every batch, released at the end); a
+ * relay that finds it held skips its tick. The schedule ({@link RetentionSchedule}) also skips a
+ * tick when a pass ended on any relay less than half an interval ago, so a fleet runs about one
+ * pass per interval.
  */
 package dev.outboxrelay.relay.maintenance;

@@ -18,7 +18,9 @@ public final class GaugeRefresh implements BackgroundService {
   private final RelayMetrics metrics;
   private final Consumer<Duration> clockSkew;
 
-  /** @param clockSkew told the database's clock minus this process's, at each refresh */
+  /**
+   * @param clockSkew told the database's clock minus this process's, at each refresh
+   */
   public GaugeRefresh(OutboxAdminStore store, RelayMetrics metrics, Consumer<Duration> clockSkew) {
     this.store = store;
     this.metrics = metrics;

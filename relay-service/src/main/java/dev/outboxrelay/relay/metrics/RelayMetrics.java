@@ -19,12 +19,13 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
 
 /**
- * One source's meters, each tagged {@code source=<name>} (docs/relay.md "Several databases"). Prometheus names: {@code outbox_stale_completions_total{update}},
- * {@code outbox_expired_leases_total}, {@code outbox_dead_total},
- * {@code outbox_delivery_attempts_total{destination,outcome}}, {@code outbox_delivery_seconds},
- * {@code outbox_end_to_end_seconds}, {@code outbox_messages{state}},
- * {@code outbox_ready_oldest_age_seconds}, {@code outbox_destination_ready{destination}},
- * {@code outbox_destination_ready_oldest_age_seconds{destination}}, {@code outbox_claim_statements_total},
+ * One source's meters, each tagged {@code source=<name>} (docs/relay.md "Several databases").
+ * Prometheus names: {@code outbox_stale_completions_total{update}}, {@code
+ * outbox_expired_leases_total}, {@code outbox_dead_total}, {@code
+ * outbox_delivery_attempts_total{destination,outcome}}, {@code outbox_delivery_seconds}, {@code
+ * outbox_end_to_end_seconds}, {@code outbox_messages{state}}, {@code
+ * outbox_ready_oldest_age_seconds}, {@code outbox_destination_ready{destination}}, {@code
+ * outbox_destination_ready_oldest_age_seconds{destination}}, {@code outbox_claim_statements_total},
  * {@code outbox_claim_wakeups_total{via}}.
  */
 public class RelayMetrics {
@@ -37,8 +38,10 @@ public class RelayMetrics {
   private final Counter claimWakeups;
   private final Map<Character, AtomicLong> messagesByState = new ConcurrentHashMap<>();
   private final AtomicLong oldestReadyAgeMillis = new AtomicLong();
+
   /** Per destination ever seen waiting: ready due jobs and oldest age in ms; 0 once it drains. */
   private final Map<String, AtomicLong[]> destinationBacklog = new ConcurrentHashMap<>();
+
   /** Strong reference to the claim-statement counter's source (see {@link #claimStatements}). */
   private volatile Supplier<Number> claimStatements;
 
@@ -52,27 +55,51 @@ public class RelayMetrics {
     this.registry = registry;
     this.tags = Tags.of("source", source);
     for (String update : STALE_UPDATES) {
-      staleCompletions.put(update, Counter.builder("outbox.stale.completions").tag("update", update).tags(tags)
-          .description("Token-checked updates that changed no row: ownership was lost")
-          .register(registry));
+      staleCompletions.put(
+          update,
+          Counter.builder("outbox.stale.completions")
+              .tag("update", update)
+              .tags(tags)
+              .description("Token-checked updates that changed no row: ownership was lost")
+              .register(registry));
     }
-    expiredLeases = Counter.builder("outbox.expired.leases").tags(tags)
-        .description("Leases the reaper returned after they expired").register(registry);
-    dead = Counter.builder("outbox.dead").tags(tags).description("Jobs moved to DEAD").register(registry);
-    endToEnd = Timer.builder("outbox.end.to.end").tags(tags)
-        .description("From the job's commit to the sink's acceptance")
-        .publishPercentileHistogram().register(registry);
+    expiredLeases =
+        Counter.builder("outbox.expired.leases")
+            .tags(tags)
+            .description("Leases the reaper returned after they expired")
+            .register(registry);
+    dead =
+        Counter.builder("outbox.dead")
+            .tags(tags)
+            .description("Jobs moved to DEAD")
+            .register(registry);
+    endToEnd =
+        Timer.builder("outbox.end.to.end")
+            .tags(tags)
+            .description("From the job's commit to the sink's acceptance")
+            .publishPercentileHistogram()
+            .register(registry);
     for (JobState s : JobState.values()) {
       AtomicLong value = new AtomicLong();
       messagesByState.put(s.code(), value);
-      Gauge.builder("outbox.messages", value, AtomicLong::get).tag("state", String.valueOf(s.code())).tags(tags)
-          .description("Jobs per state, read every metrics-refresh-interval").register(registry);
+      Gauge.builder("outbox.messages", value, AtomicLong::get)
+          .tag("state", String.valueOf(s.code()))
+          .tags(tags)
+          .description("Jobs per state, read every metrics-refresh-interval")
+          .register(registry);
     }
-    claimWakeups = Counter.builder("outbox.claim.wakeups").tag("via", "notify").tags(tags)
-        .description("Idle waits of the claim loop cut short by a database notification of committed jobs")
+    claimWakeups =
+        Counter.builder("outbox.claim.wakeups")
+            .tag("via", "notify")
+            .tags(tags)
+            .description(
+                "Idle waits of the claim loop cut short by a database notification of committed jobs")
+            .register(registry);
+    Gauge.builder("outbox.ready.oldest.age.seconds", oldestReadyAgeMillis, v -> v.get() / 1000.0)
+        .tags(tags)
+        .description(
+            "Age of the oldest undelivered job: due and never tried, or being retried (0 when none)")
         .register(registry);
-    Gauge.builder("outbox.ready.oldest.age.seconds", oldestReadyAgeMillis, v -> v.get() / 1000.0).tags(tags)
-        .description("Age of the oldest undelivered job: due and never tried, or being retried (0 when none)").register(registry);
   }
 
   /** The {@code outcome} tag of an attempt whose recording got no answer. */
@@ -91,21 +118,23 @@ public class RelayMetrics {
   public void staleCompletion(String update) {
     Counter c = staleCompletions.get(update);
     if (c == null) {
-      throw new IllegalArgumentException("unknown update '" + update + "', expected one of " + STALE_UPDATES);
+      throw new IllegalArgumentException(
+          "unknown update '" + update + "', expected one of " + STALE_UPDATES);
     }
     c.increment();
   }
 
   /**
-   * Counts the claim statements a claim loop runs (idle polling cost). The supplier is kept here:
-   * a function counter holds its object only weakly, and a method reference nobody else holds
-   * would be collected at the next GC, leaving the counter stuck.
+   * Counts the claim statements a claim loop runs (idle polling cost). The supplier is kept here: a
+   * function counter holds its object only weakly, and a method reference nobody else holds would
+   * be collected at the next GC, leaving the counter stuck.
    */
   public void claimStatements(Supplier<Number> count) {
     claimStatements = count;
-    FunctionCounter.builder("outbox.claim.statements", count,
-            c -> c.get().doubleValue()).tags(tags)
-        .description("Claim statements run, empty ones included").register(registry);
+    FunctionCounter.builder("outbox.claim.statements", count, c -> c.get().doubleValue())
+        .tags(tags)
+        .description("Claim statements run, empty ones included")
+        .register(registry);
   }
 
   /** The claim loop was woken by a notification ({@code via=notify}). */
@@ -139,11 +168,17 @@ public class RelayMetrics {
    * answer).
    */
   public void attempt(String destination, AttemptOutcome outcome, Duration took) {
-    registry.counter("outbox.delivery.attempts", tags.and("destination", destination, "outcome",
-            outcomeTag(outcome)))
+    registry
+        .counter(
+            "outbox.delivery.attempts",
+            tags.and("destination", destination, "outcome", outcomeTag(outcome)))
         .increment();
-    Timer.builder("outbox.delivery").tag("destination", destination).tags(tags)
-        .description("Time of one sink call").publishPercentileHistogram().register(registry)
+    Timer.builder("outbox.delivery")
+        .tag("destination", destination)
+        .tags(tags)
+        .description("Time of one sink call")
+        .publishPercentileHistogram()
+        .register(registry)
         .record(took);
   }
 
@@ -154,12 +189,13 @@ public class RelayMetrics {
   }
 
   public void messagesByState(Map<Character, Long> counts) {
-    counts.forEach((state, n) -> {
-      AtomicLong v = messagesByState.get(state);
-      if (v != null) {
-        v.set(n);
-      }
-    });
+    counts.forEach(
+        (state, n) -> {
+          AtomicLong v = messagesByState.get(state);
+          if (v != null) {
+            v.set(n);
+          }
+        });
   }
 
   public void oldestReadyAge(Duration age) {
@@ -176,39 +212,50 @@ public class RelayMetrics {
   }
 
   /**
-   * Sets the per-destination backlog gauges from one refresh. A destination's gauges are
-   * registered the first time it has waiting jobs; a destination absent from {@code backlog}
-   * (nothing waiting any more) drops to 0 instead of keeping its last value.
+   * Sets the per-destination backlog gauges from one refresh. A destination's gauges are registered
+   * the first time it has waiting jobs; a destination absent from {@code backlog} (nothing waiting
+   * any more) drops to 0 instead of keeping its last value.
    */
   public void destinationBacklog(Map<String, DestinationBacklog> backlog) {
     backlog.keySet().forEach(this::destinationGauges);
-    destinationBacklog.forEach((destination, values) -> {
-      DestinationBacklog b = backlog.get(destination);
-      values[0].set(b == null ? 0 : b.ready());
-      values[1].set(b == null ? 0 : b.oldestReadyAge().toMillis());
-    });
+    destinationBacklog.forEach(
+        (destination, values) -> {
+          DestinationBacklog b = backlog.get(destination);
+          values[0].set(b == null ? 0 : b.ready());
+          values[1].set(b == null ? 0 : b.oldestReadyAge().toMillis());
+        });
   }
 
-  /** A destination's ready-job count and oldest-ready age at the last refresh (zero when unknown). */
+  /**
+   * A destination's ready-job count and oldest-ready age at the last refresh (zero when unknown).
+   */
   public DestinationBacklog destinationBacklog(String destination) {
     AtomicLong[] values = destinationBacklog.get(destination);
-    return values == null ? new DestinationBacklog(0, Duration.ZERO)
+    return values == null
+        ? new DestinationBacklog(0, Duration.ZERO)
         : new DestinationBacklog(values[0].get(), Duration.ofMillis(values[1].get()));
   }
 
   private AtomicLong[] destinationGauges(String destination) {
-    return destinationBacklog.computeIfAbsent(destination, d -> {
-      AtomicLong[] values = {new AtomicLong(), new AtomicLong()};
-      Tags t = tags.and("destination", d);
-      Gauge.builder("outbox.destination.ready", values[0], AtomicLong::get).tags(t)
-          .description("Ready jobs due now or earlier, per destination, read every metrics-refresh-interval")
-          .register(registry);
-      Gauge.builder("outbox.destination.ready.oldest.age.seconds", values[1], v -> v.get() / 1000.0).tags(t)
-          .description("Age of the destination's oldest undelivered job, as outbox_ready_oldest_age_seconds"
-              + " (0 when none)")
-          .register(registry);
-      return values;
-    });
+    return destinationBacklog.computeIfAbsent(
+        destination,
+        d -> {
+          AtomicLong[] values = {new AtomicLong(), new AtomicLong()};
+          Tags t = tags.and("destination", d);
+          Gauge.builder("outbox.destination.ready", values[0], AtomicLong::get)
+              .tags(t)
+              .description(
+                  "Ready jobs due now or earlier, per destination, read every metrics-refresh-interval")
+              .register(registry);
+          Gauge.builder(
+                  "outbox.destination.ready.oldest.age.seconds", values[1], v -> v.get() / 1000.0)
+              .tags(t)
+              .description(
+                  "Age of the destination's oldest undelivered job, as outbox_ready_oldest_age_seconds"
+                      + " (0 when none)")
+              .register(registry);
+          return values;
+        });
   }
 
   public double staleCompletionCount() {

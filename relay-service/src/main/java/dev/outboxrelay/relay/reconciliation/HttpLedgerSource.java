@@ -29,8 +29,10 @@ import java.util.Map;
  */
 final class HttpLedgerSource implements ConfirmationSource {
   static final int PAGE_SIZE = 1000;
+
   /** A ledger whose {@code next} never ends would keep a run forever. */
   static final int MAX_PAGES = 10_000;
+
   private static final ObjectMapper JSON = new ObjectMapper();
 
   private final String destination;
@@ -39,14 +41,21 @@ final class HttpLedgerSource implements ConfirmationSource {
   private final HttpClient client;
   private final ReconciliationStore store;
 
-  HttpLedgerSource(String destination, URI url, Duration connectTimeout, Duration requestTimeout,
+  HttpLedgerSource(
+      String destination,
+      URI url,
+      Duration connectTimeout,
+      Duration requestTimeout,
       ReconciliationStore store) {
     this.destination = destination;
     this.url = url;
     this.requestTimeout = requestTimeout;
     this.store = store;
-    this.client = HttpClient.newBuilder().connectTimeout(connectTimeout)
-        .followRedirects(HttpClient.Redirect.NEVER).build();
+    this.client =
+        HttpClient.newBuilder()
+            .connectTimeout(connectTimeout)
+            .followRedirects(HttpClient.Redirect.NEVER)
+            .build();
   }
 
   @Override
@@ -60,14 +69,26 @@ final class HttpLedgerSource implements ConfirmationSource {
     Instant cursor = since;
     for (int page = 0; ; page++) {
       if (page == MAX_PAGES) {
-        throw new ConfirmationSourceException("ledger " + url + " of destination '" + destination
-            + "' still had pages after " + MAX_PAGES);
+        throw new ConfirmationSourceException(
+            "ledger "
+                + url
+                + " of destination '"
+                + destination
+                + "' still had pages after "
+                + MAX_PAGES);
       }
       JsonNode body = fetch(cursor);
       for (Confirmation c : entries(body)) {
-        byOperation.merge(c.operationId(), c, (a, b) -> new Confirmation(a.operationId(), destination,
-            a.confirmedAt().isBefore(b.confirmedAt()) ? a.confirmedAt() : b.confirmedAt(),
-            a.appliedCount() + b.appliedCount(), a.source()));
+        byOperation.merge(
+            c.operationId(),
+            c,
+            (a, b) ->
+                new Confirmation(
+                    a.operationId(),
+                    destination,
+                    a.confirmedAt().isBefore(b.confirmedAt()) ? a.confirmedAt() : b.confirmedAt(),
+                    a.appliedCount() + b.appliedCount(),
+                    a.source()));
       }
       JsonNode next = body.get("next");
       if (next == null || next.isNull()) {
@@ -75,8 +96,15 @@ final class HttpLedgerSource implements ConfirmationSource {
       }
       Instant nextCursor = instant(next, "next");
       if (!nextCursor.isAfter(cursor)) {
-        throw new ConfirmationSourceException("ledger " + url + " of destination '" + destination
-            + "' answered next=" + nextCursor + ", not after since=" + cursor);
+        throw new ConfirmationSourceException(
+            "ledger "
+                + url
+                + " of destination '"
+                + destination
+                + "' answered next="
+                + nextCursor
+                + ", not after since="
+                + cursor);
       }
       cursor = nextCursor;
     }
@@ -84,36 +112,63 @@ final class HttpLedgerSource implements ConfirmationSource {
   }
 
   private JsonNode fetch(Instant since) {
-    URI page = URI.create(url + (url.getRawQuery() == null ? "?" : "&") + "since="
-        + URLEncoder.encode(since.toString(), StandardCharsets.UTF_8) + "&limit=" + PAGE_SIZE);
-    HttpRequest request = HttpRequest.newBuilder(page).timeout(requestTimeout)
-        .header("Accept", "application/json").GET().build();
+    URI page =
+        URI.create(
+            url
+                + (url.getRawQuery() == null ? "?" : "&")
+                + "since="
+                + URLEncoder.encode(since.toString(), StandardCharsets.UTF_8)
+                + "&limit="
+                + PAGE_SIZE);
+    HttpRequest request =
+        HttpRequest.newBuilder(page)
+            .timeout(requestTimeout)
+            .header("Accept", "application/json")
+            .GET()
+            .build();
     HttpResponse<String> response;
     try {
       response = client.send(request, HttpResponse.BodyHandlers.ofString());
     } catch (IOException e) {
-      throw new ConfirmationSourceException("ledger of destination '" + destination + "': GET " + page
-          + " failed: " + e, e);
+      throw new ConfirmationSourceException(
+          "ledger of destination '" + destination + "': GET " + page + " failed: " + e, e);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
-      throw new ConfirmationSourceException("ledger of destination '" + destination + "': interrupted", e);
+      throw new ConfirmationSourceException(
+          "ledger of destination '" + destination + "': interrupted", e);
     }
     if (response.statusCode() != 200) {
       String text = response.body();
-      throw new ConfirmationSourceException("ledger of destination '" + destination + "': GET " + page
-          + " answered HTTP " + response.statusCode() + ": "
-          + (text.length() > 300 ? text.substring(0, 300) + "…" : text));
+      throw new ConfirmationSourceException(
+          "ledger of destination '"
+              + destination
+              + "': GET "
+              + page
+              + " answered HTTP "
+              + response.statusCode()
+              + ": "
+              + (text.length() > 300 ? text.substring(0, 300) + "…" : text));
     }
     try {
       JsonNode body = JSON.readTree(response.body());
       if (body == null || !body.isObject() || !body.path("items").isArray()) {
-        throw new ConfirmationSourceException("ledger of destination '" + destination + "': GET " + page
-            + " did not answer an object with an items array");
+        throw new ConfirmationSourceException(
+            "ledger of destination '"
+                + destination
+                + "': GET "
+                + page
+                + " did not answer an object with an items array");
       }
       return body;
     } catch (IOException e) {
-      throw new ConfirmationSourceException("ledger of destination '" + destination + "': GET " + page
-          + " answered invalid JSON: " + e.getMessage(), e);
+      throw new ConfirmationSourceException(
+          "ledger of destination '"
+              + destination
+              + "': GET "
+              + page
+              + " answered invalid JSON: "
+              + e.getMessage(),
+          e);
     }
   }
 
@@ -126,29 +181,45 @@ final class HttpLedgerSource implements ConfirmationSource {
       }
       JsonNode op = item.get("operationId");
       if (op == null || !op.isTextual() || op.asText().isBlank()) {
-        throw new ConfirmationSourceException("ledger of destination '" + destination
-            + "': an entry has no operationId: " + item);
+        throw new ConfirmationSourceException(
+            "ledger of destination '" + destination + "': an entry has no operationId: " + item);
       }
       int applied = item.path("appliedCount").asInt(1);
       if (applied < 1) {
         continue; // listed but not applied (a ledger may record refused deliveries)
       }
-      out.add(new Confirmation(op.asText(), destination, instant(item.get("appliedAt"), "appliedAt"), applied,
-          ReconciliationSettings.HTTP_LEDGER));
+      out.add(
+          new Confirmation(
+              op.asText(),
+              destination,
+              instant(item.get("appliedAt"), "appliedAt"),
+              applied,
+              ReconciliationSettings.HTTP_LEDGER));
     }
     return out;
   }
 
   private Instant instant(JsonNode node, String field) {
     if (node == null || !node.isTextual()) {
-      throw new ConfirmationSourceException("ledger of destination '" + destination + "': " + field
-          + " is not an ISO-8601 instant: " + node);
+      throw new ConfirmationSourceException(
+          "ledger of destination '"
+              + destination
+              + "': "
+              + field
+              + " is not an ISO-8601 instant: "
+              + node);
     }
     try {
       return Instant.parse(node.asText());
     } catch (DateTimeParseException e) {
-      throw new ConfirmationSourceException("ledger of destination '" + destination + "': " + field
-          + " is not an ISO-8601 instant: " + node, e);
+      throw new ConfirmationSourceException(
+          "ledger of destination '"
+              + destination
+              + "': "
+              + field
+              + " is not an ISO-8601 instant: "
+              + node,
+          e);
     }
   }
 }

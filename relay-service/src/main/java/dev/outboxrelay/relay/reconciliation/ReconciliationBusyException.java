@@ -10,8 +10,14 @@ public class ReconciliationBusyException extends ProblemException {
   private final Instant leaseUntil;
 
   public ReconciliationBusyException(String owner, Instant leaseUntil) {
-    super(Status.CONFLICT, null, "a reconciliation run is in progress on " + owner + " (lease until " + leaseUntil
-        + "); try again later");
+    super(
+        Status.CONFLICT,
+        null,
+        "a reconciliation run is in progress on "
+            + owner
+            + " (lease until "
+            + leaseUntil
+            + "); try again later");
     this.owner = owner;
     this.leaseUntil = leaseUntil;
   }

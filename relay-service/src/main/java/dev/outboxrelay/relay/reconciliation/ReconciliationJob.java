@@ -21,8 +21,8 @@ import org.jboss.logging.Logger;
 /**
  * One reconciliation pass over a window; the caller holds the fleet lock. Collects every
  * destination's confirmations first (a source that cannot answer ends the run with an error and
- * moves nothing), then classifies each destination's window and applies the conditional moves
- * its settings allow, and finishes the run with its counts and items in one transaction.
+ * moves nothing), then classifies each destination's window and applies the conditional moves its
+ * settings allow, and finishes the run with its counts and items in one transaction.
  */
 public class ReconciliationJob {
   private static final Logger LOG = Logger.getLogger(ReconciliationJob.class);
@@ -35,7 +35,9 @@ public class ReconciliationJob {
   private final ReconciliationSettings settings;
   private final Map<String, ConfirmationSource> sources;
 
-  public ReconciliationJob(ReconciliationStore store, ReconciliationSettings settings,
+  public ReconciliationJob(
+      ReconciliationStore store,
+      ReconciliationSettings settings,
       Map<String, ConfirmationSource> sources) {
     this.store = store;
     this.settings = settings;
@@ -65,16 +67,20 @@ public class ReconciliationJob {
       Instant since = start.windowStart().minus(settings.gracePeriod());
       for (ReconciliationSettings.DestinationSettings d : settings.destinations()) {
         int n = sources.get(d.name()).collect(since);
-        LOG.debugf("reconciliation run %d: %d confirmation(s) of '%s' from its %s", runId, n, d.name(),
-            d.sourceType());
+        LOG.debugf(
+            "reconciliation run %d: %d confirmation(s) of '%s' from its %s",
+            runId, n, d.name(), d.sourceType());
       }
       for (ReconciliationSettings.DestinationSettings d : settings.destinations()) {
         if (!stillOwner.getAsBoolean()) {
-          throw new IllegalStateException("the reconciliation lease was lost before destination '" + d.name()
-              + "' (another relay may be reconciling); raise outbox.reconciliation.lease");
+          throw new IllegalStateException(
+              "the reconciliation lease was lost before destination '"
+                  + d.name()
+                  + "' (another relay may be reconciling); raise outbox.reconciliation.lease");
         }
-        for (WindowEntry e : store.classifyWindow(d.name(), start.windowStart(), start.windowEnd(),
-            settings.gracePeriod())) {
+        for (WindowEntry e :
+            store.classifyWindow(
+                d.name(), start.windowStart(), start.windowEnd(), settings.gracePeriod())) {
           if (e.category() == PENDING) {
             pending++;
             continue;
@@ -88,16 +94,18 @@ public class ReconciliationJob {
       }
     } catch (RuntimeException e) {
       String error = e.getMessage() == null ? e.toString() : e.getMessage();
-      LOG.errorf("reconciliation run %d of [%s, %s) failed: %s", runId, start.windowStart(), start.windowEnd(),
-          error);
+      LOG.errorf(
+          "reconciliation run %d of [%s, %s) failed: %s",
+          runId, start.windowStart(), start.windowEnd(), error);
       store.finishRun(runId, Map.of(), 0, List.of(), error);
       return store.findRun(runId);
     }
     store.finishRun(runId, counts, pending, items, null);
     StringBuilder summary = new StringBuilder();
     counts.forEach((c, n) -> summary.append(c.wireName()).append('=').append(n).append(' '));
-    LOG.infof("reconciliation run %d of [%s, %s) by %s: %spending=%d", runId, start.windowStart(),
-        start.windowEnd(), start.triggeredBy(), summary, pending);
+    LOG.infof(
+        "reconciliation run %d of [%s, %s) by %s: %spending=%d",
+        runId, start.windowStart(), start.windowEnd(), start.triggeredBy(), summary, pending);
     return store.findRun(runId);
   }
 
@@ -106,8 +114,10 @@ public class ReconciliationJob {
     switch (e.category()) {
       case MATCHED -> {
         if (JobState.SENT.is(e.state()) && !store.confirmSent(e)) {
-          LOG.infof("reconciliation run %d: message %d (operation %s) changed before it could be marked"
-              + " confirmed; left as it is", runId, e.messageId(), e.operationId());
+          LOG.infof(
+              "reconciliation run %d: message %d (operation %s) changed before it could be marked"
+                  + " confirmed; left as it is",
+              runId, e.messageId(), e.operationId());
         }
         return null;
       }
@@ -115,9 +125,19 @@ public class ReconciliationJob {
         if (!d.redriveUnconfirmed()) {
           return null;
         }
-        boolean moved = store.redrive(e, "reconciliation run " + runId + ": sent at " + e.sentAt()
-            + " but not confirmed by the sink; re-driven with the same operation ID");
-        LOG.infof("reconciliation run %d: message %d (operation %s) %s", runId, e.messageId(), e.operationId(),
+        boolean moved =
+            store.redrive(
+                e,
+                "reconciliation run "
+                    + runId
+                    + ": sent at "
+                    + e.sentAt()
+                    + " but not confirmed by the sink; re-driven with the same operation ID");
+        LOG.infof(
+            "reconciliation run %d: message %d (operation %s) %s",
+            runId,
+            e.messageId(),
+            e.operationId(),
             moved ? "re-driven" : "changed meanwhile, not re-driven");
         return moved ? REDRIVEN : CHANGED;
       }
@@ -126,8 +146,13 @@ public class ReconciliationJob {
           return null; // a ghost has no job; an in-flight job is left to its relay
         }
         boolean moved = store.acceptConfirmed(e);
-        LOG.infof("reconciliation run %d: message %d (operation %s, %s) %s", runId, e.messageId(),
-            e.operationId(), e.state(), moved ? "accepted as confirmed" : "changed meanwhile, not accepted");
+        LOG.infof(
+            "reconciliation run %d: message %d (operation %s, %s) %s",
+            runId,
+            e.messageId(),
+            e.operationId(),
+            e.state(),
+            moved ? "accepted as confirmed" : "changed meanwhile, not accepted");
         return moved ? ACCEPTED : CHANGED;
       }
       default -> {

@@ -19,7 +19,9 @@ import java.util.concurrent.atomic.AtomicReference;
  * only on demand: the alert on a reconciliation that never ran needs it, the age being NaN then.
  */
 public class ReconciliationMetrics {
-  private final Map<ReconciliationCategory, AtomicLong> items = new EnumMap<>(ReconciliationCategory.class);
+  private final Map<ReconciliationCategory, AtomicLong> items =
+      new EnumMap<>(ReconciliationCategory.class);
+
   /** Age of the latest run when read, and System.nanoTime() then; null before any run. */
   private final AtomicReference<long[]> lastRun = new AtomicReference<>();
 
@@ -35,14 +37,20 @@ public class ReconciliationMetrics {
     for (ReconciliationCategory c : ReconciliationCategory.REPORTED) {
       AtomicLong value = new AtomicLong();
       items.put(c, value);
-      Gauge.builder("outbox.reconciliation.items", value, AtomicLong::get).tag("category", c.wireName()).tag("source", source)
-          .description("Jobs and confirmations per category in the latest successful reconciliation run")
+      Gauge.builder("outbox.reconciliation.items", value, AtomicLong::get)
+          .tag("category", c.wireName())
+          .tag("source", source)
+          .description(
+              "Jobs and confirmations per category in the latest successful reconciliation run")
           .register(registry);
     }
-    Gauge.builder("outbox.reconciliation.last.run.age.seconds", this, m -> m.lastRunAgeSeconds()).tag("source", source)
-        .description("Seconds since the latest successful reconciliation run finished (NaN: none yet)")
+    Gauge.builder("outbox.reconciliation.last.run.age.seconds", this, m -> m.lastRunAgeSeconds())
+        .tag("source", source)
+        .description(
+            "Seconds since the latest successful reconciliation run finished (NaN: none yet)")
         .register(registry);
-    Gauge.builder("outbox.reconciliation.enabled", () -> scheduled ? 1 : 0).tag("source", source)
+    Gauge.builder("outbox.reconciliation.enabled", () -> scheduled ? 1 : 0)
+        .tag("source", source)
         .description("1 when this relay runs reconciliation on a schedule, 0 when only on demand")
         .register(registry);
   }

@@ -1,6 +1,5 @@
 package dev.outboxrelay.relay.reconciliation;
 
-import dev.outboxrelay.relay.source.RelayInstance;
 import static dev.outboxrelay.outbox.store.ReconciliationStore.RECONCILIATION_LOCK;
 
 import dev.outboxrelay.outbox.store.FleetLock;
@@ -12,6 +11,7 @@ import dev.outboxrelay.relay.background.Pass;
 import dev.outboxrelay.relay.background.ServiceRunner;
 import dev.outboxrelay.relay.config.RelayConfig;
 import dev.outboxrelay.relay.lifecycle.RelayService;
+import dev.outboxrelay.relay.source.RelayInstance;
 import dev.outboxrelay.relay.source.RelaySource;
 import dev.outboxrelay.relay.web.ProblemException;
 import dev.outboxrelay.relay.web.RequestInput;
@@ -36,8 +36,8 @@ import org.jboss.logging.Logger;
 /**
  * Runs reconciliation on the schedule and on demand, per source (each database has its own runs),
  * one run at a time across the fleet through the {@code reconciliation} lease in that database's
- * {@code outbox_lock}, and keeps the metrics ({@code source=<name>}) current. Starts
- * after {@link RelayService} (it needs its migrated database) and validates its settings then.
+ * {@code outbox_lock}, and keeps the metrics ({@code source=<name>}) current. Starts after {@link
+ * RelayService} (it needs its migrated database) and validates its settings then.
  */
 @ApplicationScoped
 public class ReconciliationService {
@@ -51,13 +51,20 @@ public class ReconciliationService {
 
   /** This relay instance, as the lock owner and the runs' owner. */
   private final String owner = RelayInstance.newName();
+
   private volatile ReconciliationSettings settings;
+
   /** Per source: made when its database first answers. */
   private final Map<String, PerSource> perSource = new ConcurrentHashMap<>();
+
   private final List<ServiceRunner> runners = new CopyOnWriteArrayList<>();
 
   /** One source's reconciliation: its tables and lease, its job, its meters. */
-  private record PerSource(RelaySource source, ReconciliationStore store, FleetLock locks, ReconciliationJob job,
+  private record PerSource(
+      RelaySource source,
+      ReconciliationStore store,
+      FleetLock locks,
+      ReconciliationJob job,
       ReconciliationMetrics metrics) {}
 
   void onStart(@Observes @Priority(Interceptor.Priority.APPLICATION + 1000) StartupEvent event) {
@@ -71,36 +78,76 @@ public class ReconciliationService {
     Duration refresh = config.relay().metricsRefreshInterval();
     for (RelaySource source : relay.sources()) {
       // Both skip while the source is DOWN: its state already says why, the next pass tries again.
-      runners.add(new ServiceRunner("outbox-reconciliation-metrics-" + source.name(),
-          "reading the latest reconciliation run failed", () -> metricsPass(source), source.database())
-          .every(refresh).firstAfter(Duration.ZERO).skipWhileDown().start());
+      runners.add(
+          new ServiceRunner(
+                  "outbox-reconciliation-metrics-" + source.name(),
+                  "reading the latest reconciliation run failed",
+                  () -> metricsPass(source),
+                  source.database())
+              .every(refresh)
+              .firstAfter(Duration.ZERO)
+              .skipWhileDown()
+              .start());
       if (scheduled(s)) {
-        runners.add(new ServiceRunner("outbox-reconciliation-" + source.name(), "scheduled reconciliation failed",
-            () -> scheduledPass(source), source.database()).every(s.interval()).firstAfter(Duration.ZERO)
-            .skipWhileDown().start());
+        runners.add(
+            new ServiceRunner(
+                    "outbox-reconciliation-" + source.name(),
+                    "scheduled reconciliation failed",
+                    () -> scheduledPass(source),
+                    source.database())
+                .every(s.interval())
+                .firstAfter(Duration.ZERO)
+                .skipWhileDown()
+                .start());
       }
     }
-    LOG.infof("reconciliation as %s: %s, window %s, grace period %s, lease %s; destinations %s", owner,
-        s.enabled() ? "scheduled every " + s.interval() : "on demand only", s.window(), s.gracePeriod(),
-        s.lease(), s.destinations().isEmpty() ? "none (set outbox.destinations.<name>.confirmation.type)"
-            : s.destinations().stream().map(d -> d.name() + " (" + d.sourceType()
-                + (d.redriveUnconfirmed() ? ", re-drive" : "") + (d.acceptConfirmedNotSent() ? ", accept" : "")
-                + ")").toList());
+    LOG.infof(
+        "reconciliation as %s: %s, window %s, grace period %s, lease %s; destinations %s",
+        owner,
+        s.enabled() ? "scheduled every " + s.interval() : "on demand only",
+        s.window(),
+        s.gracePeriod(),
+        s.lease(),
+        s.destinations().isEmpty()
+            ? "none (set outbox.destinations.<name>.confirmation.type)"
+            : s.destinations().stream()
+                .map(
+                    d ->
+                        d.name()
+                            + " ("
+                            + d.sourceType()
+                            + (d.redriveUnconfirmed() ? ", re-drive" : "")
+                            + (d.acceptConfirmedNotSent() ? ", accept" : "")
+                            + ")")
+                .toList());
   }
 
   /** {@code source}'s reconciliation; throws while its database has not answered since start-up. */
   private PerSource of(RelaySource source) {
-    return perSource.computeIfAbsent(source.name(), name -> {
-      ReconciliationStore st = source.reconciliation();
-      Map<String, ConfirmationSource> sources = new LinkedHashMap<>();
-      for (ReconciliationSettings.DestinationSettings d : settings.destinations()) {
-        sources.put(d.name(), d.sourceType().equals(ReconciliationSettings.HTTP_LEDGER)
-            ? new HttpLedgerSource(d.name(), d.ledgerUrl().orElseThrow(), d.connectTimeout(), d.requestTimeout(), st)
-            : new TableConfirmationSource());
-      }
-      return new PerSource(source, st, source.locks(), new ReconciliationJob(st, settings, sources),
-          new ReconciliationMetrics(registry, name, scheduled(settings)));
-    });
+    return perSource.computeIfAbsent(
+        source.name(),
+        name -> {
+          ReconciliationStore st = source.reconciliation();
+          Map<String, ConfirmationSource> sources = new LinkedHashMap<>();
+          for (ReconciliationSettings.DestinationSettings d : settings.destinations()) {
+            sources.put(
+                d.name(),
+                d.sourceType().equals(ReconciliationSettings.HTTP_LEDGER)
+                    ? new HttpLedgerSource(
+                        d.name(),
+                        d.ledgerUrl().orElseThrow(),
+                        d.connectTimeout(),
+                        d.requestTimeout(),
+                        st)
+                    : new TableConfirmationSource());
+          }
+          return new PerSource(
+              source,
+              st,
+              source.locks(),
+              new ReconciliationJob(st, settings, sources),
+              new ReconciliationMetrics(registry, name, scheduled(settings)));
+        });
   }
 
   /** The source named {@code name} (the first when null); 400 for an unknown name. */
@@ -117,7 +164,9 @@ public class ReconciliationService {
     runners.forEach(ServiceRunner::close);
   }
 
-  /** The scheduled runs of {@code source}: its work is the runs made (0 when the window was done). */
+  /**
+   * The scheduled runs of {@code source}: its work is the runs made (0 when the window was done).
+   */
   private Pass scheduledPass(RelaySource source) {
     if (!source.started()) {
       return Pass.idle();
@@ -162,7 +211,8 @@ public class ReconciliationService {
     ReconciliationStore store = p.store();
     FleetLock locks = p.locks();
     if (!locks.acquire(RECONCILIATION_LOCK, owner, s.lease())) {
-      LOG.debugf("scheduled reconciliation on source '%s' skipped: another relay holds the lease",
+      LOG.debugf(
+          "scheduled reconciliation on source '%s' skipped: another relay holds the lease",
           p.source().name());
       return Optional.empty();
     }
@@ -194,25 +244,39 @@ public class ReconciliationService {
     Instant windowEnd = end != null ? end : store.databaseNow();
     Instant windowStart = start != null ? start : windowEnd.minus(s.window());
     if (start == null && windowStart.isBefore(RequestInput.EARLIEST)) {
-      // Only a window_end near the earliest instant gets here (each given one is checked when parsed).
-      throw ProblemException.badRequest("window_end", "window_end (" + end
-          + ") minus outbox.reconciliation.window (" + s.window() + ") is before "
-          + RequestInput.EARLIEST + ", the earliest instant accepted: give window_start");
+      // Only a window_end near the earliest instant gets here (each given one is checked when
+      // parsed).
+      throw ProblemException.badRequest(
+          "window_end",
+          "window_end ("
+              + end
+              + ") minus outbox.reconciliation.window ("
+              + s.window()
+              + ") is before "
+              + RequestInput.EARLIEST
+              + ", the earliest instant accepted: give window_start");
     }
     if (!windowEnd.isAfter(windowStart)) {
       // Only a window_start without window_end gets here (both given are checked when parsed).
-      throw ProblemException.badRequest("window_start", "window_start (" + start
-          + ") must be before now (" + windowEnd + ") when window_end is not given");
+      throw ProblemException.badRequest(
+          "window_start",
+          "window_start ("
+              + start
+              + ") must be before now ("
+              + windowEnd
+              + ") when window_end is not given");
     }
     RunStart runStart = new RunStart(windowStart, windowEnd, OPERATOR, owner, null);
     FleetLock locks = p.locks();
     if (!locks.acquire(RECONCILIATION_LOCK, owner, s.lease())) {
       LockHolder holder = locks.holder(RECONCILIATION_LOCK).orElse(null);
-      throw holder == null ? new ReconciliationBusyException("another relay", null)
+      throw holder == null
+          ? new ReconciliationBusyException("another relay", null)
           : new ReconciliationBusyException(holder.owner(), holder.leaseUntil());
     }
     try {
-      return runLocked(p, runStart).orElseThrow(() -> new IllegalStateException("an on-demand run was refused"));
+      return runLocked(p, runStart)
+          .orElseThrow(() -> new IllegalStateException("an on-demand run was refused"));
     } finally {
       locks.release(RECONCILIATION_LOCK, owner);
     }
@@ -220,14 +284,19 @@ public class ReconciliationService {
 
   private Optional<ReconciliationRun> runLocked(PerSource p, RunStart start) {
     ReconciliationStore store = p.store();
-    Optional<ReconciliationRun> run = p.job().reconcileOnce(start,
-        () -> p.locks().renew(RECONCILIATION_LOCK, owner, settings.lease()));
-    run.filter(r -> r.error() == null).ifPresent(r -> p.metrics().latestRun(r, Duration.between(r.finishedAt(),
-        store.databaseNow())));
+    Optional<ReconciliationRun> run =
+        p.job()
+            .reconcileOnce(
+                start, () -> p.locks().renew(RECONCILIATION_LOCK, owner, settings.lease()));
+    run.filter(r -> r.error() == null)
+        .ifPresent(
+            r -> p.metrics().latestRun(r, Duration.between(r.finishedAt(), store.databaseNow())));
     return run;
   }
 
-  /** The end of the latest whole interval at {@code now}: windows tile time the same on every relay. */
+  /**
+   * The end of the latest whole interval at {@code now}: windows tile time the same on every relay.
+   */
   static Instant slotEnd(Instant now, Duration interval) {
     long step = interval.toMillis();
     return Instant.ofEpochMilli(Math.floorDiv(now.toEpochMilli(), step) * step);
@@ -251,7 +320,10 @@ public class ReconciliationService {
     return of(source).store().latestFinishedRun();
   }
 
-  /** Up to {@code limit} finished runs on {@code source} (the first when null), newest first, without items. */
+  /**
+   * Up to {@code limit} finished runs on {@code source} (the first when null), newest first,
+   * without items.
+   */
   public List<ReconciliationRun> recentRuns(String source, int limit) {
     return of(source).store().recentRuns(limit);
   }

@@ -12,12 +12,23 @@ import java.util.Map;
 
 /**
  * The JSON of a run ({@code GET /reconciliation/report}, {@code GET /reconciliation/runs/{id}},
- * {@code POST /reconciliation/runs}). {@code counts} has every reported category (all 0 and
- * {@code items} empty when the run ended with an {@code error}); {@code items} lists every job or
+ * {@code POST /reconciliation/runs}). {@code counts} has every reported category (all 0 and {@code
+ * items} empty when the run ended with an {@code error}); {@code items} lists every job or
  * confirmation not matched, by category then operation ID.
  */
-@JsonPropertyOrder({"run_id", "window_start", "window_end", "started_at", "finished_at", "triggered_by", "owner",
-    "counts", "pending", "error", "items"})
+@JsonPropertyOrder({
+  "run_id",
+  "window_start",
+  "window_end",
+  "started_at",
+  "finished_at",
+  "triggered_by",
+  "owner",
+  "counts",
+  "pending",
+  "error",
+  "items"
+})
 public record RunReport(
     @JsonProperty("run_id") long runId,
     @JsonProperty("window_start") Instant windowStart,
@@ -31,8 +42,17 @@ public record RunReport(
     @JsonProperty("error") String error,
     @JsonProperty("items") List<Item> items) {
 
-  @JsonPropertyOrder({"operation_id", "message_id", "destination", "state", "category", "sent_at",
-      "confirmed_count", "last_error", "action"})
+  @JsonPropertyOrder({
+    "operation_id",
+    "message_id",
+    "destination",
+    "state",
+    "category",
+    "sent_at",
+    "confirmed_count",
+    "last_error",
+    "action"
+  })
   public record Item(
       @JsonProperty("operation_id") String operationId,
       @JsonProperty("message_id") Long messageId,
@@ -45,15 +65,31 @@ public record RunReport(
       @JsonProperty("action") String action) {
 
     static Item of(ReconciliationItem i) {
-      return new Item(i.operationId(), i.messageId(), i.destination(),
-          i.state() == null ? null : String.valueOf(i.state()), i.category().wireName(), i.sentAt(),
-          i.confirmedCount(), i.lastError(), i.action());
+      return new Item(
+          i.operationId(),
+          i.messageId(),
+          i.destination(),
+          i.state() == null ? null : String.valueOf(i.state()),
+          i.category().wireName(),
+          i.sentAt(),
+          i.confirmedCount(),
+          i.lastError(),
+          i.action());
     }
   }
 
   /** A run without its items: one entry of {@code GET /reconciliation/runs}. */
-  @JsonPropertyOrder({"run_id", "window_start", "window_end", "started_at", "finished_at", "triggered_by",
-      "counts", "pending", "error"})
+  @JsonPropertyOrder({
+    "run_id",
+    "window_start",
+    "window_end",
+    "started_at",
+    "finished_at",
+    "triggered_by",
+    "counts",
+    "pending",
+    "error"
+  })
   public record Summary(
       @JsonProperty("run_id") long runId,
       @JsonProperty("window_start") Instant windowStart,
@@ -66,8 +102,16 @@ public record RunReport(
       @JsonProperty("error") String error) {
 
     public static Summary of(ReconciliationRun run) {
-      return new Summary(run.id(), run.windowStart(), run.windowEnd(), run.startedAt(), run.finishedAt(),
-          run.triggeredBy(), countsOf(run), run.pending(), run.error());
+      return new Summary(
+          run.id(),
+          run.windowStart(),
+          run.windowEnd(),
+          run.startedAt(),
+          run.finishedAt(),
+          run.triggeredBy(),
+          countsOf(run),
+          run.pending(),
+          run.error());
     }
   }
 
@@ -80,8 +124,17 @@ public record RunReport(
   }
 
   public static RunReport of(ReconciliationRun run) {
-    return new RunReport(run.id(), run.windowStart(), run.windowEnd(), run.startedAt(), run.finishedAt(),
-        run.triggeredBy(), run.owner(), countsOf(run), run.pending(), run.error(),
+    return new RunReport(
+        run.id(),
+        run.windowStart(),
+        run.windowEnd(),
+        run.startedAt(),
+        run.finishedAt(),
+        run.triggeredBy(),
+        run.owner(),
+        countsOf(run),
+        run.pending(),
+        run.error(),
         run.items().stream().map(Item::of).toList());
   }
 }

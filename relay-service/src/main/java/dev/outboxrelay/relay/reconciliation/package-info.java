@@ -11,11 +11,11 @@
  * that re-checks what the classification read, so a job a relay or an operator changed meanwhile is
  * left alone and reported as {@code changed_concurrently}.
  *
- * <p>One run at a time across the fleet: a run holds the {@code reconciliation} row of
- * {@code outbox_lock} (a lease by the database clock, taken by a conditional update; an expired
- * lease of a crashed relay is taken over). A scheduled run's window ends on a multiple of the
- * interval, and that window end is unique among runs, so each window is reconciled once by the
- * schedule however many relays run it.
+ * <p>One run at a time across the fleet: a run holds the {@code reconciliation} row of {@code
+ * outbox_lock} (a lease by the database clock, taken by a conditional update; an expired lease of a
+ * crashed relay is taken over). A scheduled run's window ends on a multiple of the interval, and
+ * that window end is unique among runs, so each window is reconciled once by the schedule however
+ * many relays run it.
  *
  * <p>{@link ReconciliationJob#reconcileOnce} is one pass; {@link ReconciliationService} adds the
  * lock, the schedule, the metrics and start-up validation; {@link ReconciliationResource} the REST

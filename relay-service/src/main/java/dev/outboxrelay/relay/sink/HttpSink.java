@@ -6,8 +6,8 @@ import java.io.IOException;
 import java.net.ConnectException;
 import java.net.URI;
 import java.net.UnknownHostException;
-import java.net.http.HttpConnectTimeoutException;
 import java.net.http.HttpClient;
+import java.net.http.HttpConnectTimeoutException;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.net.http.HttpTimeoutException;
@@ -33,11 +33,11 @@ import org.jboss.logging.Logger;
  * (honouring {@code Retry-After}, seconds or HTTP date); any other status permanent. Refused
  * connections, resets and timeouts retry.
  *
- * <p>Each destination has its own client, and the client its own single thread for the work the
- * JDK client hands off its selector thread (parsing answers, completing their stages): the
- * client's default, a cached pool, handed every answer to another thread and cost about twice the
- * CPU per request on loopback (docs/performance.md, "Where drain-http and drain-kafka lose their
- * time"). The work per answer is short and never blocks, so one thread serves many connections.
+ * <p>Each destination has its own client, and the client its own single thread for the work the JDK
+ * client hands off its selector thread (parsing answers, completing their stages): the client's
+ * default, a cached pool, handed every answer to another thread and cost about twice the CPU per
+ * request on loopback (docs/performance.md, "Where drain-http and drain-kafka lose their time").
+ * The work per answer is short and never blocks, so one thread serves many connections.
  *
  * <p>Whatever its own executor, the JDK client completes the stage {@code sendAsync} returns on
  * {@code CompletableFuture}'s default executor, which with a common pool of parallelism 1 (a JVM
@@ -56,16 +56,28 @@ public final class HttpSink implements MessageSink {
   public static final String ATTEMPT = "X-Outbox-Attempt";
 
   /** Headers java.net.http refuses to set, or that we set ourselves. */
-  private static final Set<String> RESERVED = Set.of(
-      "connection", "content-length", "expect", "host", "upgrade", "content-type",
-      IDEMPOTENCY_KEY.toLowerCase(Locale.ROOT), MESSAGE_ID.toLowerCase(Locale.ROOT),
-      ATTEMPT.toLowerCase(Locale.ROOT), WebhookSignature.HEADER.toLowerCase(Locale.ROOT));
+  private static final Set<String> RESERVED =
+      Set.of(
+          "connection",
+          "content-length",
+          "expect",
+          "host",
+          "upgrade",
+          "content-type",
+          IDEMPOTENCY_KEY.toLowerCase(Locale.ROOT),
+          MESSAGE_ID.toLowerCase(Locale.ROOT),
+          ATTEMPT.toLowerCase(Locale.ROOT),
+          WebhookSignature.HEADER.toLowerCase(Locale.ROOT));
+
   private static final Set<Integer> RETRYABLE_4XX = Set.of(408, 409, 425, 429);
   private static final int SUMMARY_BODY_CHARS = 200;
+
   /** A Retry-After beyond this is treated as this: a typo must not park a job for a year. */
   static final Duration MAX_RETRY_AFTER = Duration.ofHours(24);
+
   /** The JVM option that keeps the JDK client from starting a thread per answer (class Javadoc). */
-  public static final String COMMON_POOL_FLAG = "-Djava.util.concurrent.ForkJoinPool.common.parallelism=2";
+  public static final String COMMON_POOL_FLAG =
+      "-Djava.util.concurrent.ForkJoinPool.common.parallelism=2";
 
   private static final Logger LOG = Logger.getLogger(HttpSink.class);
   private static final AtomicBoolean SERIAL_POOL_WARNED = new AtomicBoolean();
@@ -74,6 +86,7 @@ public final class HttpSink implements MessageSink {
   private final Duration requestTimeout;
   private final HttpClient client;
   private final Clock clock;
+
   /** HMAC key; null when requests go unsigned. */
   private final byte[] hmacSecret;
 
@@ -85,12 +98,18 @@ public final class HttpSink implements MessageSink {
    * @param hmacSecret when present, sign every request with it (UTF-8 bytes of the string)
    * @throws IllegalArgumentException when the secret is present but blank
    */
-  public HttpSink(URI url, Duration connectTimeout, Duration requestTimeout, Optional<String> hmacSecret) {
-    this(url, requestTimeout, HttpClient.newBuilder()
-        .connectTimeout(connectTimeout)
-        .followRedirects(HttpClient.Redirect.NEVER)
-        .executor(SendThread.named("outbox-http-" + url.getHost() + ":" + port(url)))
-        .build(), Clock.systemUTC(), hmacSecret);
+  public HttpSink(
+      URI url, Duration connectTimeout, Duration requestTimeout, Optional<String> hmacSecret) {
+    this(
+        url,
+        requestTimeout,
+        HttpClient.newBuilder()
+            .connectTimeout(connectTimeout)
+            .followRedirects(HttpClient.Redirect.NEVER)
+            .executor(SendThread.named("outbox-http-" + url.getHost() + ":" + port(url)))
+            .build(),
+        Clock.systemUTC(),
+        hmacSecret);
     warnIfAnswersStartThreads();
   }
 
@@ -98,13 +117,20 @@ public final class HttpSink implements MessageSink {
   private static void warnIfAnswersStartThreads() {
     int parallelism = ForkJoinPool.getCommonPoolParallelism();
     if (parallelism < 2 && SERIAL_POOL_WARNED.compareAndSet(false, true)) {
-      LOG.warnf("The JVM's common pool has parallelism %d, so the JDK HTTP client starts a thread for "
-          + "every answer (about three times the CPU per send on 2 CPUs). Start the relay with %s, as "
-          + "its image does (docs/deployment.md, \"JVM options\").", parallelism, COMMON_POOL_FLAG);
+      LOG.warnf(
+          "The JVM's common pool has parallelism %d, so the JDK HTTP client starts a thread for "
+              + "every answer (about three times the CPU per send on 2 CPUs). Start the relay with %s, as "
+              + "its image does (docs/deployment.md, \"JVM options\").",
+          parallelism, COMMON_POOL_FLAG);
     }
   }
 
-  HttpSink(URI url, Duration requestTimeout, HttpClient client, Clock clock, Optional<String> hmacSecret) {
+  HttpSink(
+      URI url,
+      Duration requestTimeout,
+      HttpClient client,
+      Clock clock,
+      Optional<String> hmacSecret) {
     this.url = url;
     this.requestTimeout = requestTimeout;
     this.client = client;
@@ -134,13 +160,17 @@ public final class HttpSink implements MessageSink {
     try {
       request = request(m);
     } catch (IllegalArgumentException e) {
-      return MessageSink.answered(new SinkResult.PermanentFailure("InvalidRequest", e.getMessage(), null));
+      return MessageSink.answered(
+          new SinkResult.PermanentFailure("InvalidRequest", e.getMessage(), null));
     }
-    return client.sendAsync(request, HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8))
+    return client
+        .sendAsync(request, HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8))
         .handle((response, error) -> error == null ? classify(response) : failed(unwrapped(error)));
   }
 
-  /** The exception the send failed with, without the stage's {@code CompletionException} wrapper. */
+  /**
+   * The exception the send failed with, without the stage's {@code CompletionException} wrapper.
+   */
   private static Throwable unwrapped(Throwable e) {
     return e instanceof CompletionException && e.getCause() != null ? e.getCause() : e;
   }
@@ -150,15 +180,18 @@ public final class HttpSink implements MessageSink {
     if (e instanceof IOException io) {
       return failed(io);
     }
-    return new SinkResult.RetryLater(Optional.empty(), e.getClass().getSimpleName(),
-        "POST " + url + " failed: " + message(e), null);
+    return new SinkResult.RetryLater(
+        Optional.empty(),
+        e.getClass().getSimpleName(),
+        "POST " + url + " failed: " + message(e),
+        null);
   }
 
   /**
    * A send that got no HTTP answer, as a retry whose error class and message say which setting or
    * what to look at: a connect timeout ({@code connect-timeout}) apart from a response timeout
-   * ({@code request-timeout}), a refused connection naming host and port, an unknown host; else
-   * the exception's own message, or its cause's when it has none (the JDK client throws a {@code
+   * ({@code request-timeout}), a refused connection naming host and port, an unknown host; else the
+   * exception's own message, or its cause's when it has none (the JDK client throws a {@code
    * ConnectException} without message).
    */
   SinkResult.RetryLater failed(IOException e) {
@@ -167,18 +200,29 @@ public final class HttpSink implements MessageSink {
     String error;
     if (e instanceof HttpConnectTimeoutException) {
       errorClass = "ConnectTimeout";
-      error = "could not connect to " + hostPort + " within " + client.connectTimeout().map(Duration::toString)
-          .orElse("the connect timeout") + " (connect-timeout) for POST " + url;
+      error =
+          "could not connect to "
+              + hostPort
+              + " within "
+              + client.connectTimeout().map(Duration::toString).orElse("the connect timeout")
+              + " (connect-timeout) for POST "
+              + url;
     } else if (e instanceof HttpTimeoutException) {
       errorClass = "Timeout";
       error = "no response from " + url + " within " + requestTimeout + " (request-timeout)";
-    } else if (causedBy(e, ConnectException.class) && !causedBy(e, UnresolvedAddressException.class)) {
+    } else if (causedBy(e, ConnectException.class)
+        && !causedBy(e, UnresolvedAddressException.class)) {
       errorClass = "ConnectException";
       String why = message(e);
-      error = why.toLowerCase(Locale.ROOT).contains("refused") || why.endsWith("(no message)")
-          ? "connection refused by " + hostPort + " (nothing listens there, or a firewall refuses) for POST " + url
-          : "could not connect to " + hostPort + " for POST " + url + ": " + why;
-    } else if (causedBy(e, UnresolvedAddressException.class) || causedBy(e, UnknownHostException.class)) {
+      error =
+          why.toLowerCase(Locale.ROOT).contains("refused") || why.endsWith("(no message)")
+              ? "connection refused by "
+                  + hostPort
+                  + " (nothing listens there, or a firewall refuses) for POST "
+                  + url
+              : "could not connect to " + hostPort + " for POST " + url + ": " + why;
+    } else if (causedBy(e, UnresolvedAddressException.class)
+        || causedBy(e, UnknownHostException.class)) {
       errorClass = "UnknownHost";
       error = "host '" + url.getHost() + "' could not be resolved (DNS) for POST " + url;
     } else {
@@ -208,7 +252,9 @@ public final class HttpSink implements MessageSink {
   }
 
   private static int port(URI url) {
-    return url.getPort() != -1 ? url.getPort() : "https".equalsIgnoreCase(url.getScheme()) ? 443 : 80;
+    return url.getPort() != -1
+        ? url.getPort()
+        : "https".equalsIgnoreCase(url.getScheme()) ? 443 : 80;
   }
 
   private HttpRequest request(ClaimedMessage m) {
@@ -216,9 +262,10 @@ public final class HttpSink implements MessageSink {
     requireFieldValue("content type", m.contentType());
     // The signature covers these exact bytes: sign and send the same array.
     byte[] body = m.payload().getBytes(StandardCharsets.UTF_8);
-    HttpRequest.Builder b = HttpRequest.newBuilder(url)
-        .timeout(requestTimeout)
-        .POST(HttpRequest.BodyPublishers.ofByteArray(body));
+    HttpRequest.Builder b =
+        HttpRequest.newBuilder(url)
+            .timeout(requestTimeout)
+            .POST(HttpRequest.BodyPublishers.ofByteArray(body));
     for (Map.Entry<String, String> h : m.headers().entrySet()) {
       if (!RESERVED.contains(h.getKey().toLowerCase(Locale.ROOT))) {
         requireFieldValue("header " + h.getKey(), h.getValue());
@@ -230,24 +277,30 @@ public final class HttpSink implements MessageSink {
         .header(MESSAGE_ID, Long.toString(m.id()))
         .header(ATTEMPT, Integer.toString(m.attemptNo()));
     if (hmacSecret != null) {
-      b.header(WebhookSignature.HEADER,
+      b.header(
+          WebhookSignature.HEADER,
           WebhookSignature.sign(hmacSecret, clock.instant().getEpochSecond(), body));
     }
     return b.build();
   }
 
   /**
-   * Refuses what the client would not write byte-for-byte (it writes U+0080 to U+00FF as {@code
-   * ?}, so two IDs could reach the receiver as one key). Enqueue already refuses such values; this
+   * Refuses what the client would not write byte-for-byte (it writes U+0080 to U+00FF as {@code ?},
+   * so two IDs could reach the receiver as one key). Enqueue already refuses such values; this
    * catches rows written another way (plain SQL), as a permanent {@code InvalidRequest}.
    */
   private static void requireFieldValue(String what, String value) {
     for (int i = 0; i < value.length(); i++) {
       char c = value.charAt(i);
       if ((c < 0x20 && c != '\t') || c > 0x7E) {
-        throw new IllegalArgumentException(what + " has U+" + String.format(Locale.ROOT, "%04X", (int) c)
-            + " at position " + (value.codePointCount(0, i) + 1) + ", which an HTTP field value cannot carry"
-            + " byte-for-byte (printable ASCII and tab only)");
+        throw new IllegalArgumentException(
+            what
+                + " has U+"
+                + String.format(Locale.ROOT, "%04X", (int) c)
+                + " at position "
+                + (value.codePointCount(0, i) + 1)
+                + ", which an HTTP field value cannot carry"
+                + " byte-for-byte (printable ASCII and tab only)");
       }
     }
   }
@@ -271,7 +324,10 @@ public final class HttpSink implements MessageSink {
     return response.headers().firstValue("Retry-After").flatMap(v -> parseRetryAfter(v, clock));
   }
 
-  /** Parses delta-seconds or an HTTP date; empty when unparseable. Capped at {@link #MAX_RETRY_AFTER}. */
+  /**
+   * Parses delta-seconds or an HTTP date; empty when unparseable. Capped at {@link
+   * #MAX_RETRY_AFTER}.
+   */
   static Optional<Duration> parseRetryAfter(String value, Clock clock) {
     String v = value.trim();
     Duration d;

@@ -18,26 +18,31 @@ import org.jboss.logging.Logger;
 /**
  * The relay's one Kafka producer, shared by every {@link KafkaSink}, created at the first Kafka
  * delivery (a relay without Kafka destinations never dials a broker). Its settings: the {@code
- * kafka.*} keys ({@code kafka.bootstrap.servers}, also as environment {@code KAFKA_BOOTSTRAP_SERVERS}),
- * overridden by the {@value #PREFIX}{@code *} keys of application.properties (idempotent, {@code
- * acks=all}, the timeouts).
+ * kafka.*} keys ({@code kafka.bootstrap.servers}, also as environment {@code
+ * KAFKA_BOOTSTRAP_SERVERS}), overridden by the {@value #PREFIX}{@code *} keys of
+ * application.properties (idempotent, {@code acks=all}, the timeouts).
  *
  * <p>The plain Kafka client, not a SmallRye channel: the SmallRye connector re-sends a record that
  * failed with a retriable error until {@code delivery.timeout.ms}, and a re-send still in the
- * producer when the connector gave up is written after the relay retried the job, a second copy
- * per outage; its retries can only be turned off together with the producer's idempotence. Here
- * a send has one verdict: the producer acknowledges the record, or fails it for good within {@code
+ * producer when the connector gave up is written after the relay retried the job, a second copy per
+ * outage; its retries can only be turned off together with the producer's idempotence. Here a send
+ * has one verdict: the producer acknowledges the record, or fails it for good within {@code
  * max.block.ms} + {@code delivery.timeout.ms}.
  */
 @ApplicationScoped
 public class KafkaChannel implements KafkaSink.Producer {
-  /** Where the producer's settings are (the name it had as a SmallRye channel, kept for deployments). */
+  /**
+   * Where the producer's settings are (the name it had as a SmallRye channel, kept for
+   * deployments).
+   */
   public static final String PREFIX = "mp.messaging.outgoing." + KafkaSink.CHANNEL + ".";
+
   /** Keys under {@link #PREFIX} that belonged to the SmallRye connector, not the producer. */
-  private static final Set<String> NOT_PRODUCER_KEYS = Set.of("connector", "lazy-client", "topic",
-      "health-enabled", "tracing-enabled", "merge");
+  private static final Set<String> NOT_PRODUCER_KEYS =
+      Set.of("connector", "lazy-client", "topic", "health-enabled", "tracing-enabled", "merge");
 
   private static final Logger LOG = Logger.getLogger(KafkaChannel.class);
+
   /** Read by name, so that the environment form ({@code KAFKA_BOOTSTRAP_SERVERS}) works too. */
   static final String BOOTSTRAP = "kafka.bootstrap.servers";
 
@@ -55,8 +60,10 @@ public class KafkaChannel implements KafkaSink.Producer {
     }
     if (producer == null) {
       Map<String, Object> settings = settings(ConfigProvider.getConfig());
-      LOG.infof("Kafka producer for %s (delivery.timeout.ms=%s, max.block.ms=%s)",
-          settings.get(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG), settings.get(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG),
+      LOG.infof(
+          "Kafka producer for %s (delivery.timeout.ms=%s, max.block.ms=%s)",
+          settings.get(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG),
+          settings.get(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG),
           settings.get(ProducerConfig.MAX_BLOCK_MS_CONFIG));
       producer = new KafkaProducer<>(settings);
     }
@@ -68,10 +75,13 @@ public class KafkaChannel implements KafkaSink.Producer {
     Map<String, Object> settings = new HashMap<>();
     for (String name : config.getPropertyNames()) {
       if (name.startsWith("kafka.")) {
-        config.getOptionalValue(name, String.class).ifPresent(v -> settings.put(name.substring("kafka.".length()), v));
+        config
+            .getOptionalValue(name, String.class)
+            .ifPresent(v -> settings.put(name.substring("kafka.".length()), v));
       }
     }
-    config.getOptionalValue(BOOTSTRAP, String.class)
+    config
+        .getOptionalValue(BOOTSTRAP, String.class)
         .ifPresent(v -> settings.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, v));
     for (String name : config.getPropertyNames()) {
       if (name.startsWith(PREFIX)) {
@@ -88,14 +98,15 @@ public class KafkaChannel implements KafkaSink.Producer {
   }
 
   /**
-   * How long the producer may hold a record before it acknowledges or fails it for good: its
-   * {@code max.block.ms} (waiting for metadata or buffer space in {@code send}) plus {@code
+   * How long the producer may hold a record before it acknowledges or fails it for good: its {@code
+   * max.block.ms} (waiting for metadata or buffer space in {@code send}) plus {@code
    * delivery.timeout.ms} (Kafka's defaults, 60 s and 120 s, when unset).
    */
   public static Duration verdictWithin() {
     Config config = ConfigProvider.getConfig();
     long maxBlock = config.getOptionalValue(PREFIX + "max.block.ms", Long.class).orElse(60_000L);
-    long delivery = config.getOptionalValue(PREFIX + "delivery.timeout.ms", Long.class).orElse(120_000L);
+    long delivery =
+        config.getOptionalValue(PREFIX + "delivery.timeout.ms", Long.class).orElse(120_000L);
     return Duration.ofMillis(maxBlock + delivery);
   }
 

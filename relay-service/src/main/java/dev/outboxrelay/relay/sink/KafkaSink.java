@@ -35,12 +35,19 @@ import org.apache.kafka.common.header.internals.RecordHeaders;
  * {@code request-timeout} can only make the wait longer.
  */
 public final class KafkaSink implements MessageSink {
-  /** The name under which the producer's settings are ({@code mp.messaging.outgoing.outbox-kafka.*}). */
+  /**
+   * The name under which the producer's settings are ({@code
+   * mp.messaging.outgoing.outbox-kafka.*}).
+   */
   public static final String CHANNEL = "outbox-kafka";
+
   /** Added to the producer's own bound: a guard, the producer answers first. */
   static final Duration VERDICT_MARGIN = Duration.ofSeconds(3);
 
-  /** Sends a record and calls {@code callback} with its verdict; the relay's producer, or a stand-in. */
+  /**
+   * Sends a record and calls {@code callback} with its verdict; the relay's producer, or a
+   * stand-in.
+   */
   @FunctionalInterface
   public interface Producer {
     void send(ProducerRecord<String, String> record, Callback callback);
@@ -49,21 +56,29 @@ public final class KafkaSink implements MessageSink {
   private final String topic;
   private final Duration ackWait;
   private final Producer producer;
-  /** Calls {@code send} one record after the other, so a blocked send holds up only this destination. */
+
+  /**
+   * Calls {@code send} one record after the other, so a blocked send holds up only this
+   * destination.
+   */
   private final ExecutorService sendThread;
 
   /**
    * @param requestTimeout the destination's {@code request-timeout}
    * @param verdictWithin how long the producer may hold a record before it fails it for good
    */
-  public KafkaSink(String topic, Duration requestTimeout, Duration verdictWithin, Producer producer) {
+  public KafkaSink(
+      String topic, Duration requestTimeout, Duration verdictWithin, Producer producer) {
     this.topic = topic;
     this.ackWait = ackWait(requestTimeout, verdictWithin);
     this.producer = producer;
     this.sendThread = SendThread.named("outbox-kafka-send-" + topic);
   }
 
-  /** The longer of the destination's request timeout and the producer's bound plus {@link #VERDICT_MARGIN}. */
+  /**
+   * The longer of the destination's request timeout and the producer's bound plus {@link
+   * #VERDICT_MARGIN}.
+   */
   static Duration ackWait(Duration requestTimeout, Duration verdictWithin) {
     Duration bound = verdictWithin.plus(VERDICT_MARGIN);
     return requestTimeout.compareTo(bound) >= 0 ? requestTimeout : bound;
@@ -75,21 +90,39 @@ public final class KafkaSink implements MessageSink {
     SinkHeaders.of(m).forEach((k, v) -> headers.add(k, v.getBytes(StandardCharsets.UTF_8)));
     String key = m.orderingKey() != null ? m.orderingKey() : m.operationId();
     String target = "kafka " + topic;
-    ProducerRecord<String, String> record = new ProducerRecord<>(topic, null, key, m.payload(), headers);
+    ProducerRecord<String, String> record =
+        new ProducerRecord<>(topic, null, key, m.payload(), headers);
     CompletableFuture<SinkResult> answer = new CompletableFuture<>();
-    sendThread.execute(() -> {
-      try {
-        producer.send(record, (r, e) -> answer.complete(e == null
-            ? new SinkResult.Delivered(target + " acknowledged, partition " + r.partition() + " offset " + r.offset())
-            : failed(target, e)));
-      } catch (RuntimeException e) {
-        // send() itself refused: no metadata within max.block.ms, a closed producer, a bad record.
-        answer.complete(failed(target, e));
-        return;
-      }
-      answer.completeOnTimeout(new SinkResult.RetryLater(Optional.empty(), "KafkaAckTimeout",
-          target + ": no verdict from the producer within " + ackWait, null), ackWait.toMillis(), TimeUnit.MILLISECONDS);
-    });
+    sendThread.execute(
+        () -> {
+          try {
+            producer.send(
+                record,
+                (r, e) ->
+                    answer.complete(
+                        e == null
+                            ? new SinkResult.Delivered(
+                                target
+                                    + " acknowledged, partition "
+                                    + r.partition()
+                                    + " offset "
+                                    + r.offset())
+                            : failed(target, e)));
+          } catch (RuntimeException e) {
+            // send() itself refused: no metadata within max.block.ms, a closed producer, a bad
+            // record.
+            answer.complete(failed(target, e));
+            return;
+          }
+          answer.completeOnTimeout(
+              new SinkResult.RetryLater(
+                  Optional.empty(),
+                  "KafkaAckTimeout",
+                  target + ": no verdict from the producer within " + ackWait,
+                  null),
+              ackWait.toMillis(),
+              TimeUnit.MILLISECONDS);
+        });
     return answer;
   }
 

@@ -16,10 +16,10 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentNavigableMap;
 import java.util.concurrent.ConcurrentSkipListMap;
-import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.TimeUnit;
 import org.jboss.logging.Logger;
@@ -34,22 +34,24 @@ import org.jboss.logging.Logger;
  * confirm mode, and publishes with {@code mandatory}. A publication is answered by the broker's
  * answer to that very message (the confirm listener, correlated by the channel's publish sequence
  * number; no thread waits for it):
+ *
  * <ul>
  *   <li>ack, not returned: {@link SinkResult.Delivered};
- *   <li>returned ({@code basic.return}, which the broker sends before the ack): no queue took it,
- *       a retry {@value #UNROUTABLE} with {@code unroutable: exchange X, routing key Y}, counted in
+ *   <li>returned ({@code basic.return}, which the broker sends before the ack): no queue took it, a
+ *       retry {@value #UNROUTABLE} with {@code unroutable: exchange X, routing key Y}, counted in
  *       {@code outbox_rabbitmq_unroutable_total{destination}};
  *   <li>nack: a retry with the broker's refusal;
  *   <li>the channel closed by the broker (e.g. {@code 404 NOT_FOUND - no exchange}) or the
- *       connection lost: a retry with the broker's reason, at once (not after a timeout); a
- *       message too large for the broker is permanent. The dead channel is dropped and the next
- *       delivery opens a new one, so confirms work again without restarting the relay;
+ *       connection lost: a retry with the broker's reason, at once (not after a timeout); a message
+ *       too large for the broker is permanent. The dead channel is dropped and the next delivery
+ *       opens a new one, so confirms work again without restarting the relay;
  *   <li>no answer within the request timeout: a retry (the message may still arrive: consumers
  *       deduplicate on {@code message-id}).
  * </ul>
+ *
  * The SmallRye RabbitMQ connector could not do this: it publishes without {@code mandatory}, so an
- * unroutable message is confirmed and dropped, and after a channel error its confirms did not
- * come back until a restart.
+ * unroutable message is confirmed and dropped, and after a channel error its confirms did not come
+ * back until a restart.
  *
  * <p>Publications of one destination are serialized on its channel, by its one publish thread (a
  * channel is not to be shared by concurrent publishers), so one key's jobs, delivered in id order,
@@ -57,14 +59,19 @@ import org.jboss.logging.Logger;
  */
 public final class RabbitMqSink implements MessageSink {
   private static final Logger LOG = Logger.getLogger(RabbitMqSink.class);
+
   /** AMQP delivery mode 2: the broker writes the message to disk (with a durable queue). */
   static final int PERSISTENT = 2;
+
   /** Error class of a message no queue was bound for. */
   public static final String UNROUTABLE = "RabbitMqUnroutable";
+
   /** Error class of a channel or connection the broker closed, or that could not be opened. */
   public static final String CHANNEL_CLOSED = "RabbitMqChannelClosed";
+
   /** Error class of a nack. */
   public static final String NACK = "RabbitMqNack";
+
   /** Error class of no confirm within the request timeout. */
   public static final String CONFIRM_TIMEOUT = "RabbitMqConfirmTimeout";
 
@@ -75,12 +82,22 @@ public final class RabbitMqSink implements MessageSink {
   private final RabbitMqConnection connection;
   private final Counter unroutable;
   private final Object publishLock = new Object();
-  /** Publishes this destination's messages one after the other, in the order they were handed in. */
+
+  /**
+   * Publishes this destination's messages one after the other, in the order they were handed in.
+   */
   private final ExecutorService publishThread;
-  /** The destination's current channel; replaced when it closed. Guarded by {@link #publishLock}. */
+
+  /**
+   * The destination's current channel; replaced when it closed. Guarded by {@link #publishLock}.
+   */
   private ConfirmChannel current;
 
-  public RabbitMqSink(String destination, String exchange, String routingKey, Duration confirmTimeout,
+  public RabbitMqSink(
+      String destination,
+      String exchange,
+      String routingKey,
+      Duration confirmTimeout,
       RabbitMqConnection connection) {
     this.destination = destination;
     this.exchange = exchange;
@@ -112,39 +129,52 @@ public final class RabbitMqSink implements MessageSink {
   public CompletionStage<SinkResult> deliver(ClaimedMessage m) {
     Map<String, Object> headers = new LinkedHashMap<>(SinkHeaders.of(m));
     headers.remove("content-type"); // an AMQP property of its own
-    AMQP.BasicProperties props = new AMQP.BasicProperties.Builder()
-        .messageId(m.operationId())
-        .contentType(m.contentType())
-        .deliveryMode(PERSISTENT)
-        .timestamp(new Date())
-        .headers(headers)
-        .build();
+    AMQP.BasicProperties props =
+        new AMQP.BasicProperties.Builder()
+            .messageId(m.operationId())
+            .contentType(m.contentType())
+            .deliveryMode(PERSISTENT)
+            .timestamp(new Date())
+            .headers(headers)
+            .build();
     byte[] body = m.payload().getBytes(StandardCharsets.UTF_8);
     CompletableFuture<SinkResult> answer = new CompletableFuture<>();
-    publishThread.execute(() -> {
-      Pending pending;
-      try {
-        pending = publish(props, body, m.id() + "/" + m.attemptNo(), answer);
-      } catch (IOException | RuntimeException e) {
-        answer.complete(new SinkResult.RetryLater(Optional.empty(), CHANNEL_CLOSED,
-            target() + ": " + (e.getMessage() == null ? e.toString() : e.getMessage()), null));
-        return;
-      }
-      // The timer is cancelled when the broker answers first.
-      SinkResult timedOut = new SinkResult.RetryLater(Optional.empty(), CONFIRM_TIMEOUT,
-          target() + ": no publisher confirm within " + confirmTimeout, null);
-      answer.completeOnTimeout(timedOut, confirmTimeout.toMillis(), TimeUnit.MILLISECONDS)
-          .thenAccept(r -> {
-            if (r == timedOut) {
-              pending.owner.forget(pending);
-            }
-          });
-    });
+    publishThread.execute(
+        () -> {
+          Pending pending;
+          try {
+            pending = publish(props, body, m.id() + "/" + m.attemptNo(), answer);
+          } catch (IOException | RuntimeException e) {
+            answer.complete(
+                new SinkResult.RetryLater(
+                    Optional.empty(),
+                    CHANNEL_CLOSED,
+                    target() + ": " + (e.getMessage() == null ? e.toString() : e.getMessage()),
+                    null));
+            return;
+          }
+          // The timer is cancelled when the broker answers first.
+          SinkResult timedOut =
+              new SinkResult.RetryLater(
+                  Optional.empty(),
+                  CONFIRM_TIMEOUT,
+                  target() + ": no publisher confirm within " + confirmTimeout,
+                  null);
+          answer
+              .completeOnTimeout(timedOut, confirmTimeout.toMillis(), TimeUnit.MILLISECONDS)
+              .thenAccept(
+                  r -> {
+                    if (r == timedOut) {
+                      pending.owner.forget(pending);
+                    }
+                  });
+        });
     return answer;
   }
 
-  private Pending publish(AMQP.BasicProperties props, byte[] body, String key,
-      CompletableFuture<SinkResult> answer) throws IOException {
+  private Pending publish(
+      AMQP.BasicProperties props, byte[] body, String key, CompletableFuture<SinkResult> answer)
+      throws IOException {
     synchronized (publishLock) {
       ConfirmChannel ch = current;
       if (ch == null || !ch.channel.isOpen()) {
@@ -194,16 +224,23 @@ public final class RabbitMqSink implements MessageSink {
       return "the broker closed the channel: " + c.getReplyCode() + " " + c.getReplyText();
     }
     if (m instanceof AMQP.Connection.Close c) {
-      return (sse.isInitiatedByApplication() ? "the connection was closed: " : "the broker closed the connection: ")
-          + c.getReplyCode() + " " + c.getReplyText();
+      return (sse.isInitiatedByApplication()
+              ? "the connection was closed: "
+              : "the broker closed the connection: ")
+          + c.getReplyCode()
+          + " "
+          + c.getReplyText();
     }
-    return "the connection was lost: " + (sse.getCause() != null ? sse.getCause().toString() : sse.getMessage());
+    return "the connection was lost: "
+        + (sse.getCause() != null ? sse.getCause().toString() : sse.getMessage());
   }
 
   /** Whether the broker refused the message for good (too large for it), not for now. */
   private static boolean permanent(ShutdownSignalException sse) {
-    return sse.getReason() instanceof AMQP.Channel.Close c && c.getReplyCode() == AMQP.PRECONDITION_FAILED
-        && c.getReplyText() != null && c.getReplyText().contains("message size");
+    return sse.getReason() instanceof AMQP.Channel.Close c
+        && c.getReplyCode() == AMQP.PRECONDITION_FAILED
+        && c.getReplyText() != null
+        && c.getReplyText().contains("message size");
   }
 
   /** One publication waiting for the broker's answer. */
@@ -212,6 +249,7 @@ public final class RabbitMqSink implements MessageSink {
     final String key;
     final ConfirmChannel owner;
     final CompletableFuture<SinkResult> answer;
+
     /** Set by a return, which the broker sends before the ack. */
     volatile String returned;
 
@@ -227,14 +265,19 @@ public final class RabbitMqSink implements MessageSink {
   private final class ConfirmChannel implements ConfirmListener, ReturnListener {
     final Channel channel;
     final ConcurrentNavigableMap<Long, Pending> bySeqNo = new ConcurrentSkipListMap<>();
-    /** By message id and attempt ({@code 42/3}): a return carries the headers, not the sequence number. */
+
+    /**
+     * By message id and attempt ({@code 42/3}): a return carries the headers, not the sequence
+     * number.
+     */
     final Map<String, Pending> byKey = new ConcurrentHashMap<>();
 
     ConfirmChannel(Channel channel) {
       this.channel = channel;
     }
 
-    Pending publish(AMQP.BasicProperties props, byte[] body, String key, CompletableFuture<SinkResult> answer)
+    Pending publish(
+        AMQP.BasicProperties props, byte[] body, String key, CompletableFuture<SinkResult> answer)
         throws IOException {
       Pending p = new Pending(channel.getNextPublishSeqNo(), key, this, answer);
       bySeqNo.put(p.seqNo, p);
@@ -254,17 +297,30 @@ public final class RabbitMqSink implements MessageSink {
     }
 
     @Override
-    public void handleReturn(int replyCode, String replyText, String exch, String key,
-        AMQP.BasicProperties properties, byte[] body) {
+    public void handleReturn(
+        int replyCode,
+        String replyText,
+        String exch,
+        String key,
+        AMQP.BasicProperties properties,
+        byte[] body) {
       Map<String, Object> h = properties.getHeaders();
       if (h == null) {
         return;
       }
       Pending p = byKey.get(h.get("outbox-message-id") + "/" + h.get("outbox-attempt"));
       if (p != null) {
-        p.returned = "unroutable: exchange " + exch + ", routing key " + key + " (the broker returned it: "
-            + replyCode + " " + replyText + "; bind a queue to the exchange for this routing key, or give"
-            + " the exchange an alternate exchange)";
+        p.returned =
+            "unroutable: exchange "
+                + exch
+                + ", routing key "
+                + key
+                + " (the broker returned it: "
+                + replyCode
+                + " "
+                + replyText
+                + "; bind a queue to the exchange for this routing key, or give"
+                + " the exchange an alternate exchange)";
       }
     }
 
@@ -283,12 +339,14 @@ public final class RabbitMqSink implements MessageSink {
       for (Pending p : done.values().toArray(Pending[]::new)) {
         forget(p);
         if (nack != null) {
-          p.answer.complete(new SinkResult.RetryLater(Optional.empty(), NACK, target() + ": " + nack, null));
+          p.answer.complete(
+              new SinkResult.RetryLater(Optional.empty(), NACK, target() + ": " + nack, null));
         } else if (p.returned != null) {
           if (unroutable != null) {
             unroutable.increment();
           }
-          p.answer.complete(new SinkResult.RetryLater(Optional.empty(), UNROUTABLE, p.returned, null));
+          p.answer.complete(
+              new SinkResult.RetryLater(Optional.empty(), UNROUTABLE, p.returned, null));
         } else {
           p.answer.complete(new SinkResult.Delivered(target() + " confirmed"));
         }
@@ -305,16 +363,18 @@ public final class RabbitMqSink implements MessageSink {
       String why = describe(cause);
       boolean permanent = permanent(cause);
       if (!bySeqNo.isEmpty()) {
-        LOG.debugf("destination '%s': channel closed with %d publication(s) unconfirmed: %s", destination,
-            bySeqNo.size(), why);
+        LOG.debugf(
+            "destination '%s': channel closed with %d publication(s) unconfirmed: %s",
+            destination, bySeqNo.size(), why);
       }
       for (Pending p : bySeqNo.values().toArray(Pending[]::new)) {
         forget(p);
-        p.answer.complete(permanent
-            ? new SinkResult.PermanentFailure(CHANNEL_CLOSED, target() + ": " + why, null)
-            : new SinkResult.RetryLater(Optional.empty(), CHANNEL_CLOSED, target() + ": " + why, null));
+        p.answer.complete(
+            permanent
+                ? new SinkResult.PermanentFailure(CHANNEL_CLOSED, target() + ": " + why, null)
+                : new SinkResult.RetryLater(
+                    Optional.empty(), CHANNEL_CLOSED, target() + ": " + why, null));
       }
     }
   }
-
 }

@@ -13,10 +13,11 @@ final class SendThread {
 
   /** A daemon thread named {@code name}, started at the first task. */
   static ExecutorService named(String name) {
-    return Executors.newSingleThreadExecutor(r -> {
-      Thread t = new Thread(r, name);
-      t.setDaemon(true);
-      return t;
-    });
+    return Executors.newSingleThreadExecutor(
+        r -> {
+          Thread t = new Thread(r, name);
+          t.setDaemon(true);
+          return t;
+        });
   }
 }

@@ -5,11 +5,11 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 
 /**
- * The headers a broker message carries: the job's own, then the relay's (which win on a name
- * clash, so a job cannot forge its operation ID): {@code operation-id}, {@code
- * outbox-message-id}, {@code outbox-attempt}, {@code content-type}. The job's own include its
- * {@code traceparent}/{@code tracestate}: the delivery attempt's span with OpenTelemetry on, as
- * stored with it off (the tracing package's {@code DeliveryTracing}).
+ * The headers a broker message carries: the job's own, then the relay's (which win on a name clash,
+ * so a job cannot forge its operation ID): {@code operation-id}, {@code outbox-message-id}, {@code
+ * outbox-attempt}, {@code content-type}. The job's own include its {@code traceparent}/{@code
+ * tracestate}: the delivery attempt's span with OpenTelemetry on, as stored with it off (the
+ * tracing package's {@code DeliveryTracing}).
  */
 final class SinkHeaders {
   private SinkHeaders() {}

@@ -13,6 +13,7 @@ import java.util.function.UnaryOperator;
 /** Builds one sink per configured destination; fails start-up naming the bad key. */
 public final class SinkRegistry {
   private final Map<String, MessageSink> sinks;
+
   /** {@code outbox.destinations.<name>.concurrency} where set. */
   private final Map<String, Integer> concurrency;
 
@@ -20,7 +21,9 @@ public final class SinkRegistry {
     this(sinks, Map.of());
   }
 
-  /** @param concurrency deliveries in flight at once per destination, where a destination sets it */
+  /**
+   * @param concurrency deliveries in flight at once per destination, where a destination sets it
+   */
   public SinkRegistry(Map<String, MessageSink> sinks, Map<String, Integer> concurrency) {
     this.sinks = Map.copyOf(sinks);
     this.concurrency = Map.copyOf(concurrency);
@@ -37,51 +40,76 @@ public final class SinkRegistry {
    *     would silently send unsigned
    * @param channels what broker destinations publish through
    */
-  public static SinkRegistry fromConfig(Map<String, RelayConfig.Destination> destinations,
-      UnaryOperator<String> rawValue, BrokerChannels channels) {
+  public static SinkRegistry fromConfig(
+      Map<String, RelayConfig.Destination> destinations,
+      UnaryOperator<String> rawValue,
+      BrokerChannels channels) {
     Map<String, MessageSink> sinks = new TreeMap<>();
     Map<String, Integer> concurrency = new TreeMap<>();
-    destinations.forEach((name, d) -> {
-      sinks.put(name, create(name, d, rawValue, channels));
-      d.concurrency().ifPresent(n -> {
-        if (n < 1) {
-          throw new IllegalArgumentException("outbox.destinations." + name + ".concurrency must be at least 1, was " + n);
-        }
-        concurrency.put(name, n);
-      });
-    });
+    destinations.forEach(
+        (name, d) -> {
+          sinks.put(name, create(name, d, rawValue, channels));
+          d.concurrency()
+              .ifPresent(
+                  n -> {
+                    if (n < 1) {
+                      throw new IllegalArgumentException(
+                          "outbox.destinations."
+                              + name
+                              + ".concurrency must be at least 1, was "
+                              + n);
+                    }
+                    concurrency.put(name, n);
+                  });
+        });
     return new SinkRegistry(sinks, concurrency);
   }
 
-  private static MessageSink create(String name, RelayConfig.Destination d, UnaryOperator<String> rawValue,
+  private static MessageSink create(
+      String name,
+      RelayConfig.Destination d,
+      UnaryOperator<String> rawValue,
       BrokerChannels channels) {
     String key = "outbox.destinations." + name;
     if (d.hmacSecret().isEmpty() && rawValue.apply(key + ".hmac-secret") != null) {
-      throw new IllegalArgumentException(key + ".hmac-secret is set but empty: set a secret, or remove"
-          + " the key to send unsigned");
+      throw new IllegalArgumentException(
+          key
+              + ".hmac-secret is set but empty: set a secret, or remove"
+              + " the key to send unsigned");
     }
-    String type = d.type().orElseThrow(() -> new IllegalArgumentException(UnconfiguredDestination.message(
-        name, System.getenv())));
+    String type =
+        d.type()
+            .orElseThrow(
+                () ->
+                    new IllegalArgumentException(
+                        UnconfiguredDestination.message(name, System.getenv())));
     switch (type) {
       case "http":
-        var url = d.url().orElseThrow(() -> new IllegalArgumentException(
-            key + ".url is required for type http"));
+        var url =
+            d.url()
+                .orElseThrow(
+                    () -> new IllegalArgumentException(key + ".url is required for type http"));
         if (!"http".equals(url.getScheme()) && !"https".equals(url.getScheme())) {
           throw new IllegalArgumentException(key + ".url must be an http(s) URL, was " + url);
         }
         if (d.hmacSecret().isPresent() && d.hmacSecret().get().isBlank()) {
           // Never echo the value: it is a secret.
-          throw new IllegalArgumentException(key + ".hmac-secret is blank: set a secret or remove the key"
-              + " to send unsigned");
+          throw new IllegalArgumentException(
+              key + ".hmac-secret is blank: set a secret or remove the key" + " to send unsigned");
         }
         return new HttpSink(url, d.connectTimeout(), d.requestTimeout(), d.hmacSecret());
       case "kafka":
         String topic = d.topic().orElse(name);
         if (!topic.matches("[a-zA-Z0-9._-]{1,249}")) {
-          throw new IllegalArgumentException(key + ".topic must be a Kafka topic name"
-              + " ([a-zA-Z0-9._-], at most 249 characters), was '" + topic + "'");
+          throw new IllegalArgumentException(
+              key
+                  + ".topic must be a Kafka topic name"
+                  + " ([a-zA-Z0-9._-], at most 249 characters), was '"
+                  + topic
+                  + "'");
         }
-        return new KafkaSink(topic, d.requestTimeout(), channels.kafkaVerdictWithin(), channels.kafka());
+        return new KafkaSink(
+            topic, d.requestTimeout(), channels.kafkaVerdictWithin(), channels.kafka());
       case "rabbitmq":
         return rabbitMq(key, name, d, channels.rabbitmq());
       default:
@@ -90,18 +118,24 @@ public final class SinkRegistry {
     }
   }
 
-  /** Exchange (default {@code outbox.rabbitmq.exchange}) and routing key of a RabbitMQ destination. */
-  private static MessageSink rabbitMq(String key, String name, RelayConfig.Destination d,
-      RabbitMqConnection connection) {
+  /**
+   * Exchange (default {@code outbox.rabbitmq.exchange}) and routing key of a RabbitMQ destination.
+   */
+  private static MessageSink rabbitMq(
+      String key, String name, RelayConfig.Destination d, RabbitMqConnection connection) {
     String exchange = d.exchange().orElse(connection.defaultExchange);
     if (exchange.isEmpty() || exchange.length() > 255 || !exchange.matches("[a-zA-Z0-9._:-]+")) {
-      throw new IllegalArgumentException(key + ".exchange must be 1 to 255 letters, digits, '.', '_', ':' or '-'"
-          + " (the default exchange '' cannot be declared or bound), was '" + exchange + "'");
+      throw new IllegalArgumentException(
+          key
+              + ".exchange must be 1 to 255 letters, digits, '.', '_', ':' or '-'"
+              + " (the default exchange '' cannot be declared or bound), was '"
+              + exchange
+              + "'");
     }
     String routingKey = d.routingKey().orElse(name);
     if (routingKey.length() > 255) {
-      throw new IllegalArgumentException(key + ".routing-key must be at most 255 characters, was "
-          + routingKey.length());
+      throw new IllegalArgumentException(
+          key + ".routing-key must be at most 255 characters, was " + routingKey.length());
     }
     return new RabbitMqSink(name, exchange, routingKey, d.requestTimeout(), connection);
   }
@@ -113,25 +147,32 @@ public final class SinkRegistry {
    */
   public SinkRegistry observed(DestinationStates states) {
     Map<String, MessageSink> observed = new TreeMap<>();
-    sinks.forEach((name, sink) -> {
-      StateChangeLog state = states.of(name);
-      observed.put(name, state == null ? sink : m -> {
-        try {
-          return sink.deliver(m).whenComplete((r, e) -> {
-            if (e != null) {
-              state.failure(e.toString());
-            } else if (r instanceof SinkResult.RetryLater retry) {
-              state.failure(retry.error());
-            } else {
-              state.success();
-            }
-          });
-        } catch (RuntimeException e) {
-          state.failure(e.toString());
-          throw e;
-        }
-      });
-    });
+    sinks.forEach(
+        (name, sink) -> {
+          StateChangeLog state = states.of(name);
+          observed.put(
+              name,
+              state == null
+                  ? sink
+                  : m -> {
+                    try {
+                      return sink.deliver(m)
+                          .whenComplete(
+                              (r, e) -> {
+                                if (e != null) {
+                                  state.failure(e.toString());
+                                } else if (r instanceof SinkResult.RetryLater retry) {
+                                  state.failure(retry.error());
+                                } else {
+                                  state.success();
+                                }
+                              });
+                    } catch (RuntimeException e) {
+                      state.failure(e.toString());
+                      throw e;
+                    }
+                  });
+        });
     return new SinkRegistry(observed, concurrency);
   }
 

@@ -10,7 +10,9 @@ public sealed interface SinkResult {
   /** The sink accepted the job. */
   record Delivered(String summary) implements SinkResult {}
 
-  /** Transient failure; {@code retryAfter} is the sink's own hint (e.g. Retry-After), which wins. */
+  /**
+   * Transient failure; {@code retryAfter} is the sink's own hint (e.g. Retry-After), which wins.
+   */
   record RetryLater(Optional<Duration> retryAfter, String errorClass, String error, String summary)
       implements SinkResult {}
 

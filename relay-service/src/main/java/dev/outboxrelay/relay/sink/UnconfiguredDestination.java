@@ -15,17 +15,29 @@ final class UnconfiguredDestination {
 
   static String message(String name, Map<String, String> environment) {
     String key = "outbox.destinations." + name;
-    String prefix = "OUTBOX_DESTINATIONS_" + name.replaceAll("[^A-Za-z0-9]", "_").toUpperCase(Locale.ROOT)
-        + "_";
+    String prefix =
+        "OUTBOX_DESTINATIONS_"
+            + name.replaceAll("[^A-Za-z0-9]", "_").toUpperCase(Locale.ROOT)
+            + "_";
     TreeSet<String> variables = new TreeSet<>();
     environment.keySet().stream().filter(v -> v.startsWith(prefix)).forEach(variables::add);
-    String base = key + ".type is required (http, kafka or rabbitmq): destination '" + name
-        + "' has settings but no type";
+    String base =
+        key
+            + ".type is required (http, kafka or rabbitmq): destination '"
+            + name
+            + "' has settings but no type";
     if (variables.isEmpty()) {
       return base + "; set " + key + ".type, or remove the destination's other keys";
     }
-    return base + ", from the environment variable(s) " + String.join(", ", variables) + ". Remove "
-        + (variables.size() == 1 ? "that variable" : "those variables") + " if the relay has no destination '"
-        + name + "', or set " + prefix + "TYPE (and the destination's other keys)";
+    return base
+        + ", from the environment variable(s) "
+        + String.join(", ", variables)
+        + ". Remove "
+        + (variables.size() == 1 ? "that variable" : "those variables")
+        + " if the relay has no destination '"
+        + name
+        + "', or set "
+        + prefix
+        + "TYPE (and the destination's other keys)";
   }
 }

@@ -18,15 +18,23 @@ public final class PoolSize {
   /** As {@link #check(SourceSpec, int)}, naming {@code concurrencyKey} in the error. */
   public static void check(String concurrencyKey, int concurrency, int poolMaxSize, String dsName) {
     if (concurrency + HEADROOM > poolMaxSize) {
-      throw new IllegalArgumentException(concurrencyKey + "=" + concurrency + " needs at least "
-          + (concurrency + HEADROOM) + " connections, but quarkus.datasource." + dsName
-          + ".jdbc.max-size is " + poolMaxSize + ": raise the pool or lower the concurrency");
+      throw new IllegalArgumentException(
+          concurrencyKey
+              + "="
+              + concurrency
+              + " needs at least "
+              + (concurrency + HEADROOM)
+              + " connections, but quarkus.datasource."
+              + dsName
+              + ".jdbc.max-size is "
+              + poolMaxSize
+              + ": raise the pool or lower the concurrency");
     }
   }
 
   /**
-   * The PostgreSQL notification listener holds one more connection for good; it runs only when
-   * the pool has that one on top of what {@link #check} demands (otherwise the relay polls).
+   * The PostgreSQL notification listener holds one more connection for good; it runs only when the
+   * pool has that one on top of what {@link #check} demands (otherwise the relay polls).
    */
   public static boolean listenerFits(int concurrency, int poolMaxSize) {
     return concurrency + HEADROOM + 1 <= poolMaxSize;

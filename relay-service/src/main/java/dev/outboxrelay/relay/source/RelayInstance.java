@@ -22,6 +22,10 @@ public final class RelayInstance {
     } catch (IOException e) {
       host = "unknown-host";
     }
-    return host + "/" + ProcessHandle.current().pid() + "/" + UUID.randomUUID().toString().substring(0, 8);
+    return host
+        + "/"
+        + ProcessHandle.current().pid()
+        + "/"
+        + UUID.randomUUID().toString().substring(0, 8);
   }
 }

@@ -5,8 +5,11 @@ public class SourceUnavailableException extends IllegalStateException {
   private final String source;
 
   public SourceUnavailableException(String source, String reason) {
-    super("source '" + source + "' is not started: its database has not answered yet"
-        + (reason == null ? "" : " (" + reason + ")"));
+    super(
+        "source '"
+            + source
+            + "' is not started: its database has not answered yet"
+            + (reason == null ? "" : " (" + reason + ")"));
     this.source = source;
   }
 

@@ -15,10 +15,10 @@ import java.util.Locale;
  *       counts as much as a burst of 5xx from a busy one: the share, not the number);
  *   <li>UP again at a delivery the sink answered once the failed share of the window is below
  *       {@code upRate}: after an outage that is when enough answered deliveries have come, or the
- *       outage's failures have aged out of the window. When the last delivery was answered and
- *       then none came (the backlog drained), the state is re-read as time passes: UP once the
- *       outage's failures have aged out enough, so an idle destination that recovered does not stay
- *       DOWN (and readiness 503) until its next delivery.
+ *       outage's failures have aged out of the window. When the last delivery was answered and then
+ *       none came (the backlog drained), the state is re-read as time passes: UP once the outage's
+ *       failures have aged out enough, so an idle destination that recovered does not stay DOWN
+ *       (and readiness 503) until its next delivery.
  * </ul>
  *
  * A few percent of retried deliveries among many never make it DOWN; a sink that refuses everything
@@ -45,20 +45,27 @@ public final class FailureRateWindow implements StateChangeLog.Trigger {
    */
   public FailureRateWindow(Duration window, int minFailures, double downRate, double upRate) {
     if (window.toMillis() < BUCKETS) {
-      throw new IllegalArgumentException("outbox.relay.destination-health-window must be at least 10ms, was "
-          + window);
+      throw new IllegalArgumentException(
+          "outbox.relay.destination-health-window must be at least 10ms, was " + window);
     }
     if (minFailures < 1) {
-      throw new IllegalArgumentException("outbox.relay.destination-down-after-failures must be at least 1, was "
-          + minFailures);
+      throw new IllegalArgumentException(
+          "outbox.relay.destination-down-after-failures must be at least 1, was " + minFailures);
     }
     if (!(downRate > 0 && downRate <= 1)) {
-      throw new IllegalArgumentException("outbox.relay.destination-down-failure-rate must be above 0 and at most 1,"
-          + " was " + downRate);
+      throw new IllegalArgumentException(
+          "outbox.relay.destination-down-failure-rate must be above 0 and at most 1,"
+              + " was "
+              + downRate);
     }
     if (!(upRate > 0 && upRate < downRate)) {
-      throw new IllegalArgumentException(String.format(Locale.ROOT, "outbox.relay.destination-up-failure-rate"
-          + " must be above 0 and below outbox.relay.destination-down-failure-rate (%s), was %s", downRate, upRate));
+      throw new IllegalArgumentException(
+          String.format(
+              Locale.ROOT,
+              "outbox.relay.destination-up-failure-rate"
+                  + " must be above 0 and below outbox.relay.destination-down-failure-rate (%s), was %s",
+              downRate,
+              upRate));
     }
     this.bucketMillis = window.toMillis() / BUCKETS;
     this.minFailures = minFailures;
@@ -87,7 +94,9 @@ public final class FailureRateWindow implements StateChangeLog.Trigger {
     return lastAnswered && belowUpRate(now);
   }
 
-  /** The failed share of the window ending at {@code now} is under {@code upRate} (or it is empty). */
+  /**
+   * The failed share of the window ending at {@code now} is under {@code upRate} (or it is empty).
+   */
   private boolean belowUpRate(Instant now) {
     long[] counts = counts(now);
     return counts[0] == 0 || counts[0] < upRate * (counts[0] + counts[1]);

@@ -9,8 +9,8 @@ import org.jboss.logging.Logger;
 
 /**
  * The up/down state of one dependency (a source's database, a destination's sink), logged the way
- * an operator wants to read it: one line when it goes DOWN (with the reason), one line when it is UP
- * again (with how long it was down), and while it stays down a reminder at most every {@code
+ * an operator wants to read it: one line when it goes DOWN (with the reason), one line when it is
+ * UP again (with how long it was down), and while it stays down a reminder at most every {@code
  * reminderInterval}. Never a stack trace: callers report every success and failure, and most of
  * those reports log nothing. When it goes DOWN and UP is a {@link Trigger}'s call: for a database
  * DOWN at the first failure and UP at the first success ({@link #consecutive}); for a destination a
@@ -59,10 +59,10 @@ public final class StateChangeLog {
     boolean succeeded(Instant now);
 
     /**
-     * Asked while DOWN when the state is read, with no new outcome: true when what was recorded
-     * so far, seen at {@code now}, says UP (a window's failures have aged out after the last call
-     * succeeded). Without it a dependency that recovered and then got no more calls would stay
-     * DOWN for ever. Default: only outcomes change the state.
+     * Asked while DOWN when the state is read, with no new outcome: true when what was recorded so
+     * far, seen at {@code now}, says UP (a window's failures have aged out after the last call
+     * succeeded). Without it a dependency that recovered and then got no more calls would stay DOWN
+     * for ever. Default: only outcomes change the state.
      */
     default boolean recoveredBy(Instant now) {
       return false;
@@ -91,19 +91,23 @@ public final class StateChangeLog {
   }
 
   /**
-   * @param subject what is up or down, as it starts a log line, e.g. {@code source 'orders' database}
+   * @param subject what is up or down, as it starts a log line, e.g. {@code source 'orders'
+   *     database}
    * @param failuresToDown consecutive failures that make it DOWN (at least 1)
    */
-  public StateChangeLog(String subject, Lines lines, Clock clock, Duration reminderInterval,
-      int failuresToDown) {
+  public StateChangeLog(
+      String subject, Lines lines, Clock clock, Duration reminderInterval, int failuresToDown) {
     this(subject, lines, clock, reminderInterval, consecutive(failuresToDown));
   }
 
-  /** @param trigger when it goes DOWN and UP again */
-  public StateChangeLog(String subject, Lines lines, Clock clock, Duration reminderInterval, Trigger trigger) {
+  /**
+   * @param trigger when it goes DOWN and UP again
+   */
+  public StateChangeLog(
+      String subject, Lines lines, Clock clock, Duration reminderInterval, Trigger trigger) {
     if (reminderInterval.isNegative() || reminderInterval.isZero()) {
-      throw new IllegalArgumentException("outbox.relay.outage-reminder-interval must be positive, was "
-          + reminderInterval);
+      throw new IllegalArgumentException(
+          "outbox.relay.outage-reminder-interval must be positive, was " + reminderInterval);
     }
     this.subject = Objects.requireNonNull(subject, "subject");
     this.lines = Objects.requireNonNull(lines, "lines");
@@ -112,7 +116,10 @@ public final class StateChangeLog {
     this.trigger = Objects.requireNonNull(trigger, "trigger");
   }
 
-  /** The reminder interval of {@link #logging}: {@code outbox.relay.outage-reminder-interval}'s default. */
+  /**
+   * The reminder interval of {@link #logging}: {@code outbox.relay.outage-reminder-interval}'s
+   * default.
+   */
   public static final Duration DEFAULT_REMINDER_INTERVAL = Duration.ofMinutes(1);
 
   /**
@@ -121,7 +128,8 @@ public final class StateChangeLog {
    * watches its dependency (a test, the benchmark), so that reporting is never optional.
    */
   public static StateChangeLog logging(String subject, Logger log) {
-    return new StateChangeLog(subject, Lines.of(log), Clock.systemUTC(), DEFAULT_REMINDER_INTERVAL, 1);
+    return new StateChangeLog(
+        subject, Lines.of(log), Clock.systemUTC(), DEFAULT_REMINDER_INTERVAL, 1);
   }
 
   /** A call that needed the dependency worked: UP (logged when it was DOWN). */
@@ -149,8 +157,15 @@ public final class StateChangeLog {
   }
 
   private void upAgain(Instant now) {
-    lines.write(Logger.Level.INFO, String.format(Locale.ROOT, "%s UP again after %s DOWN (%d failed call(s)"
-        + " meanwhile; last: %s)", subject, human(Duration.between(since, now)), failuresWhileDown, reason));
+    lines.write(
+        Logger.Level.INFO,
+        String.format(
+            Locale.ROOT,
+            "%s UP again after %s DOWN (%d failed call(s)" + " meanwhile; last: %s)",
+            subject,
+            human(Duration.between(since, now)),
+            failuresWhileDown,
+            reason));
     up = true;
     reason = null;
     since = now;
@@ -173,16 +188,29 @@ public final class StateChangeLog {
       reason = r;
       failuresWhileDown = consecutiveFailures;
       lastLine = now;
-      lines.write(Logger.Level.WARN, String.format(Locale.ROOT, "%s DOWN: %s (logged again when UP, reminder"
-          + " every %s while DOWN)", subject, r, human(reminderInterval)));
+      lines.write(
+          Logger.Level.WARN,
+          String.format(
+              Locale.ROOT,
+              "%s DOWN: %s (logged again when UP, reminder" + " every %s while DOWN)",
+              subject,
+              r,
+              human(reminderInterval)));
       return;
     }
     failuresWhileDown++;
     reason = r;
     if (Duration.between(lastLine, now).compareTo(reminderInterval) >= 0) {
       lastLine = now;
-      lines.write(Logger.Level.WARN, String.format(Locale.ROOT, "%s still DOWN after %s (%d failed call(s)): %s",
-          subject, human(Duration.between(since, now)), failuresWhileDown, r));
+      lines.write(
+          Logger.Level.WARN,
+          String.format(
+              Locale.ROOT,
+              "%s still DOWN after %s (%d failed call(s)): %s",
+              subject,
+              human(Duration.between(since, now)),
+              failuresWhileDown,
+              r));
     }
   }
 
@@ -211,7 +239,9 @@ public final class StateChangeLog {
     }
   }
 
-  /** 1 while UP, 0 while DOWN: the {@code outbox_source_up} / {@code outbox_destination_up} gauges. */
+  /**
+   * 1 while UP, 0 while DOWN: the {@code outbox_source_up} / {@code outbox_destination_up} gauges.
+   */
   public double upValue() {
     return up() ? 1 : 0;
   }

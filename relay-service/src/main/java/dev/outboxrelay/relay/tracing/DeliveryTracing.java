@@ -28,23 +28,22 @@ import org.eclipse.microprofile.config.ConfigProvider;
  * One span per delivery attempt, continuing the trace stored with the job at enqueue.
  *
  * <p>The span ({@code outbox deliver <destination>}) is a <em>child</em> of the job's stored W3C
- * context ({@code traceparent}/{@code tracestate} headers), so the enqueuing request, every
- * attempt and the sink's own spans form one trace; each retry is one more child of the same
- * parent. Without a stored context it starts a new trace. Kind: {@code CLIENT} for HTTP, {@code
- * PRODUCER} for Kafka and RabbitMQ, {@code INTERNAL} otherwise. Attributes: {@value #MESSAGE_ID},
- * {@value #OPERATION_ID}, {@value #DESTINATION}, {@value #ATTEMPT}, {@value #OUTCOME} ({@code sent},
- * {@code retry}, {@code dead}, {@code stale}, or {@code released} on shutdown), and on a failed
- * attempt status ERROR with the sink's error and {@code error.type}.
+ * context ({@code traceparent}/{@code tracestate} headers), so the enqueuing request, every attempt
+ * and the sink's own spans form one trace; each retry is one more child of the same parent. Without
+ * a stored context it starts a new trace. Kind: {@code CLIENT} for HTTP, {@code PRODUCER} for Kafka
+ * and RabbitMQ, {@code INTERNAL} otherwise. Attributes: {@value #MESSAGE_ID}, {@value
+ * #OPERATION_ID}, {@value #DESTINATION}, {@value #ATTEMPT}, {@value #OUTCOME} ({@code sent}, {@code
+ * retry}, {@code dead}, {@code stale}, or {@code released} on shutdown), and on a failed attempt
+ * status ERROR with the sink's error and {@code error.type}.
  *
- * <p>Propagation: every sink forwards job headers (HTTP request headers, Kafka record headers,
- * AMQP message headers). With the SDK on, {@link Delivery#message()} is the job with its trace
- * headers replaced by the delivery span's, so the receiver's parent is this span (a job that
- * stored none gets the new root span's). With the SDK off ({@code quarkus.otel.sdk.disabled=true},
- * the default, or {@code quarkus.otel.traces.enabled=false}) nothing is recorded and {@link
- * Delivery#message()} is the job as stored: its {@code traceparent} and {@code tracestate} byte for
- * byte, and none when it stored none, so the receiver joins the enqueuing trace directly. (Quarkus'
- * tracer with the SDK disabled still mints span ids; forwarding those would point receivers at
- * spans nobody records.)
+ * <p>Propagation: every sink forwards job headers (HTTP request headers, Kafka record headers, AMQP
+ * message headers). With the SDK on, {@link Delivery#message()} is the job with its trace headers
+ * replaced by the delivery span's, so the receiver's parent is this span (a job that stored none
+ * gets the new root span's). With the SDK off ({@code quarkus.otel.sdk.disabled=true}, the default,
+ * or {@code quarkus.otel.traces.enabled=false}) nothing is recorded and {@link Delivery#message()}
+ * is the job as stored: its {@code traceparent} and {@code tracestate} byte for byte, and none when
+ * it stored none, so the receiver joins the enqueuing trace directly. (Quarkus' tracer with the SDK
+ * disabled still mints span ids; forwarding those would point receivers at spans nobody records.)
  *
  * <p>Thread-safe; a {@link Delivery} belongs to the worker delivering its job.
  */
@@ -54,8 +53,10 @@ public final class DeliveryTracing {
   public static final String DESTINATION = "outbox.destination";
   public static final String ATTEMPT = "outbox.attempt";
   public static final String OUTCOME = "outbox.outcome";
+
   /** The span name's prefix; the destination follows. */
   public static final String SPAN_NAME = "outbox deliver";
+
   /** The instrumentation scope of the relay's spans. */
   public static final String SCOPE = "dev.outboxrelay.relay";
 
@@ -69,10 +70,12 @@ public final class DeliveryTracing {
 
   /** Records nothing and forwards the stored context as it is (benchmarks, tools). */
   public static final DeliveryTracing OFF =
-      new DeliveryTracing(OpenTelemetry.noop().getTracer(SCOPE), destination -> SpanKind.INTERNAL, false);
+      new DeliveryTracing(
+          OpenTelemetry.noop().getTracer(SCOPE), destination -> SpanKind.INTERNAL, false);
 
   private final Tracer tracer;
   private final Function<String, SpanKind> kindOf;
+
   /** False: the sink gets the job's stored trace headers unchanged (SDK off). */
   private final boolean propagateSpan;
 
@@ -93,31 +96,40 @@ public final class DeliveryTracing {
    */
   public static DeliveryTracing of(Tracer tracer, SinkRegistry sinks) {
     var config = ConfigProvider.getConfig();
-    boolean sdkOn = !config.getOptionalValue("quarkus.otel.sdk.disabled", Boolean.class).orElse(false)
-        && config.getOptionalValue("quarkus.otel.traces.enabled", Boolean.class).orElse(true);
-    return new DeliveryTracing(tracer, destination -> sinks.forDestination(destination)
-        .map(DeliveryTracing::kind).orElse(SpanKind.INTERNAL), sdkOn);
+    boolean sdkOn =
+        !config.getOptionalValue("quarkus.otel.sdk.disabled", Boolean.class).orElse(false)
+            && config.getOptionalValue("quarkus.otel.traces.enabled", Boolean.class).orElse(true);
+    return new DeliveryTracing(
+        tracer,
+        destination ->
+            sinks.forDestination(destination).map(DeliveryTracing::kind).orElse(SpanKind.INTERNAL),
+        sdkOn);
   }
 
   static SpanKind kind(MessageSink sink) {
     if (sink instanceof HttpSink) {
       return SpanKind.CLIENT;
     }
-    return sink instanceof KafkaSink || sink instanceof RabbitMqSink ? SpanKind.PRODUCER : SpanKind.INTERNAL;
+    return sink instanceof KafkaSink || sink instanceof RabbitMqSink
+        ? SpanKind.PRODUCER
+        : SpanKind.INTERNAL;
   }
 
   /** Starts the attempt's span; end it with {@link Delivery#end}. */
   public Delivery start(ClaimedMessage m) {
     Context stored = W3C.extract(Context.root(), m.headers(), HEADERS);
-    Span span = tracer.spanBuilder(SPAN_NAME + " " + m.destination())
-        .setParent(stored)
-        .setSpanKind(kindOf.apply(m.destination()))
-        .setAttribute(MESSAGE_ID_KEY, m.id())
-        .setAttribute(OPERATION_ID_KEY, m.operationId())
-        .setAttribute(DESTINATION_KEY, m.destination())
-        .setAttribute(ATTEMPT_KEY, (long) m.attemptNo())
-        .startSpan();
-    return new Delivery(span, propagateSpan && span.getSpanContext().isValid() ? withTraceOf(span, m) : m);
+    Span span =
+        tracer
+            .spanBuilder(SPAN_NAME + " " + m.destination())
+            .setParent(stored)
+            .setSpanKind(kindOf.apply(m.destination()))
+            .setAttribute(MESSAGE_ID_KEY, m.id())
+            .setAttribute(OPERATION_ID_KEY, m.operationId())
+            .setAttribute(DESTINATION_KEY, m.destination())
+            .setAttribute(ATTEMPT_KEY, (long) m.attemptNo())
+            .startSpan();
+    return new Delivery(
+        span, propagateSpan && span.getSpanContext().isValid() ? withTraceOf(span, m) : m);
   }
 
   /** One attempt's span and the job as the sink gets it. */
@@ -151,7 +163,9 @@ public final class DeliveryTracing {
      * @param result the sink's answer, or null when there was none
      */
     public void end(AttemptOutcome outcome, SinkResult result) {
-      span.setAttribute(OUTCOME_KEY, outcome == AttemptOutcome.DELIVERED ? "sent" : RelayMetrics.outcomeTag(outcome));
+      span.setAttribute(
+          OUTCOME_KEY,
+          outcome == AttemptOutcome.DELIVERED ? "sent" : RelayMetrics.outcomeTag(outcome));
       if (result instanceof SinkResult.RetryLater r) {
         failed(r.errorClass(), r.error());
       } else if (result instanceof SinkResult.PermanentFailure p) {
@@ -160,7 +174,10 @@ public final class DeliveryTracing {
       span.end();
     }
 
-    /** Ends the span of an attempt that ended without a recording: the job was given back (shutdown). */
+    /**
+     * Ends the span of an attempt that ended without a recording: the job was given back
+     * (shutdown).
+     */
     public void released() {
       span.setAttribute(OUTCOME_KEY, "released");
       span.end();
@@ -175,40 +192,55 @@ public final class DeliveryTracing {
   /** Drops the stored trace headers (whatever their case) and adds the span's. */
   private static ClaimedMessage withTraceOf(Span span, ClaimedMessage m) {
     Map<String, String> headers = new LinkedHashMap<>();
-    m.headers().forEach((name, value) -> {
-      if (!name.equalsIgnoreCase(TraceContextSource.TRACEPARENT)
-          && !name.equalsIgnoreCase(TraceContextSource.TRACESTATE)) {
-        headers.put(name, value);
-      }
-    });
+    m.headers()
+        .forEach(
+            (name, value) -> {
+              if (!name.equalsIgnoreCase(TraceContextSource.TRACEPARENT)
+                  && !name.equalsIgnoreCase(TraceContextSource.TRACESTATE)) {
+                headers.put(name, value);
+              }
+            });
     W3C.inject(Context.root().with(span), headers, Map::put);
-    return new ClaimedMessage(m.id(), m.operationId(), m.destination(), m.orderingKey(), m.payload(),
-        m.contentType(), headers, m.attempts(), m.claimToken(), m.createdAt(), m.leaseUntil(),
+    return new ClaimedMessage(
+        m.id(),
+        m.operationId(),
+        m.destination(),
+        m.orderingKey(),
+        m.payload(),
+        m.contentType(),
+        headers,
+        m.attempts(),
+        m.claimToken(),
+        m.createdAt(),
+        m.leaseUntil(),
         m.payloadByReference());
   }
 
-  /** Reads stored headers by name, ignoring case (a caller may have written {@code Traceparent}). */
-  private static final TextMapGetter<Map<String, String>> HEADERS = new TextMapGetter<>() {
-    @Override
-    public Iterable<String> keys(Map<String, String> carrier) {
-      return carrier.keySet();
-    }
-
-    @Override
-    public String get(Map<String, String> carrier, String key) {
-      if (carrier == null) {
-        return null;
-      }
-      String exact = carrier.get(key);
-      if (exact != null) {
-        return exact;
-      }
-      for (Map.Entry<String, String> e : carrier.entrySet()) {
-        if (e.getKey().equalsIgnoreCase(key)) {
-          return e.getValue();
+  /**
+   * Reads stored headers by name, ignoring case (a caller may have written {@code Traceparent}).
+   */
+  private static final TextMapGetter<Map<String, String>> HEADERS =
+      new TextMapGetter<>() {
+        @Override
+        public Iterable<String> keys(Map<String, String> carrier) {
+          return carrier.keySet();
         }
-      }
-      return null;
-    }
-  };
+
+        @Override
+        public String get(Map<String, String> carrier, String key) {
+          if (carrier == null) {
+            return null;
+          }
+          String exact = carrier.get(key);
+          if (exact != null) {
+            return exact;
+          }
+          for (Map.Entry<String, String> e : carrier.entrySet()) {
+            if (e.getKey().equalsIgnoreCase(key)) {
+              return e.getValue();
+            }
+          }
+          return null;
+        }
+      };
 }

@@ -31,6 +31,7 @@ import org.eclipse.microprofile.config.inject.ConfigProperty;
 public class HttpLimits {
   /** Longest request line answered normally: the HTTP decoder's default limit. */
   public static final int MAX_REQUEST_LINE = 4096;
+
   /** Just before Quarkus' own body-size check (RouteConstants.ROUTE_ORDER_UPLOAD_LIMIT = -2). */
   static final int ORDER = -3;
 
@@ -46,10 +47,20 @@ public class HttpLimits {
 
   private static void check(RoutingContext rc, Long maxBody) {
     HttpServerRequest request = rc.request();
-    int lineLength = request.method().name().length() + 1 + request.uri().length() + " HTTP/1.1".length();
+    int lineLength =
+        request.method().name().length() + 1 + request.uri().length() + " HTTP/1.1".length();
     if (lineLength > MAX_REQUEST_LINE) {
-      refuse(rc, 414, "URI Too Long", "the request line is " + lineLength + " characters long, over the "
-          + MAX_REQUEST_LINE + " accepted: shorten the query", null, false);
+      refuse(
+          rc,
+          414,
+          "URI Too Long",
+          "the request line is "
+              + lineLength
+              + " characters long, over the "
+              + MAX_REQUEST_LINE
+              + " accepted: shorten the query",
+          null,
+          false);
       return;
     }
     String length = request.getHeader(HttpHeaders.CONTENT_LENGTH);
@@ -61,23 +72,34 @@ public class HttpLimits {
         declared = -1; // the HTTP decoder refuses a malformed Content-Length itself
       }
       if (declared > maxBody) {
-        refuse(rc, 413, "Content Too Large", "the request body is " + declared + " bytes, over the " + maxBody
-            + " accepted (quarkus.http.limits.max-body-size)", "body", true);
+        refuse(
+            rc,
+            413,
+            "Content Too Large",
+            "the request body is "
+                + declared
+                + " bytes, over the "
+                + maxBody
+                + " accepted (quarkus.http.limits.max-body-size)",
+            "body",
+            true);
         return;
       }
     }
     rc.next();
   }
 
-  private static void refuse(RoutingContext rc, int status, String title, String detail, String field,
-      boolean close) {
+  private static void refuse(
+      RoutingContext rc, int status, String title, String detail, String field, boolean close) {
     String body;
     try {
-      body = JSON.writeValueAsString(new Problem("about:blank", title, status, detail, field, null));
+      body =
+          JSON.writeValueAsString(new Problem("about:blank", title, status, detail, field, null));
     } catch (JsonProcessingException e) {
       throw new IllegalStateException(e);
     }
-    var response = rc.response().setStatusCode(status).putHeader(HttpHeaders.CONTENT_TYPE, Problem.MEDIA_TYPE);
+    var response =
+        rc.response().setStatusCode(status).putHeader(HttpHeaders.CONTENT_TYPE, Problem.MEDIA_TYPE);
     if (close) {
       response.putHeader(HttpHeaders.CONNECTION, "close");
       response.endHandler(done -> rc.request().connection().close());

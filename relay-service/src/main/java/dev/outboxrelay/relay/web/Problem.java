@@ -7,12 +7,17 @@ import jakarta.ws.rs.core.Response.Status;
 
 /**
  * An {@code application/problem+json} body (RFC 7807 / 9457) with two extension members, each
- * omitted when it does not apply: {@code field}, the request field (query parameter, path
- * parameter or JSON property) that was rejected, and {@code run_id}, a reconciliation run that
- * ended without a verdict.
+ * omitted when it does not apply: {@code field}, the request field (query parameter, path parameter
+ * or JSON property) that was rejected, and {@code run_id}, a reconciliation run that ended without
+ * a verdict.
  */
 @JsonInclude(JsonInclude.Include.NON_NULL)
-public record Problem(String type, String title, int status, String detail, String field,
+public record Problem(
+    String type,
+    String title,
+    int status,
+    String detail,
+    String field,
     @JsonProperty("run_id") Long runId) {
 
   public static final String MEDIA_TYPE = "application/problem+json";
@@ -24,8 +29,9 @@ public record Problem(String type, String title, int status, String detail, Stri
 
   /** A problem about a reconciliation run ({@code run_id}). */
   public static Response response(Status status, String detail, String field, Long runId) {
-    Problem body = new Problem("about:blank", status.getReasonPhrase(), status.getStatusCode(), detail, field,
-        runId);
+    Problem body =
+        new Problem(
+            "about:blank", status.getReasonPhrase(), status.getStatusCode(), detail, field, runId);
     return Response.status(status).type(MEDIA_TYPE).entity(body).build();
   }
 

@@ -4,8 +4,8 @@ import jakarta.ws.rs.core.Response.Status;
 
 /**
  * A request the service refuses, answered as a {@link Problem} by {@link ProblemMappers}. Thrown
- * before anything is written (bad input) or after a conditional update changed nothing
- * (conflict), so a refused request never leaves anything half done.
+ * before anything is written (bad input) or after a conditional update changed nothing (conflict),
+ * so a refused request never leaves anything half done.
  */
 public class ProblemException extends RuntimeException {
   private final Status status;

@@ -39,8 +39,8 @@ public class ProblemMappers {
   }
 
   /**
-   * Syntactically broken JSON reaches here wrapped by the body reader (400 with the parse error
-   * as cause). Other web exceptions (404 unknown path, 405, 406, 415) keep their status but get a
+   * Syntactically broken JSON reaches here wrapped by the body reader (400 with the parse error as
+   * cause). Other web exceptions (404 unknown path, 405, 406, 415) keep their status but get a
    * problem body instead of an empty or HTML one.
    */
   @ServerExceptionMapper
@@ -50,11 +50,13 @@ public class ProblemMappers {
     }
     Response r = e.getResponse();
     // A response with a body was built on purpose; 401 and 403 stay as security made them.
-    if (r.hasEntity() || r.getStatus() == Status.UNAUTHORIZED.getStatusCode()
+    if (r.hasEntity()
+        || r.getStatus() == Status.UNAUTHORIZED.getStatusCode()
         || r.getStatus() == Status.FORBIDDEN.getStatusCode()) {
       return r;
     }
-    return Problem.response(r.getStatus(), r.getStatusInfo().getReasonPhrase(), e.getMessage(), null);
+    return Problem.response(
+        r.getStatus(), r.getStatusInfo().getReasonPhrase(), e.getMessage(), null);
   }
 
   /**
@@ -64,8 +66,10 @@ public class ProblemMappers {
   @ServerExceptionMapper
   public Response storeFailure(OutboxStoreException e) {
     LOG.errorf(e, "admin request failed in the database: %s", e.getMessage());
-    return Problem.response(Status.SERVICE_UNAVAILABLE, "the outbox database failed: " + e.getMessage()
-        + "; try again", null);
+    return Problem.response(
+        Status.SERVICE_UNAVAILABLE,
+        "the outbox database failed: " + e.getMessage() + "; try again",
+        null);
   }
 
   /** A source whose database has not answered since start-up: 503 naming it, so clients retry. */
@@ -76,8 +80,10 @@ public class ProblemMappers {
 
   private static Response jsonProblem(JacksonException e) {
     String field = e instanceof DatabindException d ? path(d) : "";
-    return Problem.response(Status.BAD_REQUEST,
-        "request body is not valid JSON: " + e.getOriginalMessage(), field.isEmpty() ? BODY : field);
+    return Problem.response(
+        Status.BAD_REQUEST,
+        "request body is not valid JSON: " + e.getOriginalMessage(),
+        field.isEmpty() ? BODY : field);
   }
 
   /** The JSON path of the failing value, e.g. {@code limit} or {@code items[2].sku}. */

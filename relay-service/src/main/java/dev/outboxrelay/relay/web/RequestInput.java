@@ -52,9 +52,11 @@ public final class RequestInput {
   public static final Instant LATEST = Instant.parse("9999-12-31T23:59:59.999Z");
 
   /** Strict JSON: duplicate keys and anything after the value are errors, not silently resolved. */
-  private static final ObjectReader JSON = new ObjectMapper().reader()
-      .with(JsonParser.Feature.STRICT_DUPLICATE_DETECTION)
-      .with(DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
+  private static final ObjectReader JSON =
+      new ObjectMapper()
+          .reader()
+          .with(JsonParser.Feature.STRICT_DUPLICATE_DETECTION)
+          .with(DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
 
   /** Longest digit string a {@code long} can need: 19 digits. */
   private static final int MAX_DIGITS = 19;
@@ -68,12 +70,23 @@ public final class RequestInput {
     for (Map.Entry<String, List<String>> p : params.entrySet()) {
       String name = p.getKey();
       if (!known.contains(name)) {
-        throw badRequest(name, "unknown query parameter '" + printable(name) + "'; "
-            + (known.isEmpty() ? "this endpoint takes none" : "known: " + String.join(", ", new TreeSet<>(known))));
+        throw badRequest(
+            name,
+            "unknown query parameter '"
+                + printable(name)
+                + "'; "
+                + (known.isEmpty()
+                    ? "this endpoint takes none"
+                    : "known: " + String.join(", ", new TreeSet<>(known))));
       }
       if (p.getValue().size() > 1) {
-        throw badRequest(name, "query parameter '" + name + "' is given " + p.getValue().size()
-            + " times; give it once");
+        throw badRequest(
+            name,
+            "query parameter '"
+                + name
+                + "' is given "
+                + p.getValue().size()
+                + " times; give it once");
       }
     }
   }
@@ -92,8 +105,10 @@ public final class RequestInput {
    */
   public static long integer(String raw, String field, long min, long max) {
     String digits = raw.startsWith("-") ? raw.substring(1) : raw;
-    boolean ascii = !digits.isEmpty() && digits.length() <= MAX_DIGITS
-        && digits.chars().allMatch(c -> c >= '0' && c <= '9');
+    boolean ascii =
+        !digits.isEmpty()
+            && digits.length() <= MAX_DIGITS
+            && digits.chars().allMatch(c -> c >= '0' && c <= '9');
     long v;
     try {
       if (!ascii) {
@@ -101,8 +116,16 @@ public final class RequestInput {
       }
       v = Long.parseLong(raw);
     } catch (NumberFormatException e) {
-      throw badRequest(field, field + " must be an integer from " + min + " to " + max
-          + " in ASCII digits, was '" + printable(raw) + "'");
+      throw badRequest(
+          field,
+          field
+              + " must be an integer from "
+              + min
+              + " to "
+              + max
+              + " in ASCII digits, was '"
+              + printable(raw)
+              + "'");
     }
     if (v < min || v > max) {
       throw badRequest(field, field + " must be from " + min + " to " + max + ", was " + v);
@@ -110,7 +133,10 @@ public final class RequestInput {
     return v;
   }
 
-  /** A job state as one letter in any case ({@link JobState#parse}); else a 400 naming {@code field}. */
+  /**
+   * A job state as one letter in any case ({@link JobState#parse}); else a 400 naming {@code
+   * field}.
+   */
   public static JobState jobState(String raw, String field) {
     try {
       return JobState.parse(raw, field);
@@ -136,11 +162,22 @@ public final class RequestInput {
     return value;
   }
 
-  /** {@code t} when it lies within [{@link #EARLIEST}, {@link #LATEST}], else a 400 naming {@code field}. */
+  /**
+   * {@code t} when it lies within [{@link #EARLIEST}, {@link #LATEST}], else a 400 naming {@code
+   * field}.
+   */
   public static Instant inRange(Instant t, String field) {
     if (t != null && (t.isBefore(EARLIEST) || t.isAfter(LATEST))) {
-      throw badRequest(field, field + " (" + t + ") is out of range: instants from " + EARLIEST + " to "
-          + LATEST + " are accepted (what every supported database stores)");
+      throw badRequest(
+          field,
+          field
+              + " ("
+              + t
+              + ") is out of range: instants from "
+              + EARLIEST
+              + " to "
+              + LATEST
+              + " are accepted (what every supported database stores)");
     }
     return t;
   }
@@ -155,9 +192,14 @@ public final class RequestInput {
       return null;
     }
     if (!isJson(contentType)) {
-      throw new ProblemException(Status.UNSUPPORTED_MEDIA_TYPE, "Content-Type", "the body must be JSON sent"
-          + " with Content-Type: application/json, was " + (contentType == null || contentType.isBlank()
-          ? "no Content-Type" : "'" + printable(contentType) + "'"));
+      throw new ProblemException(
+          Status.UNSUPPORTED_MEDIA_TYPE,
+          "Content-Type",
+          "the body must be JSON sent"
+              + " with Content-Type: application/json, was "
+              + (contentType == null || contentType.isBlank()
+                  ? "no Content-Type"
+                  : "'" + printable(contentType) + "'"));
     }
     JsonNode root;
     try {
@@ -165,32 +207,43 @@ public final class RequestInput {
     } catch (StreamReadException e) {
       String duplicate = duplicateKey(e);
       if (duplicate != null) {
-        throw badRequest(duplicate, "request body is not valid JSON: property '" + duplicate
-            + "' is given twice; give it once");
+        throw badRequest(
+            duplicate,
+            "request body is not valid JSON: property '"
+                + duplicate
+                + "' is given twice; give it once");
       }
-      throw badRequest(ProblemMappers.BODY, "request body is not valid JSON: " + e.getOriginalMessage());
+      throw badRequest(
+          ProblemMappers.BODY, "request body is not valid JSON: " + e.getOriginalMessage());
     } catch (JacksonException e) {
-      throw badRequest(ProblemMappers.BODY, "request body is not valid JSON: " + e.getOriginalMessage());
+      throw badRequest(
+          ProblemMappers.BODY, "request body is not valid JSON: " + e.getOriginalMessage());
     }
     if (root == null || !root.isObject()) {
-      throw badRequest(ProblemMappers.BODY, "request body must be a JSON object, was "
-          + (root == null ? "empty" : root.getNodeType().name().toLowerCase(Locale.ROOT)));
+      throw badRequest(
+          ProblemMappers.BODY,
+          "request body must be a JSON object, was "
+              + (root == null ? "empty" : root.getNodeType().name().toLowerCase(Locale.ROOT)));
     }
     return root;
   }
 
-  /** {@code application/json} or {@code application/<anything>+json}, parameters (charset) aside. */
+  /**
+   * {@code application/json} or {@code application/<anything>+json}, parameters (charset) aside.
+   */
   static boolean isJson(String contentType) {
     if (contentType == null) {
       return false;
     }
     String type = contentType.split(";", 2)[0].strip().toLowerCase(Locale.ROOT);
-    return type.equals("application/json") || (type.startsWith("application/") && type.endsWith("+json"));
+    return type.equals("application/json")
+        || (type.startsWith("application/") && type.endsWith("+json"));
   }
 
   /** The key that STRICT_DUPLICATE_DETECTION refused, or null for any other parse error. */
   private static String duplicateKey(StreamReadException e) {
-    if (e.getOriginalMessage() == null || !e.getOriginalMessage().startsWith("Duplicate field")
+    if (e.getOriginalMessage() == null
+        || !e.getOriginalMessage().startsWith("Duplicate field")
         || e.getProcessor() == null) {
       return null;
     }
@@ -204,13 +257,16 @@ public final class RequestInput {
   /** Echoes bad input back shortened and with control characters escaped (a NUL, a newline). */
   public static String printable(String s) {
     StringBuilder b = new StringBuilder();
-    s.codePoints().limit(40).forEach(c -> {
-      if (Character.isISOControl(c)) {
-        b.append(String.format(Locale.ROOT, "\\u%04X", c));
-      } else {
-        b.appendCodePoint(c);
-      }
-    });
+    s.codePoints()
+        .limit(40)
+        .forEach(
+            c -> {
+              if (Character.isISOControl(c)) {
+                b.append(String.format(Locale.ROOT, "\\u%04X", c));
+              } else {
+                b.appendCodePoint(c);
+              }
+            });
     return s.codePointCount(0, s.length()) > 40 ? b + "…" : b.toString();
   }
 }

@@ -8,8 +8,8 @@
  * reads, {@code outbox-operator} acts and reads). Identities come from HTTP Basic against the
  * embedded users of {@code quarkus.security.users.embedded.*} (none by default: a relay without
  * configured users lets nobody in); {@code /admin/*} additionally requires an authenticated caller
- * by path, so an endpoint that forgets its annotation is still closed. {@code /q/health} and
- * {@code /q/metrics} stay open. docs/operations.md "Admin API" shows how to configure users and how
- * to switch to OIDC with the same role names.
+ * by path, so an endpoint that forgets its annotation is still closed. {@code /q/health} and {@code
+ * /q/metrics} stay open. docs/operations.md "Admin API" shows how to configure users and how to
+ * switch to OIDC with the same role names.
  */
 package dev.outboxrelay.relay.web;

@@ -1,6 +1,5 @@
 package dev.outboxrelay.relay.admin;
 
-import dev.outboxrelay.relay.source.RelayInstance;
 import static io.restassured.RestAssured.given;
 import static org.hamcrest.Matchers.containsString;
 import static org.hamcrest.Matchers.equalTo;
@@ -15,10 +14,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.outboxrelay.outbox.Outbox;
 import dev.outboxrelay.outbox.OutboxConfig;
 import dev.outboxrelay.outbox.OutboxMessage;
+import dev.outboxrelay.outbox.store.OutboxAdminStore;
 import dev.outboxrelay.outbox.store.OutboxStore;
 import dev.outboxrelay.outbox.store.StoredMessage;
-import dev.outboxrelay.outbox.store.OutboxAdminStore;
 import dev.outboxrelay.relay.lifecycle.RelayService;
+import dev.outboxrelay.relay.source.RelayInstance;
 import dev.outboxrelay.relay.testing.RecordingHttpReceiver;
 import dev.outboxrelay.relay.testing.RecordingHttpReceiver.Response;
 import dev.outboxrelay.relay.testing.RelayTestResources;
@@ -42,10 +42,10 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * The admin API over HTTP against the running relay, real PostgreSQL and a real HTTP receiver.
- * Jobs reach their states the way they do in production (a scheduled job stays R, a job the
- * receiver answers 422 ends D with its attempt), except the W job of the cancel test, which is
- * leased by hand for an hour so no relay touches it. Users: see application.properties, %test.
+ * The admin API over HTTP against the running relay, real PostgreSQL and a real HTTP receiver. Jobs
+ * reach their states the way they do in production (a scheduled job stays R, a job the receiver
+ * answers 422 ends D with its attempt), except the W job of the cancel test, which is leased by
+ * hand for an hour so no relay touches it. Users: see application.properties, %test.
  */
 @QuarkusTest
 @QuarkusTestResource(RelayTestResources.class)
@@ -62,7 +62,8 @@ class AdminResourceTest {
   RecordingHttpReceiver receiver;
   OutboxStore store;
   OutboxAdminStore admin;
-  final Outbox outbox = new Outbox(OutboxConfig.builder().destinations("billing", "nowhere", "signed").build());
+  final Outbox outbox =
+      new Outbox(OutboxConfig.builder().destinations("billing", "nowhere", "signed").build());
 
   @BeforeEach
   void clean() throws SQLException {
@@ -70,7 +71,8 @@ class AdminResourceTest {
     receiver.reset();
     store = relay.store();
     admin = relay.admin();
-    try (Connection c = ds.getConnection(); Statement s = c.createStatement()) {
+    try (Connection c = ds.getConnection();
+        Statement s = c.createStatement()) {
       s.execute("DELETE FROM outbox_attempt");
       s.execute("DELETE FROM outbox_message");
     }
@@ -80,7 +82,11 @@ class AdminResourceTest {
 
   @Test
   void withoutCredentialsIs401WithABasicChallenge() {
-    given().get("/admin/messages").then().statusCode(401).header("WWW-Authenticate", matchesRegex("(?i)basic.*"));
+    given()
+        .get("/admin/messages")
+        .then()
+        .statusCode(401)
+        .header("WWW-Authenticate", matchesRegex("(?i)basic.*"));
     given().get("/admin/stats").then().statusCode(401);
     given().post("/admin/messages/1/replay").then().statusCode(401);
     given().get("/admin/no-such-page").then().statusCode(401);
@@ -88,8 +94,20 @@ class AdminResourceTest {
 
   @Test
   void aWrongPasswordOrUnknownUserIs401() {
-    given().auth().preemptive().basic("operator", "not-the-password").get("/admin/stats").then().statusCode(401);
-    given().auth().preemptive().basic("mallory", "operator-pw").get("/admin/stats").then().statusCode(401);
+    given()
+        .auth()
+        .preemptive()
+        .basic("operator", "not-the-password")
+        .get("/admin/stats")
+        .then()
+        .statusCode(401);
+    given()
+        .auth()
+        .preemptive()
+        .basic("mallory", "operator-pw")
+        .get("/admin/stats")
+        .then()
+        .statusCode(401);
   }
 
   @Test
@@ -115,7 +133,8 @@ class AdminResourceTest {
     given().get("/q/metrics").then().statusCode(200);
   }
 
-  // ---- listing -----------------------------------------------------------------------------------
+  // ---- listing
+  // -----------------------------------------------------------------------------------
 
   @Test
   void listingFiltersByStateDestinationAndKeyAndPagesById() throws Exception {
@@ -126,30 +145,57 @@ class AdminResourceTest {
     long d2 = deadUnknownDestination();
     long r3 = scheduled("signed", "k1");
 
-    operator().get("/admin/messages").then().statusCode(200)
+    operator()
+        .get("/admin/messages")
+        .then()
+        .statusCode(200)
         .body("messages.id", equalTo(longs(d1, r1, r2, d2, r3)))
         .body("limit", equalTo(50))
         .body("next_after_id", nullValue());
-    viewer().queryParam("state", "D").get("/admin/messages").then().statusCode(200)
+    viewer()
+        .queryParam("state", "D")
+        .get("/admin/messages")
+        .then()
+        .statusCode(200)
         .body("messages.id", equalTo(longs(d1, d2)))
         .body("messages[0].state", equalTo("D"))
         .body("messages[0].error_class", equalTo("HTTP 422"))
         .body("messages[0].operation_id", startsWith("op-"))
         .body("messages[1].error_class", equalTo("UnknownDestination"))
         .body("messages[0]", not(org.hamcrest.Matchers.hasKey("payload")));
-    viewer().queryParam("state", "r").queryParam("destination", "billing").get("/admin/messages").then()
-        .statusCode(200).body("messages.id", equalTo(longs(r1, r2)));
-    viewer().queryParam("ordering_key", "k1").get("/admin/messages").then()
-        .statusCode(200).body("messages.id", equalTo(longs(d1, r1, r3)));
-    viewer().queryParam("state", "").queryParam("destination", "").get("/admin/messages").then()
-        .statusCode(200).body("messages.id", equalTo(longs(d1, r1, r2, d2, r3)));
+    viewer()
+        .queryParam("state", "r")
+        .queryParam("destination", "billing")
+        .get("/admin/messages")
+        .then()
+        .statusCode(200)
+        .body("messages.id", equalTo(longs(r1, r2)));
+    viewer()
+        .queryParam("ordering_key", "k1")
+        .get("/admin/messages")
+        .then()
+        .statusCode(200)
+        .body("messages.id", equalTo(longs(d1, r1, r3)));
+    viewer()
+        .queryParam("state", "")
+        .queryParam("destination", "")
+        .get("/admin/messages")
+        .then()
+        .statusCode(200)
+        .body("messages.id", equalTo(longs(d1, r1, r2, d2, r3)));
 
     List<Long> paged = new ArrayList<>();
     Long after = 0L;
     int pages = 0;
     while (after != null) {
-      ValidatableResponse page = viewer().queryParam("limit", 2).queryParam("after_id", after)
-          .get("/admin/messages").then().statusCode(200).body("limit", equalTo(2));
+      ValidatableResponse page =
+          viewer()
+              .queryParam("limit", 2)
+              .queryParam("after_id", after)
+              .get("/admin/messages")
+              .then()
+              .statusCode(200)
+              .body("limit", equalTo(2));
       List<Number> ids = page.extract().jsonPath().getList("messages.id", Number.class);
       ids.forEach(id -> paged.add(id.longValue()));
       Number next = page.extract().jsonPath().get("next_after_id");
@@ -160,48 +206,72 @@ class AdminResourceTest {
     assertEquals(3, pages, "2 + 2 + 1");
   }
 
-  // ---- detail ------------------------------------------------------------------------------------
+  // ---- detail
+  // ------------------------------------------------------------------------------------
 
   @Test
   void detailShowsTheJobAndItsAttemptsWithCredentialHeadersRedacted() throws Exception {
     String op = "op-" + UUID.randomUUID();
-    receiver.script(op, Response.status(500), new Response(422, Map.of(), "{\"error\":\"amount missing\"}", 0));
+    receiver.script(
+        op, Response.status(500), new Response(422, Map.of(), "{\"error\":\"amount missing\"}", 0));
     long id;
     try (Connection c = ds.getConnection()) {
-      id = outbox.enqueue(c, OutboxMessage.builder().operationId(op).destination("billing").orderingKey("cust-1")
-          .payload("{\"amount\":null}").header("X-Trace", "trace-1").header("Authorization", "Bearer s3cr3t")
-          .build()).messageId();
+      id =
+          outbox
+              .enqueue(
+                  c,
+                  OutboxMessage.builder()
+                      .operationId(op)
+                      .destination("billing")
+                      .orderingKey("cust-1")
+                      .payload("{\"amount\":null}")
+                      .header("X-Trace", "trace-1")
+                      .header("Authorization", "Bearer s3cr3t")
+                      .build())
+              .messageId();
     }
     awaitState(id, 'D');
 
-    String body = viewer().get("/admin/messages/" + id).then().statusCode(200)
-        .body("message.id", equalTo((int) id))
-        .body("message.operation_id", equalTo(op))
-        .body("message.destination", equalTo("billing"))
-        .body("message.ordering_key", equalTo("cust-1"))
-        .body("message.state", equalTo("D"))
-        .body("message.attempts", equalTo(2))
-        .body("message.last_error", containsString("422"))
-        .body("message.payload", equalTo("{\"amount\":null}"))
-        .body("message.payload_by_reference", equalTo(false))
-        .body("message.headers.X-Trace", equalTo("trace-1"))
-        .body("message.headers.Authorization", equalTo(AdminService.REDACTED))
-        .body("attempts.outcome", equalTo(List.of("RETRY", "DEAD")))
-        .body("attempts.attempt_no", equalTo(List.of(1, 2)))
-        .body("attempts.error_class", equalTo(List.of("HTTP 500", "HTTP 422")))
-        .body("attempts[1].response_summary", containsString("amount missing"))
-        .body("attempts.relay_instance", equalTo(List.of(RelayInstance.NAME, RelayInstance.NAME)))
-        .extract().asString();
+    String body =
+        viewer()
+            .get("/admin/messages/" + id)
+            .then()
+            .statusCode(200)
+            .body("message.id", equalTo((int) id))
+            .body("message.operation_id", equalTo(op))
+            .body("message.destination", equalTo("billing"))
+            .body("message.ordering_key", equalTo("cust-1"))
+            .body("message.state", equalTo("D"))
+            .body("message.attempts", equalTo(2))
+            .body("message.last_error", containsString("422"))
+            .body("message.payload", equalTo("{\"amount\":null}"))
+            .body("message.payload_by_reference", equalTo(false))
+            .body("message.headers.X-Trace", equalTo("trace-1"))
+            .body("message.headers.Authorization", equalTo(AdminService.REDACTED))
+            .body("attempts.outcome", equalTo(List.of("RETRY", "DEAD")))
+            .body("attempts.attempt_no", equalTo(List.of(1, 2)))
+            .body("attempts.error_class", equalTo(List.of("HTTP 500", "HTTP 422")))
+            .body("attempts[1].response_summary", containsString("amount missing"))
+            .body(
+                "attempts.relay_instance", equalTo(List.of(RelayInstance.NAME, RelayInstance.NAME)))
+            .extract()
+            .asString();
     assertTrue(!body.contains("s3cr3t"), body);
 
-    operator().get("/admin/messages/" + (id + 1000)).then().statusCode(404).contentType(PROBLEM)
-        .body("status", equalTo(404)).body("field", equalTo("id"))
+    operator()
+        .get("/admin/messages/" + (id + 1000))
+        .then()
+        .statusCode(404)
+        .contentType(PROBLEM)
+        .body("status", equalTo(404))
+        .body("field", equalTo("id"))
         .body("detail", containsString("no message with id " + (id + 1000)));
   }
 
   @Test
   void noDestinationSecretAppearsInTheAdminApi() throws Exception {
-    receiver.requireSignature("/signed", "not-the-relays-secret".getBytes(java.nio.charset.StandardCharsets.UTF_8));
+    receiver.requireSignature(
+        "/signed", "not-the-relays-secret".getBytes(java.nio.charset.StandardCharsets.UTF_8));
     long id = enqueue("signed", null, Duration.ZERO);
     awaitState(id, 'D');
     for (String path : List.of("/admin/messages", "/admin/messages/" + id, "/admin/stats")) {
@@ -210,19 +280,27 @@ class AdminResourceTest {
     }
   }
 
-  // ---- replay and cancel -------------------------------------------------------------------------
+  // ---- replay and cancel
+  // -------------------------------------------------------------------------
 
   @Test
   void replayOfADeadJobMakesItReadyAndTheRelayDeliversIt() throws Exception {
     long id = deadVia422("billing", null);
     double before = adminActions("replay");
 
-    operator().post("/admin/messages/" + id + "/replay").then().statusCode(200)
-        .body("id", equalTo((int) id)).body("action", equalTo("replay"))
-        .body("previous_state", equalTo("D")).body("state", equalTo("R")).body("by", equalTo("operator"));
+    operator()
+        .post("/admin/messages/" + id + "/replay")
+        .then()
+        .statusCode(200)
+        .body("id", equalTo((int) id))
+        .body("action", equalTo("replay"))
+        .body("previous_state", equalTo("D"))
+        .body("state", equalTo("R"))
+        .body("by", equalTo("operator"));
 
     StoredMessage m = awaitState(id, 'S');
-    assertEquals(1, m.attempts(), "a fresh attempt budget: the replayed delivery is attempt 1 again");
+    assertEquals(
+        1, m.attempts(), "a fresh attempt budget: the replayed delivery is attempt 1 again");
     assertEquals(2, receiver.requestsFor(m.operationId()).size());
     assertEquals(before + 1, adminActions("replay"));
   }
@@ -230,16 +308,29 @@ class AdminResourceTest {
   @Test
   void replayOfAJobThatIsNotDeadIs409AndUnknownIs404() throws Exception {
     long ready = scheduled("billing", null);
-    operator().post("/admin/messages/" + ready + "/replay").then().statusCode(409).contentType(PROBLEM)
-        .body("status", equalTo(409)).body("title", equalTo("Conflict")).body("field", equalTo("state"))
+    operator()
+        .post("/admin/messages/" + ready + "/replay")
+        .then()
+        .statusCode(409)
+        .contentType(PROBLEM)
+        .body("status", equalTo(409))
+        .body("title", equalTo("Conflict"))
+        .body("field", equalTo("state"))
         .body("detail", containsString("is R (ready), not D (dead)"));
     assertEquals('R', state(ready));
     long sent = enqueue("billing", null, Duration.ZERO);
     awaitState(sent, 'S');
-    operator().post("/admin/messages/" + sent + "/replay").then().statusCode(409)
+    operator()
+        .post("/admin/messages/" + sent + "/replay")
+        .then()
+        .statusCode(409)
         .body("detail", containsString("is S (sent)"));
     assertEquals('S', state(sent));
-    operator().post("/admin/messages/" + (sent + 1000) + "/replay").then().statusCode(404).contentType(PROBLEM)
+    operator()
+        .post("/admin/messages/" + (sent + 1000) + "/replay")
+        .then()
+        .statusCode(404)
+        .contentType(PROBLEM)
         .body("field", equalTo("id"));
   }
 
@@ -248,38 +339,60 @@ class AdminResourceTest {
     long id = scheduled("billing", "cust-5");
     double before = adminActions("cancel");
 
-    operator().contentType("application/json").body("{\"reason\":\"customer withdrew the order\"}")
-        .post("/admin/messages/" + id + "/cancel").then().statusCode(200)
-        .body("action", equalTo("cancel")).body("previous_state", equalTo("R")).body("state", equalTo("D"));
+    operator()
+        .contentType("application/json")
+        .body("{\"reason\":\"customer withdrew the order\"}")
+        .post("/admin/messages/" + id + "/cancel")
+        .then()
+        .statusCode(200)
+        .body("action", equalTo("cancel"))
+        .body("previous_state", equalTo("R"))
+        .body("state", equalTo("D"));
 
-    viewer().get("/admin/messages/" + id).then().statusCode(200)
+    viewer()
+        .get("/admin/messages/" + id)
+        .then()
+        .statusCode(200)
         .body("message.state", equalTo("D"))
-        .body("message.last_error", equalTo("cancelled by operator via the admin API: customer withdrew the order"))
+        .body(
+            "message.last_error",
+            equalTo("cancelled by operator via the admin API: customer withdrew the order"))
         .body("attempts.outcome", equalTo(List.of("CANCELLED")))
         .body("attempts[0].error_class", equalTo("Cancelled"))
         .body("attempts[0].relay_instance", nullValue());
     assertEquals(before + 1, adminActions("cancel"));
-    viewer().get("/admin/stats").then().statusCode(200)
+    viewer()
+        .get("/admin/stats")
+        .then()
+        .statusCode(200)
         .body("dead_ordering_keys.ordering_key", hasItem("cust-5"));
 
     long other = scheduled("billing", null);
     operator().post("/admin/messages/" + other + "/cancel").then().statusCode(200);
-    assertEquals("cancelled by operator via the admin API", admin.findMessage(other).orElseThrow().lastError());
+    assertEquals(
+        "cancelled by operator via the admin API",
+        admin.findMessage(other).orElseThrow().lastError());
   }
 
   @Test
   void cancelOfAJobInFlightIs409ExplainingWhyAndChangesNothing() throws Exception {
     long id = scheduled("billing", null);
     UUID token = UUID.randomUUID();
-    try (Connection c = ds.getConnection(); PreparedStatement ps = c.prepareStatement(
-        "UPDATE outbox_message SET state = 'W', claim_token = ?, claimed_at = now(),"
-            + " lease_until = now() + interval '1 hour' WHERE id = ?")) {
+    try (Connection c = ds.getConnection();
+        PreparedStatement ps =
+            c.prepareStatement(
+                "UPDATE outbox_message SET state = 'W', claim_token = ?, claimed_at = now(),"
+                    + " lease_until = now() + interval '1 hour' WHERE id = ?")) {
       ps.setObject(1, token);
       ps.setLong(2, id);
       assertEquals(1, ps.executeUpdate());
     }
 
-    operator().post("/admin/messages/" + id + "/cancel").then().statusCode(409).contentType(PROBLEM)
+    operator()
+        .post("/admin/messages/" + id + "/cancel")
+        .then()
+        .statusCode(409)
+        .contentType(PROBLEM)
         .body("field", equalTo("state"))
         .body("detail", containsString("is W (working): a relay is delivering it right now"));
 
@@ -290,12 +403,20 @@ class AdminResourceTest {
 
     long sent = enqueue("billing", null, Duration.ZERO);
     awaitState(sent, 'S');
-    operator().post("/admin/messages/" + sent + "/cancel").then().statusCode(409)
+    operator()
+        .post("/admin/messages/" + sent + "/cancel")
+        .then()
+        .statusCode(409)
         .body("detail", containsString("is S (sent), not R (ready)"));
-    operator().post("/admin/messages/" + (sent + 1000) + "/cancel").then().statusCode(404).body("field", equalTo("id"));
+    operator()
+        .post("/admin/messages/" + (sent + 1000) + "/cancel")
+        .then()
+        .statusCode(404)
+        .body("field", equalTo("id"));
   }
 
-  // ---- bulk replay -------------------------------------------------------------------------------
+  // ---- bulk replay
+  // -------------------------------------------------------------------------------
 
   @Test
   void bulkReplayDryRunCountsWhatTheRealRunReplaysAndOnlyMatchingDeadJobsChange() throws Exception {
@@ -309,26 +430,54 @@ class AdminResourceTest {
     long ready = scheduled("billing", null);
     String filter = "{\"destination\":\"billing\",\"error_class\":\"HTTP 422\"";
 
-    int dryRun = operator().contentType("application/json").body(filter + "}")
-        .post("/admin/messages/replay").then().statusCode(200)
-        .body("dry_run", equalTo(true)).body("matched", equalTo(4)).body("limit", equalTo(1000))
-        .body("$", not(org.hamcrest.Matchers.hasKey("replayed")))
-        .extract().path("matched");
+    int dryRun =
+        operator()
+            .contentType("application/json")
+            .body(filter + "}")
+            .post("/admin/messages/replay")
+            .then()
+            .statusCode(200)
+            .body("dry_run", equalTo(true))
+            .body("matched", equalTo(4))
+            .body("limit", equalTo(1000))
+            .body("$", not(org.hamcrest.Matchers.hasKey("replayed")))
+            .extract()
+            .path("matched");
     for (long id : match) {
       assertEquals('D', state(id), "a dry run changes nothing");
     }
-    operator().contentType("application/json").body("{\"ordering_key\":\"k9\"}")
-        .post("/admin/messages/replay").then().statusCode(200).body("matched", equalTo(1));
-    operator().contentType("application/json")
+    operator()
+        .contentType("application/json")
+        .body("{\"ordering_key\":\"k9\"}")
+        .post("/admin/messages/replay")
+        .then()
+        .statusCode(200)
+        .body("matched", equalTo(1));
+    operator()
+        .contentType("application/json")
         .body("{\"destination\":\"billing\",\"dead_from\":\"2999-01-01T00:00:00Z\"}")
-        .post("/admin/messages/replay").then().statusCode(200).body("matched", equalTo(0));
-    operator().contentType("application/json").body("{\"all\":true}")
-        .post("/admin/messages/replay").then().statusCode(200).body("matched", equalTo(6));
+        .post("/admin/messages/replay")
+        .then()
+        .statusCode(200)
+        .body("matched", equalTo(0));
+    operator()
+        .contentType("application/json")
+        .body("{\"all\":true}")
+        .post("/admin/messages/replay")
+        .then()
+        .statusCode(200)
+        .body("matched", equalTo(6));
 
     double before = adminActions("bulk_replay");
-    operator().contentType("application/json").body(filter + ",\"dry_run\":false}")
-        .post("/admin/messages/replay").then().statusCode(200)
-        .body("dry_run", equalTo(false)).body("replayed", equalTo(dryRun)).body("by", equalTo("operator"));
+    operator()
+        .contentType("application/json")
+        .body(filter + ",\"dry_run\":false}")
+        .post("/admin/messages/replay")
+        .then()
+        .statusCode(200)
+        .body("dry_run", equalTo(false))
+        .body("replayed", equalTo(dryRun))
+        .body("by", equalTo("operator"));
 
     for (long id : match) {
       awaitState(id, 'S');
@@ -337,24 +486,35 @@ class AdminResourceTest {
     assertEquals('D', state(unknown));
     assertEquals('R', state(ready));
     assertEquals(before + 1, adminActions("bulk_replay"));
-    operator().contentType("application/json").body(filter + ",\"dry_run\":false}")
-        .post("/admin/messages/replay").then().statusCode(200).body("replayed", equalTo(0));
+    operator()
+        .contentType("application/json")
+        .body(filter + ",\"dry_run\":false}")
+        .post("/admin/messages/replay")
+        .then()
+        .statusCode(200)
+        .body("replayed", equalTo(0));
   }
 
   @Test
   void bulkReplayHonoursItsLimit() throws Exception {
     long a = deadUnknownDestination();
     long b = deadUnknownDestination();
-    operator().contentType("application/json")
+    operator()
+        .contentType("application/json")
         .body("{\"error_class\":\"UnknownDestination\",\"dry_run\":false,\"limit\":1}")
-        .post("/admin/messages/replay").then().statusCode(200)
-        .body("matched", equalTo(2)).body("replayed", equalTo(1)).body("limit", equalTo(1));
+        .post("/admin/messages/replay")
+        .then()
+        .statusCode(200)
+        .body("matched", equalTo(2))
+        .body("replayed", equalTo(1))
+        .body("limit", equalTo(1));
     // The replayed one (lowest id) is tried again and dies again: unknown destination is permanent.
     Awaitility.await().atMost(WAIT).until(() -> admin.attempts(a).size() == 2);
     assertEquals(1, admin.attempts(b).size());
   }
 
-  // ---- stats -------------------------------------------------------------------------------------
+  // ---- stats
+  // -------------------------------------------------------------------------------------
 
   @Test
   void statsCountStatesDestinationsErrorClassesAndKeysWithDeadJobs() throws Exception {
@@ -366,10 +526,17 @@ class AdminResourceTest {
     long sent = enqueue("billing", "cust-3", Duration.ZERO);
     awaitState(sent, 'S');
 
-    viewer().get("/admin/stats").then().statusCode(200)
-        .body("by_state.R", equalTo(1)).body("by_state.D", equalTo(4)).body("by_state.S", equalTo(1))
-        .body("by_state.W", equalTo(0)).body("by_state.C", equalTo(0))
-        .body("by_destination.billing.D", equalTo(3)).body("by_destination.billing.R", equalTo(1))
+    viewer()
+        .get("/admin/stats")
+        .then()
+        .statusCode(200)
+        .body("by_state.R", equalTo(1))
+        .body("by_state.D", equalTo(4))
+        .body("by_state.S", equalTo(1))
+        .body("by_state.W", equalTo(0))
+        .body("by_state.C", equalTo(0))
+        .body("by_destination.billing.D", equalTo(3))
+        .body("by_destination.billing.R", equalTo(1))
         .body("by_destination.nowhere.D", equalTo(1))
         .body("dead_by_error_class[0].error_class", equalTo("HTTP 422"))
         .body("dead_by_error_class[0].count", equalTo(3))
@@ -381,33 +548,50 @@ class AdminResourceTest {
         .body("oldest_ready_age_seconds", org.hamcrest.Matchers.notNullValue());
   }
 
-  // ---- bad input: 400 problem bodies naming the field --------------------------------------------
+  // ---- bad input: 400 problem bodies naming the field
+  // --------------------------------------------
 
   @Test
   void badListingParametersAre400NamingTheParameter() {
     badRequest(viewer().queryParam("limit", "abc").get("/admin/messages"), "limit", "integer");
     badRequest(viewer().queryParam("limit", "0").get("/admin/messages"), "limit", "from 1 to 500");
     badRequest(viewer().queryParam("limit", "-5").get("/admin/messages"), "limit", "from 1 to 500");
-    badRequest(viewer().queryParam("limit", "501").get("/admin/messages"), "limit", "from 1 to 500");
-    badRequest(viewer().queryParam("limit", "99999999999999999999").get("/admin/messages"), "limit", "integer");
+    badRequest(
+        viewer().queryParam("limit", "501").get("/admin/messages"), "limit", "from 1 to 500");
+    badRequest(
+        viewer().queryParam("limit", "99999999999999999999").get("/admin/messages"),
+        "limit",
+        "integer");
     badRequest(viewer().queryParam("after_id", "-1").get("/admin/messages"), "after_id", "from 0");
     badRequest(viewer().queryParam("after_id", "x1").get("/admin/messages"), "after_id", "integer");
-    badRequest(viewer().queryParam("state", "X").get("/admin/messages"), "state", "unknown state 'X'");
-    badRequest(viewer().queryParam("state", "READY").get("/admin/messages"), "state", "unknown state");
-    badRequest(viewer().queryParam("stat", "D").get("/admin/messages"), "stat", "unknown query parameter");
-    badRequest(viewer().queryParam("state", "D", "R").get("/admin/messages"), "state", "given 2 times");
-    badRequest(viewer().queryParam("destination", "x".repeat(201)).get("/admin/messages"), "destination",
+    badRequest(
+        viewer().queryParam("state", "X").get("/admin/messages"), "state", "unknown state 'X'");
+    badRequest(
+        viewer().queryParam("state", "READY").get("/admin/messages"), "state", "unknown state");
+    badRequest(
+        viewer().queryParam("stat", "D").get("/admin/messages"), "stat", "unknown query parameter");
+    badRequest(
+        viewer().queryParam("state", "D", "R").get("/admin/messages"), "state", "given 2 times");
+    badRequest(
+        viewer().queryParam("destination", "x".repeat(201)).get("/admin/messages"),
+        "destination",
         "longer than 200");
   }
 
-  /** Every admin endpoint takes ?source=; the only source here is "default", the one used without it. */
+  /**
+   * Every admin endpoint takes ?source=; the only source here is "default", the one used without
+   * it.
+   */
   @Test
   void sourceSelectsTheDatabase() {
     viewer().queryParam("source", "default").get("/admin/messages").then().statusCode(200);
     viewer().queryParam("source", "default").get("/admin/stats").then().statusCode(200);
-    badRequest(viewer().queryParam("source", "nope").get("/admin/messages"), "source",
+    badRequest(
+        viewer().queryParam("source", "nope").get("/admin/messages"),
+        "source",
         "unknown source 'nope'; sources: [default]");
-    badRequest(viewer().queryParam("source", "nope").get("/admin/stats"), "source", "unknown source");
+    badRequest(
+        viewer().queryParam("source", "nope").get("/admin/stats"), "source", "unknown source");
   }
 
   @Test
@@ -424,14 +608,31 @@ class AdminResourceTest {
   @Test
   void badCancelBodiesAre400NamingTheField() throws Exception {
     long id = scheduled("billing", null);
-    badRequest(json(operator(), "{\"reason\":").post("/admin/messages/" + id + "/cancel"), "body", "not valid JSON");
-    badRequest(json(operator(), "[\"why\"]").post("/admin/messages/" + id + "/cancel"), "body", "JSON object");
-    badRequest(json(operator(), "{\"reason\":5}").post("/admin/messages/" + id + "/cancel"), "reason", "string");
-    badRequest(json(operator(), "{\"why\":\"x\"}").post("/admin/messages/" + id + "/cancel"), "why", "unknown property");
-    badRequest(json(operator(), "{\"reason\":\"" + "r".repeat(501) + "\"}").post("/admin/messages/" + id + "/cancel"),
-        "reason", "longer than 500");
-    badRequest(json(operator(), "{\"reason\":\"two\\nlines\"}").post("/admin/messages/" + id + "/cancel"),
-        "reason", "control characters");
+    badRequest(
+        json(operator(), "{\"reason\":").post("/admin/messages/" + id + "/cancel"),
+        "body",
+        "not valid JSON");
+    badRequest(
+        json(operator(), "[\"why\"]").post("/admin/messages/" + id + "/cancel"),
+        "body",
+        "JSON object");
+    badRequest(
+        json(operator(), "{\"reason\":5}").post("/admin/messages/" + id + "/cancel"),
+        "reason",
+        "string");
+    badRequest(
+        json(operator(), "{\"why\":\"x\"}").post("/admin/messages/" + id + "/cancel"),
+        "why",
+        "unknown property");
+    badRequest(
+        json(operator(), "{\"reason\":\"" + "r".repeat(501) + "\"}")
+            .post("/admin/messages/" + id + "/cancel"),
+        "reason",
+        "longer than 500");
+    badRequest(
+        json(operator(), "{\"reason\":\"two\\nlines\"}").post("/admin/messages/" + id + "/cancel"),
+        "reason",
+        "control characters");
     assertEquals('R', state(id), "nothing of a refused cancel was written");
     assertEquals(List.of(), admin.attempts(id));
   }
@@ -445,28 +646,57 @@ class AdminResourceTest {
     badRequest(json(operator(), "\"billing\"").post(path), "body", "JSON object");
     badRequest(json(operator(), "{}").post(path), "all", "filter is empty");
     badRequest(json(operator(), "{\"dry_run\":false}").post(path), "all", "filter is empty");
-    badRequest(json(operator(), "{\"all\":false,\"dry_run\":false}").post(path), "all", "filter is empty");
-    badRequest(json(operator(), "{\"all\":true,\"destination\":\"nowhere\"}").post(path), "all", "cannot be combined");
-    badRequest(json(operator(), "{\"destinaton\":\"nowhere\",\"dry_run\":false}").post(path), "destinaton",
+    badRequest(
+        json(operator(), "{\"all\":false,\"dry_run\":false}").post(path), "all", "filter is empty");
+    badRequest(
+        json(operator(), "{\"all\":true,\"destination\":\"nowhere\"}").post(path),
+        "all",
+        "cannot be combined");
+    badRequest(
+        json(operator(), "{\"destinaton\":\"nowhere\",\"dry_run\":false}").post(path),
+        "destinaton",
         "unknown property");
-    badRequest(json(operator(), "{\"destination\":5}").post(path), "destination", "must be a string");
-    badRequest(json(operator(), "{\"destination\":\"\"}").post(path), "destination", "must not be empty");
-    badRequest(json(operator(), "{\"error_class\":[\"HTTP 422\"]}").post(path), "error_class", "must be a string");
-    badRequest(json(operator(), "{\"all\":true,\"dry_run\":\"no\"}").post(path), "dry_run", "true or false");
+    badRequest(
+        json(operator(), "{\"destination\":5}").post(path), "destination", "must be a string");
+    badRequest(
+        json(operator(), "{\"destination\":\"\"}").post(path), "destination", "must not be empty");
+    badRequest(
+        json(operator(), "{\"error_class\":[\"HTTP 422\"]}").post(path),
+        "error_class",
+        "must be a string");
+    badRequest(
+        json(operator(), "{\"all\":true,\"dry_run\":\"no\"}").post(path),
+        "dry_run",
+        "true or false");
     badRequest(json(operator(), "{\"all\":\"yes\"}").post(path), "all", "true or false");
-    badRequest(json(operator(), "{\"all\":true,\"limit\":-1}").post(path), "limit", "from 1 to 10000");
-    badRequest(json(operator(), "{\"all\":true,\"limit\":0}").post(path), "limit", "from 1 to 10000");
-    badRequest(json(operator(), "{\"all\":true,\"limit\":10001}").post(path), "limit", "from 1 to 10000");
+    badRequest(
+        json(operator(), "{\"all\":true,\"limit\":-1}").post(path), "limit", "from 1 to 10000");
+    badRequest(
+        json(operator(), "{\"all\":true,\"limit\":0}").post(path), "limit", "from 1 to 10000");
+    badRequest(
+        json(operator(), "{\"all\":true,\"limit\":10001}").post(path), "limit", "from 1 to 10000");
     badRequest(json(operator(), "{\"all\":true,\"limit\":1.5}").post(path), "limit", "integer");
     badRequest(json(operator(), "{\"all\":true,\"limit\":\"10\"}").post(path), "limit", "integer");
     badRequest(json(operator(), "{\"all\":true,\"limit\":1e40}").post(path), "limit", "integer");
-    badRequest(json(operator(), "{\"dead_from\":\"yesterday\"}").post(path), "dead_from", "ISO-8601");
-    badRequest(json(operator(), "{\"dead_to\":\"2024-05-01T12:00:00\"}").post(path), "dead_to", "ISO-8601");
-    badRequest(json(operator(), "{\"dead_from\":\"2024-05-02T00:00:00Z\",\"dead_to\":\"2024-05-01T00:00:00+02:00\"}")
-        .post(path), "dead_to", "must be after dead_from");
-    badRequest(json(operator(), "{\"destination\":\"a\",\"destination\":\"b\"}").post(path), "destination",
+    badRequest(
+        json(operator(), "{\"dead_from\":\"yesterday\"}").post(path), "dead_from", "ISO-8601");
+    badRequest(
+        json(operator(), "{\"dead_to\":\"2024-05-01T12:00:00\"}").post(path),
+        "dead_to",
+        "ISO-8601");
+    badRequest(
+        json(
+                operator(),
+                "{\"dead_from\":\"2024-05-02T00:00:00Z\",\"dead_to\":\"2024-05-01T00:00:00+02:00\"}")
+            .post(path),
+        "dead_to",
+        "must be after dead_from");
+    badRequest(
+        json(operator(), "{\"destination\":\"a\",\"destination\":\"b\"}").post(path),
+        "destination",
         "property 'destination' is given twice");
-    badRequest(json(operator(), "{\"all\":true} {\"all\":true}").post(path), "body", "not valid JSON");
+    badRequest(
+        json(operator(), "{\"all\":true} {\"all\":true}").post(path), "body", "not valid JSON");
     assertEquals('D', state(dead), "nothing was replayed by a refused request");
   }
 
@@ -475,13 +705,19 @@ class AdminResourceTest {
   void idsAreAsciiDigitsOnly() throws Exception {
     long id = scheduled("billing", null);
     viewer().get("/admin/messages/" + id).then().statusCode(200);
-    for (String raw : List.of(id + "%00", "%EF%BC%91", "%20" + id, id + "%20", "+" + id, "0x1", "%D9%A1")) {
-      badRequest(viewer().urlEncodingEnabled(false).get("/admin/messages/" + raw), "id", "ASCII digits");
+    for (String raw :
+        List.of(id + "%00", "%EF%BC%91", "%20" + id, id + "%20", "+" + id, "0x1", "%D9%A1")) {
+      badRequest(
+          viewer().urlEncodingEnabled(false).get("/admin/messages/" + raw), "id", "ASCII digits");
     }
-    badRequest(operator().urlEncodingEnabled(false).post("/admin/messages/" + id + "%00/cancel"), "id",
+    badRequest(
+        operator().urlEncodingEnabled(false).post("/admin/messages/" + id + "%00/cancel"),
+        "id",
         "ASCII digits");
-    badRequest(viewer().urlEncodingEnabled(false).queryParam("limit", "%EF%BC%95").get("/admin/messages"),
-        "limit", "ASCII digits");
+    badRequest(
+        viewer().urlEncodingEnabled(false).queryParam("limit", "%EF%BC%95").get("/admin/messages"),
+        "limit",
+        "ASCII digits");
     assertEquals('R', state(id));
   }
 
@@ -489,15 +725,32 @@ class AdminResourceTest {
   @Test
   void everyEndpointRefusesUnknownAndRepeatedQueryParameters() throws Exception {
     long id = scheduled("billing", null);
-    badRequest(viewer().queryParam("verbose", "1").get("/admin/stats"), "verbose", "unknown query parameter");
-    badRequest(viewer().queryParam("source", "default", "default").get("/admin/stats"), "source", "given 2 times");
-    badRequest(viewer().queryParam("state", "R").get("/admin/messages/" + id), "state", "unknown query parameter");
-    badRequest(operator().queryParam("force", "true").post("/admin/messages/" + id + "/cancel"), "force",
+    badRequest(
+        viewer().queryParam("verbose", "1").get("/admin/stats"),
+        "verbose",
         "unknown query parameter");
-    badRequest(operator().queryParam("dry_run", "false").post("/admin/messages/" + id + "/replay"), "dry_run",
+    badRequest(
+        viewer().queryParam("source", "default", "default").get("/admin/stats"),
+        "source",
+        "given 2 times");
+    badRequest(
+        viewer().queryParam("state", "R").get("/admin/messages/" + id),
+        "state",
         "unknown query parameter");
-    badRequest(json(operator(), "{\"all\":true}").queryParam("dry_run", "false").post("/admin/messages/replay"),
-        "dry_run", "unknown query parameter");
+    badRequest(
+        operator().queryParam("force", "true").post("/admin/messages/" + id + "/cancel"),
+        "force",
+        "unknown query parameter");
+    badRequest(
+        operator().queryParam("dry_run", "false").post("/admin/messages/" + id + "/replay"),
+        "dry_run",
+        "unknown query parameter");
+    badRequest(
+        json(operator(), "{\"all\":true}")
+            .queryParam("dry_run", "false")
+            .post("/admin/messages/replay"),
+        "dry_run",
+        "unknown query parameter");
     assertEquals('R', state(id), "nothing of a refused request was done");
   }
 
@@ -505,32 +758,62 @@ class AdminResourceTest {
   @Test
   void aBodyThatIsNotJsonIs415AndChangesNothing() throws Exception {
     long id = scheduled("billing", null);
-    for (String type : List.of("application/xml", "text/plain", "application/x-www-form-urlencoded")) {
-      operator().contentType(type).body("{\"reason\":\"why\"}").post("/admin/messages/" + id + "/cancel")
-          .then().statusCode(415).contentType(PROBLEM).body("status", equalTo(415))
-          .body("field", equalTo("Content-Type")).body("detail", containsString("application/json"));
+    for (String type :
+        List.of("application/xml", "text/plain", "application/x-www-form-urlencoded")) {
+      operator()
+          .contentType(type)
+          .body("{\"reason\":\"why\"}")
+          .post("/admin/messages/" + id + "/cancel")
+          .then()
+          .statusCode(415)
+          .contentType(PROBLEM)
+          .body("status", equalTo(415))
+          .body("field", equalTo("Content-Type"))
+          .body("detail", containsString("application/json"));
     }
-    operator().contentType("text/plain").body("{\"all\":true,\"dry_run\":false}").post("/admin/messages/replay")
-        .then().statusCode(415).contentType(PROBLEM);
+    operator()
+        .contentType("text/plain")
+        .body("{\"all\":true,\"dry_run\":false}")
+        .post("/admin/messages/replay")
+        .then()
+        .statusCode(415)
+        .contentType(PROBLEM);
     assertEquals('R', state(id));
-    operator().contentType("application/json; charset=utf-8").body("{\"reason\":\"ok\"}")
-        .post("/admin/messages/" + id + "/cancel").then().statusCode(200);
+    operator()
+        .contentType("application/json; charset=utf-8")
+        .body("{\"reason\":\"ok\"}")
+        .post("/admin/messages/" + id + "/cancel")
+        .then()
+        .statusCode(200);
     assertEquals('D', state(id), "JSON with a charset is JSON");
   }
 
-  /** Issue 14: out-of-range instants were a 503 "try again" with an ERROR stack trace per request. */
+  /**
+   * Issue 14: out-of-range instants were a 503 "try again" with an ERROR stack trace per request.
+   */
   @Test
   void instantsOutsideWhatTheDatabasesStoreAre400() throws Exception {
     long dead = deadUnknownDestination();
     String path = "/admin/messages/replay";
-    badRequest(json(operator(), "{\"dead_from\":\"+999999999-12-31T23:59:59Z\"}").post(path), "dead_from",
+    badRequest(
+        json(operator(), "{\"dead_from\":\"+999999999-12-31T23:59:59Z\"}").post(path),
+        "dead_from",
         "out of range");
-    badRequest(json(operator(), "{\"dead_to\":\"-999999999-01-01T00:00:00Z\"}").post(path), "dead_to",
+    badRequest(
+        json(operator(), "{\"dead_to\":\"-999999999-01-01T00:00:00Z\"}").post(path),
+        "dead_to",
         "out of range");
-    badRequest(json(operator(), "{\"dead_from\":\"0999-12-31T23:59:59Z\",\"dry_run\":false}").post(path),
-        "dead_from", "from 1000-01-01T00:00:00Z to 9999-12-31T23:59:59.999Z");
-    operator().contentType("application/json").body("{\"dead_from\":\"1000-01-01T00:00:00Z\",\"dead_to\":"
-        + "\"9999-12-31T23:59:59Z\"}").post(path).then().statusCode(200).body("matched", equalTo(1));
+    badRequest(
+        json(operator(), "{\"dead_from\":\"0999-12-31T23:59:59Z\",\"dry_run\":false}").post(path),
+        "dead_from",
+        "from 1000-01-01T00:00:00Z to 9999-12-31T23:59:59.999Z");
+    operator()
+        .contentType("application/json")
+        .body("{\"dead_from\":\"1000-01-01T00:00:00Z\",\"dead_to\":" + "\"9999-12-31T23:59:59Z\"}")
+        .post(path)
+        .then()
+        .statusCode(200)
+        .body("matched", equalTo(1));
     assertEquals('D', state(dead));
   }
 
@@ -539,23 +822,44 @@ class AdminResourceTest {
   void tooLargeBodiesAndTooLongUrisAreProblems() {
     String big = "{\"reason\":\"" + "x".repeat(11 * 1024 * 1024) + "\"}";
     // As curl sends a large body: the answer comes before the body, which is then never sent.
-    json(operator(), big).header("Expect", "100-continue").post("/admin/messages/1/cancel").then().statusCode(413).contentType(PROBLEM)
-        .body("status", equalTo(413)).body("field", equalTo("body"))
+    json(operator(), big)
+        .header("Expect", "100-continue")
+        .post("/admin/messages/1/cancel")
+        .then()
+        .statusCode(413)
+        .contentType(PROBLEM)
+        .body("status", equalTo(413))
+        .body("field", equalTo("body"))
         .body("detail", containsString("quarkus.http.limits.max-body-size"));
-    viewer().queryParam("destination", "d".repeat(9_000)).get("/admin/messages").then().statusCode(414)
-        .contentType(PROBLEM).body("status", equalTo(414)).body("detail", containsString("4096"));
+    viewer()
+        .queryParam("destination", "d".repeat(9_000))
+        .get("/admin/messages")
+        .then()
+        .statusCode(414)
+        .contentType(PROBLEM)
+        .body("status", equalTo(414))
+        .body("detail", containsString("4096"));
     viewer().get("/admin/stats").then().statusCode(200);
   }
 
   @Test
   void unknownAdminPathsAndWrongMethodsAnswerProblemsNotPages() {
-    operator().get("/admin/messages/1/nothing-here").then().statusCode(404).contentType(PROBLEM)
+    operator()
+        .get("/admin/messages/1/nothing-here")
+        .then()
+        .statusCode(404)
+        .contentType(PROBLEM)
         .body("status", equalTo(404));
-    operator().delete("/admin/messages/1").then().statusCode(405).contentType(PROBLEM)
+    operator()
+        .delete("/admin/messages/1")
+        .then()
+        .statusCode(405)
+        .contentType(PROBLEM)
         .body("status", equalTo(405));
   }
 
-  // ---- helpers -----------------------------------------------------------------------------------
+  // ---- helpers
+  // -----------------------------------------------------------------------------------
 
   static RequestSpecification viewer() {
     return given().auth().preemptive().basic("viewer", "viewer-pw");
@@ -574,7 +878,9 @@ class AdminResourceTest {
   }
 
   static void badRequest(io.restassured.response.Response r, String field, String detailPart) {
-    r.then().statusCode(400).contentType(PROBLEM)
+    r.then()
+        .statusCode(400)
+        .contentType(PROBLEM)
         .body("type", equalTo("about:blank"))
         .body("title", equalTo("Bad Request"))
         .body("status", equalTo(400))
@@ -593,13 +899,21 @@ class AdminResourceTest {
   double adminActions(String action) {
     String metrics = given().get("/q/metrics").then().statusCode(200).extract().asString();
     String prefix = "outbox_admin_actions_total{action=\"" + action + "\"} ";
-    return metrics.lines().filter(l -> l.startsWith(prefix)).map(l -> Double.parseDouble(l.substring(prefix.length())))
-        .findFirst().orElseThrow(() -> new AssertionError("no " + prefix + "in /q/metrics"));
+    return metrics
+        .lines()
+        .filter(l -> l.startsWith(prefix))
+        .map(l -> Double.parseDouble(l.substring(prefix.length())))
+        .findFirst()
+        .orElseThrow(() -> new AssertionError("no " + prefix + "in /q/metrics"));
   }
 
   long enqueue(String destination, String orderingKey, Duration delay) throws SQLException {
-    OutboxMessage.Builder b = OutboxMessage.builder().operationId("op-" + UUID.randomUUID())
-        .destination(destination).payload("{}").deliverAfter(delay);
+    OutboxMessage.Builder b =
+        OutboxMessage.builder()
+            .operationId("op-" + UUID.randomUUID())
+            .destination(destination)
+            .payload("{}")
+            .deliverAfter(delay);
     if (orderingKey != null) {
       b.orderingKey(orderingKey);
     }
@@ -617,11 +931,15 @@ class AdminResourceTest {
     return deadVia(destination, orderingKey, 422);
   }
 
-  /** A job the receiver refuses once with {@code status} (permanent), so it ends D; later sends succeed. */
+  /**
+   * A job the receiver refuses once with {@code status} (permanent), so it ends D; later sends
+   * succeed.
+   */
   long deadVia(String destination, String orderingKey, int status) throws SQLException {
     String op = "op-" + UUID.randomUUID();
     receiver.script(op, Response.status(status));
-    OutboxMessage.Builder b = OutboxMessage.builder().operationId(op).destination(destination).payload("{}");
+    OutboxMessage.Builder b =
+        OutboxMessage.builder().operationId(op).destination(destination).payload("{}");
     if (orderingKey != null) {
       b.orderingKey(orderingKey);
     }
@@ -640,7 +958,9 @@ class AdminResourceTest {
   }
 
   StoredMessage awaitState(long id, char state) {
-    Awaitility.await().atMost(WAIT).until(() -> admin.findMessage(id).orElseThrow().state() == state);
+    Awaitility.await()
+        .atMost(WAIT)
+        .until(() -> admin.findMessage(id).orElseThrow().state() == state);
     return admin.findMessage(id).orElseThrow();
   }
 

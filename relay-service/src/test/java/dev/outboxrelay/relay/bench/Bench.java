@@ -11,12 +11,35 @@ import java.time.Duration;
  */
 public final class Bench {
   /** Sizes of one run: {@code --quick} for a smoke run of about a minute, else the issue's. */
-  record Sizes(int sqlJobs, Duration sqlCap, int drainJobs, Duration drainCap, Duration latencyRun,
-      Duration enqueueRun, int historyRows, Duration idleWindow) {
-    static final Sizes QUICK = new Sizes(5_000, Duration.ofSeconds(3), 5_000, Duration.ofSeconds(60),
-        Duration.ofSeconds(2), Duration.ofSeconds(2), 50_000, Duration.ofSeconds(3));
-    static final Sizes FULL = new Sizes(100_000, Duration.ofSeconds(15), 100_000, Duration.ofSeconds(180),
-        Duration.ofSeconds(10), Duration.ofSeconds(10), 1_000_000, Duration.ofSeconds(20));
+  record Sizes(
+      int sqlJobs,
+      Duration sqlCap,
+      int drainJobs,
+      Duration drainCap,
+      Duration latencyRun,
+      Duration enqueueRun,
+      int historyRows,
+      Duration idleWindow) {
+    static final Sizes QUICK =
+        new Sizes(
+            5_000,
+            Duration.ofSeconds(3),
+            5_000,
+            Duration.ofSeconds(60),
+            Duration.ofSeconds(2),
+            Duration.ofSeconds(2),
+            50_000,
+            Duration.ofSeconds(3));
+    static final Sizes FULL =
+        new Sizes(
+            100_000,
+            Duration.ofSeconds(15),
+            100_000,
+            Duration.ofSeconds(180),
+            Duration.ofSeconds(10),
+            Duration.ofSeconds(10),
+            1_000_000,
+            Duration.ofSeconds(20));
   }
 
   private Bench() {}

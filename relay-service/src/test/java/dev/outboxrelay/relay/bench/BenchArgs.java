@@ -9,12 +9,30 @@ import java.util.Optional;
  * [--quick]} for a run, or {@code --role relay --jdbc-url <url> --user <user> --ids-file <file>}
  * for a relay child process that the coordinator starts itself.
  */
-record BenchArgs(String db, Optional<List<String>> only, boolean quick, boolean relayRole,
-    Optional<String> jdbcUrl, Optional<String> user, Optional<Path> idsFile) {
+record BenchArgs(
+    String db,
+    Optional<List<String>> only,
+    boolean quick,
+    boolean relayRole,
+    Optional<String> jdbcUrl,
+    Optional<String> user,
+    Optional<Path> idsFile) {
 
   static final List<String> DATABASES = List.of("postgresql", "h2", "mariadb");
   static final List<String> SCENARIOS =
-      List.of("sql-limit", "peer", "drain", "drain-http", "drain-kafka", "latency", "enqueue-overhead", "history", "ordered", "ordered-hot", "seed004", "idle");
+      List.of(
+          "sql-limit",
+          "peer",
+          "drain",
+          "drain-http",
+          "drain-kafka",
+          "latency",
+          "enqueue-overhead",
+          "history",
+          "ordered",
+          "ordered-hot",
+          "seed004",
+          "idle");
 
   /** Thrown for a command line that cannot run; the message is meant for the user. */
   static final class UsageException extends IllegalArgumentException {
@@ -41,8 +59,12 @@ record BenchArgs(String db, Optional<List<String>> only, boolean quick, boolean 
         case "--jdbc-url" -> url = value(args, ++i, a);
         case "--user" -> user = value(args, ++i, a);
         case "--ids-file" -> ids = value(args, ++i, a);
-        default -> throw new UsageException("unknown argument '" + a + "'; usage: bin/bench"
-            + " [--db postgresql|h2|mariadb] [--only <scenario>[,<scenario>...]] [--quick]");
+        default ->
+            throw new UsageException(
+                "unknown argument '"
+                    + a
+                    + "'; usage: bin/bench"
+                    + " [--db postgresql|h2|mariadb] [--only <scenario>[,<scenario>...]] [--quick]");
       }
     }
     if (!DATABASES.contains(db)) {
@@ -52,8 +74,12 @@ record BenchArgs(String db, Optional<List<String>> only, boolean quick, boolean 
     if (onlyList != null) {
       for (String name : onlyList) {
         if (!SCENARIOS.contains(name)) {
-          throw new UsageException("--only takes scenarios of " + SCENARIOS + " separated by commas, was '"
-              + only + "'");
+          throw new UsageException(
+              "--only takes scenarios of "
+                  + SCENARIOS
+                  + " separated by commas, was '"
+                  + only
+                  + "'");
         }
       }
     }
@@ -67,8 +93,14 @@ record BenchArgs(String db, Optional<List<String>> only, boolean quick, boolean 
     if (!relayRole && (url != null || user != null || ids != null)) {
       throw new UsageException("--jdbc-url, --user and --ids-file belong to --role relay");
     }
-    return new BenchArgs(db, Optional.ofNullable(onlyList), quick, relayRole, Optional.ofNullable(url),
-        Optional.ofNullable(user), Optional.ofNullable(ids).map(Path::of));
+    return new BenchArgs(
+        db,
+        Optional.ofNullable(onlyList),
+        quick,
+        relayRole,
+        Optional.ofNullable(url),
+        Optional.ofNullable(user),
+        Optional.ofNullable(ids).map(Path::of));
   }
 
   private static String value(String[] args, int i, String flag) {
@@ -78,7 +110,10 @@ record BenchArgs(String db, Optional<List<String>> only, boolean quick, boolean 
     return args[i];
   }
 
-  /** True when {@code scenario} runs in this invocation (in {@link #SCENARIOS}' order, whatever --only's). */
+  /**
+   * True when {@code scenario} runs in this invocation (in {@link #SCENARIOS}' order, whatever
+   * --only's).
+   */
   boolean runs(String scenario) {
     return only.map(names -> names.contains(scenario)).orElse(true);
   }

@@ -38,13 +38,22 @@ class BenchArgsTest {
     assertTrue(a.runs("drain"));
     assertFalse(a.runs("drain-http"));
     assertThrows(BenchArgs.UsageException.class, () -> BenchArgs.parse("--only", "drain,"));
-    assertThrows(BenchArgs.UsageException.class, () -> BenchArgs.parse("--only", "drain,everything"));
+    assertThrows(
+        BenchArgs.UsageException.class, () -> BenchArgs.parse("--only", "drain,everything"));
   }
 
   @Test
   void relayRoleNeedsItsConnectionAndIdsFile() {
-    BenchArgs a = BenchArgs.parse("--role", "relay", "--jdbc-url", "jdbc:h2:mem:x", "--user", "sa",
-        "--ids-file", "/tmp/ids");
+    BenchArgs a =
+        BenchArgs.parse(
+            "--role",
+            "relay",
+            "--jdbc-url",
+            "jdbc:h2:mem:x",
+            "--user",
+            "sa",
+            "--ids-file",
+            "/tmp/ids");
     assertTrue(a.relayRole());
     assertEquals(Optional.of(Path.of("/tmp/ids")), a.idsFile());
     assertThrows(BenchArgs.UsageException.class, () -> BenchArgs.parse("--role", "relay"));

@@ -6,10 +6,9 @@ import java.util.Locale;
 import java.util.Map;
 
 /**
- * Prints {@code BENCH <scenario> key=value ...} lines as they are measured and counts the
- * targets. A target is a goal reported on its line ({@code target=... target_met=true|false}),
- * never a failure: a run fails only when a scenario could not measure (an error, a lost or
- * duplicated job).
+ * Prints {@code BENCH <scenario> key=value ...} lines as they are measured and counts the targets.
+ * A target is a goal reported on its line ({@code target=... target_met=true|false}), never a
+ * failure: a run fails only when a scenario could not measure (an error, a lost or duplicated job).
  */
 final class BenchReport {
   private final PrintStream out;
@@ -73,8 +72,14 @@ final class BenchReport {
   }
 
   void summary(String db, boolean quick, double seconds) {
-    line("SUMMARY").put("scenarios", scenarios).put("targets_met", targetsMet + "/" + targets)
-        .put("failed", failed).put("db", db).put("quick", quick).put("seconds", seconds).print();
+    line("SUMMARY")
+        .put("scenarios", scenarios)
+        .put("targets_met", targetsMet + "/" + targets)
+        .put("failed", failed)
+        .put("db", db)
+        .put("quick", quick)
+        .put("seconds", seconds)
+        .print();
   }
 
   static String format(Object value) {

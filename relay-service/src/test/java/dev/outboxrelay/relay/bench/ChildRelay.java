@@ -19,8 +19,8 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * The coordinator's handle on a {@link RelayChild}: this JVM's classpath, {@value #HEAP} of heap
- * (as the project runs relay processes in its tests), the {@code outbox.*} system properties
- * passed on, stderr to a log file.
+ * (as the project runs relay processes in its tests), the {@code outbox.*} system properties passed
+ * on, stderr to a log file.
  */
 final class ChildRelay implements AutoCloseable {
   static final String HEAP = "256m";
@@ -36,18 +36,22 @@ final class ChildRelay implements AutoCloseable {
     this.idsFile = idsFile;
     this.log = log;
     this.stdin = new OutputStreamWriter(process.getOutputStream(), StandardCharsets.UTF_8);
-    Thread reader = new Thread(() -> {
-      try (BufferedReader r = new BufferedReader(
-          new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
-        String line;
-        while ((line = r.readLine()) != null) {
-          lines.add(line);
-        }
-      } catch (IOException e) {
-        lines.add("EOF " + e);
-      }
-      lines.add("EOF");
-    }, "bench-child-" + process.pid());
+    Thread reader =
+        new Thread(
+            () -> {
+              try (BufferedReader r =
+                  new BufferedReader(
+                      new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
+                String line;
+                while ((line = r.readLine()) != null) {
+                  lines.add(line);
+                }
+              } catch (IOException e) {
+                lines.add("EOF " + e);
+              }
+              lines.add("EOF");
+            },
+            "bench-child-" + process.pid());
     reader.setDaemon(true);
     reader.start();
   }
@@ -69,7 +73,9 @@ final class ChildRelay implements AutoCloseable {
     cmd.add("-cp");
     cmd.add(System.getProperty("java.class.path"));
     cmd.add(Bench.class.getName());
-    cmd.addAll(List.of("--role", "relay", "--jdbc-url", url, "--user", user, "--ids-file", ids.toString()));
+    cmd.addAll(
+        List.of(
+            "--role", "relay", "--jdbc-url", url, "--user", user, "--ids-file", ids.toString()));
     Process p = new ProcessBuilder(cmd).redirectError(log.toFile()).start();
     return new ChildRelay(p, ids, log);
   }
@@ -89,8 +95,16 @@ final class ChildRelay implements AutoCloseable {
     while (true) {
       String line = lines.poll(Math.max(1, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
       if (line == null || line.startsWith("EOF")) {
-        throw new IllegalStateException("relay child " + pid() + " gave no '" + prefix + "' within "
-            + timeout + (line == null ? "" : " (it ended)") + "; see " + log);
+        throw new IllegalStateException(
+            "relay child "
+                + pid()
+                + " gave no '"
+                + prefix
+                + "' within "
+                + timeout
+                + (line == null ? "" : " (it ended)")
+                + "; see "
+                + log);
       }
       if (line.startsWith(prefix)) {
         return line;

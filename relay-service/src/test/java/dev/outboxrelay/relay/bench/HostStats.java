@@ -1,8 +1,8 @@
 package dev.outboxrelay.relay.bench;
 
 import java.io.IOException;
-import java.nio.file.DirectoryStream;
 import java.lang.management.ManagementFactory;
+import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;

@@ -11,8 +11,12 @@ record LatencySummary(int count, double p50Ms, double p95Ms, double p99Ms, doubl
     }
     long[] sorted = nanos.clone();
     Arrays.sort(sorted);
-    return new LatencySummary(sorted.length, ms(rank(sorted, 50)), ms(rank(sorted, 95)),
-        ms(rank(sorted, 99)), ms(sorted[sorted.length - 1]));
+    return new LatencySummary(
+        sorted.length,
+        ms(rank(sorted, 50)),
+        ms(rank(sorted, 95)),
+        ms(rank(sorted, 99)),
+        ms(sorted[sorted.length - 1]));
   }
 
   /** The smallest value with at least {@code percent}% of the values at or below it. */

@@ -33,17 +33,30 @@ final class LoopbackReceiver implements AutoCloseable {
   private final AtomicLong requests = new AtomicLong();
 
   LoopbackReceiver() throws Exception {
-    vertx = Vertx.vertx(new VertxOptions().setEventLoopPoolSize(1).setWorkerPoolSize(1)
-        .setInternalBlockingPoolSize(1));
-    server = vertx.createHttpServer(new HttpServerOptions().setHost("127.0.0.1").setPort(0)
-        .setAcceptBacklog(1024))
-        .connectionHandler(c -> connections.incrementAndGet())
-        .requestHandler(request -> request.body().onComplete(body -> {
-          String id = request.getHeader(HttpSink.MESSAGE_ID);
-          requests.incrementAndGet();
-          requestsById.computeIfAbsent(String.valueOf(id), k -> new AtomicLong()).incrementAndGet();
-          request.response().setStatusCode(body.succeeded() ? 200 : 400).end();
-        }));
+    vertx =
+        Vertx.vertx(
+            new VertxOptions()
+                .setEventLoopPoolSize(1)
+                .setWorkerPoolSize(1)
+                .setInternalBlockingPoolSize(1));
+    server =
+        vertx
+            .createHttpServer(
+                new HttpServerOptions().setHost("127.0.0.1").setPort(0).setAcceptBacklog(1024))
+            .connectionHandler(c -> connections.incrementAndGet())
+            .requestHandler(
+                request ->
+                    request
+                        .body()
+                        .onComplete(
+                            body -> {
+                              String id = request.getHeader(HttpSink.MESSAGE_ID);
+                              requests.incrementAndGet();
+                              requestsById
+                                  .computeIfAbsent(String.valueOf(id), k -> new AtomicLong())
+                                  .incrementAndGet();
+                              request.response().setStatusCode(body.succeeded() ? 200 : 400).end();
+                            }));
     server.listen().toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
   }
 

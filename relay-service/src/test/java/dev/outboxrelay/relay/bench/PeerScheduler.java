@@ -28,8 +28,15 @@ final class PeerScheduler {
   private static final int SCHEDULE_BATCH = 1_000;
 
   /** One run: {@code duplicates} and {@code missed} count tasks run more than once and never. */
-  record Result(int tasks, double seconds, double jobsPerS, long executions, long duplicates, long missed,
-      long left, double hostCpuCores) {}
+  record Result(
+      int tasks,
+      double seconds,
+      double jobsPerS,
+      long executions,
+      long duplicates,
+      long missed,
+      long left,
+      double hostCpuCores) {}
 
   private PeerScheduler() {}
 
@@ -37,11 +44,15 @@ final class PeerScheduler {
     String url = db.freshPeerSchema(SCHEMA);
     AtomicIntegerArray runs = new AtomicIntegerArray(tasks);
     AtomicInteger executions = new AtomicInteger();
-    OneTimeTask<Void> task = Tasks.oneTime("bench-noop").execute((instance, context) -> {
-      runs.incrementAndGet(Integer.parseInt(instance.getId()));
-      executions.incrementAndGet();
-    });
-    try (AgroalDataSource pool = BenchDatabase.pool(url, db.user(), BenchDatabase.RELAY_POOL_MAX_SIZE)) {
+    OneTimeTask<Void> task =
+        Tasks.oneTime("bench-noop")
+            .execute(
+                (instance, context) -> {
+                  runs.incrementAndGet(Integer.parseInt(instance.getId()));
+                  executions.incrementAndGet();
+                });
+    try (AgroalDataSource pool =
+        BenchDatabase.pool(url, db.user(), BenchDatabase.RELAY_POOL_MAX_SIZE)) {
       SchedulerClient client = SchedulerClient.Builder.create(pool, task).build();
       Instant due = Instant.now().minusSeconds(1);
       for (int from = 0; from < tasks; from += SCHEDULE_BATCH) {
@@ -54,10 +65,15 @@ final class PeerScheduler {
       db.execute("ANALYZE " + SCHEMA + ".scheduled_tasks");
       String remaining = "SELECT COUNT(*) FROM " + SCHEMA + ".scheduled_tasks";
       if (db.count(remaining) != tasks) {
-        throw new IllegalStateException("scheduled " + db.count(remaining) + " of " + tasks + " tasks");
+        throw new IllegalStateException(
+            "scheduled " + db.count(remaining) + " of " + tasks + " tasks");
       }
-      Scheduler scheduler = Scheduler.create(pool, task).threads(THREADS)
-          .pollUsingLockAndFetch(LOWER_LIMIT, UPPER_LIMIT).shutdownMaxWait(Duration.ofSeconds(5)).build();
+      Scheduler scheduler =
+          Scheduler.create(pool, task)
+              .threads(THREADS)
+              .pollUsingLockAndFetch(LOWER_LIMIT, UPPER_LIMIT)
+              .shutdownMaxWait(Duration.ofSeconds(5))
+              .build();
       double host0 = HostStats.hostBusySeconds();
       long t0 = System.nanoTime();
       long deadline = t0 + cap.toNanos();
@@ -84,7 +100,14 @@ final class PeerScheduler {
           duplicates += n - 1;
         }
       }
-      return new Result(tasks, seconds, (tasks - left) / seconds, executions.get(), duplicates, missed, left,
+      return new Result(
+          tasks,
+          seconds,
+          (tasks - left) / seconds,
+          executions.get(),
+          duplicates,
+          missed,
+          left,
           host / seconds);
     }
   }

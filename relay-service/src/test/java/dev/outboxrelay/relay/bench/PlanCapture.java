@@ -25,21 +25,31 @@ import javax.sql.DataSource;
  */
 final class PlanCapture {
   private static final ObjectMapper JSON = new ObjectMapper();
-  private static final Set<String> EXECUTE = Set.of("execute", "executeQuery", "executeUpdate", "executeLargeUpdate");
+  private static final Set<String> EXECUTE =
+      Set.of("execute", "executeQuery", "executeUpdate", "executeLargeUpdate");
 
-  /** One statement as it ran: its SQL and the root of its JSON plan (with "Plan" and "Execution Time"). */
+  /**
+   * One statement as it ran: its SQL and the root of its JSON plan (with "Plan" and "Execution
+   * Time").
+   */
   record Plan(String sql, JsonNode root) {}
 
   /**
    * What one statement read, summed over its plan's nodes (init plans and sub-plans included);
    * PostgreSQL prints row counts per loop, so each is multiplied by the node's loops.
    *
-   * @param indexEntries entries returned or filtered out by index scans (Index, Index Only, Bitmap Index)
+   * @param indexEntries entries returned or filtered out by index scans (Index, Index Only, Bitmap
+   *     Index)
    * @param removedByFilter rows read and then dropped by a node's filter (index and heap scans)
    * @param seqScanRows rows read by sequential scans
    * @param sharedBuffers shared buffers hit plus read by the whole statement
    */
-  record Reads(long indexEntries, long removedByFilter, long seqScanRows, long sharedBuffers, long rows,
+  record Reads(
+      long indexEntries,
+      long removedByFilter,
+      long seqScanRows,
+      long sharedBuffers,
+      long rows,
       double executionMs) {}
 
   private final DataSource target;
@@ -51,11 +61,14 @@ final class PlanCapture {
 
   /** Connections that explain each statement before running it. */
   DataSource dataSource() {
-    return (DataSource) Proxy.newProxyInstance(PlanCapture.class.getClassLoader(), new Class<?>[] {DataSource.class},
-        (proxy, method, args) -> {
-          Object result = invoke(target, method, args);
-          return result instanceof Connection c ? connection(c) : result;
-        });
+    return (DataSource)
+        Proxy.newProxyInstance(
+            PlanCapture.class.getClassLoader(),
+            new Class<?>[] {DataSource.class},
+            (proxy, method, args) -> {
+              Object result = invoke(target, method, args);
+              return result instanceof Connection c ? connection(c) : result;
+            });
   }
 
   List<Plan> plans() {
@@ -68,17 +81,27 @@ final class PlanCapture {
     JsonNode top = plan.root().path("Plan");
     walk(top, sums);
     long buffers = top.path("Shared Hit Blocks").asLong() + top.path("Shared Read Blocks").asLong();
-    return new Reads(sums[0], sums[1], sums[2], buffers, top.path("Actual Rows").asLong(),
+    return new Reads(
+        sums[0],
+        sums[1],
+        sums[2],
+        buffers,
+        top.path("Actual Rows").asLong(),
         plan.root().path("Execution Time").asDouble());
   }
 
   private static void walk(JsonNode node, long[] sums) {
     String type = node.path("Node Type").asText();
     double loops = node.path("Actual Loops").asDouble();
-    long removed = Math.round((node.path("Rows Removed by Filter").asDouble()
-        + node.path("Rows Removed by Index Recheck").asDouble()) * loops);
+    long removed =
+        Math.round(
+            (node.path("Rows Removed by Filter").asDouble()
+                    + node.path("Rows Removed by Index Recheck").asDouble())
+                * loops);
     long rows = Math.round(node.path("Actual Rows").asDouble() * loops);
-    if (type.equals("Index Scan") || type.equals("Index Only Scan") || type.equals("Bitmap Index Scan")) {
+    if (type.equals("Index Scan")
+        || type.equals("Index Only Scan")
+        || type.equals("Bitmap Index Scan")) {
       sums[0] += rows + removed;
     } else if (type.equals("Seq Scan")) {
       sums[2] += rows + removed;
@@ -90,31 +113,40 @@ final class PlanCapture {
   }
 
   private Connection connection(Connection real) {
-    return (Connection) Proxy.newProxyInstance(PlanCapture.class.getClassLoader(), new Class<?>[] {Connection.class},
-        (proxy, method, args) -> {
-          Object result = invoke(real, method, args);
-          if (method.getName().equals("prepareStatement") && result instanceof PreparedStatement ps) {
-            return statement(real, (String) args[0], ps);
-          }
-          return result;
-        });
+    return (Connection)
+        Proxy.newProxyInstance(
+            PlanCapture.class.getClassLoader(),
+            new Class<?>[] {Connection.class},
+            (proxy, method, args) -> {
+              Object result = invoke(real, method, args);
+              if (method.getName().equals("prepareStatement")
+                  && result instanceof PreparedStatement ps) {
+                return statement(real, (String) args[0], ps);
+              }
+              return result;
+            });
   }
 
   /** Forwards every call; remembers the parameter setters and explains before each execution. */
   private PreparedStatement statement(Connection real, String sql, PreparedStatement ps) {
     List<Object[]> setters = new ArrayList<>();
-    InvocationHandler h = (proxy, method, args) -> {
-      if (method.getName().startsWith("set") && args != null && args.length >= 2 && args[0] instanceof Integer) {
-        setters.add(new Object[] {method, args});
-      } else if (method.getName().equals("clearParameters")) {
-        setters.clear();
-      } else if (EXECUTE.contains(method.getName()) && (args == null || args.length == 0)) {
-        explain(real, sql, setters);
-      }
-      return invoke(ps, method, args);
-    };
-    return (PreparedStatement) Proxy.newProxyInstance(PlanCapture.class.getClassLoader(),
-        new Class<?>[] {PreparedStatement.class}, h);
+    InvocationHandler h =
+        (proxy, method, args) -> {
+          if (method.getName().startsWith("set")
+              && args != null
+              && args.length >= 2
+              && args[0] instanceof Integer) {
+            setters.add(new Object[] {method, args});
+          } else if (method.getName().equals("clearParameters")) {
+            setters.clear();
+          } else if (EXECUTE.contains(method.getName()) && (args == null || args.length == 0)) {
+            explain(real, sql, setters);
+          }
+          return invoke(ps, method, args);
+        };
+    return (PreparedStatement)
+        Proxy.newProxyInstance(
+            PlanCapture.class.getClassLoader(), new Class<?>[] {PreparedStatement.class}, h);
   }
 
   private void explain(Connection real, String sql, List<Object[]> setters) throws Throwable {
@@ -123,7 +155,8 @@ final class PlanCapture {
       real.setAutoCommit(false);
     }
     Savepoint before = autoCommit ? null : real.setSavepoint();
-    try (PreparedStatement explain = real.prepareStatement("EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) " + sql)) {
+    try (PreparedStatement explain =
+        real.prepareStatement("EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) " + sql)) {
       for (Object[] setter : setters) {
         invoke(explain, (Method) setter[0], (Object[]) setter[1]);
       }

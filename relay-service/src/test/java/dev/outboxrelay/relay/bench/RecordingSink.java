@@ -10,10 +10,9 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * The benchmark's sink: accepts every job at once (no network, no work), so what is measured is
- * the relay and the database. Records the first receipt time of each message id, every receipt
- * (for the duplicate check across processes), and whether jobs of one ordering key arrived in id
- * order.
+ * The benchmark's sink: accepts every job at once (no network, no work), so what is measured is the
+ * relay and the database. Records the first receipt time of each message id, every receipt (for the
+ * duplicate check across processes), and whether jobs of one ordering key arrived in id order.
  */
 final class RecordingSink implements MessageSink {
   private static final SinkResult DELIVERED = new SinkResult.Delivered("bench no-op");
@@ -37,12 +36,15 @@ final class RecordingSink implements MessageSink {
       duplicates.incrementAndGet();
     }
     if (m.orderingKey() != null) {
-      lastIdByKey.merge(m.orderingKey(), m.id(), (previous, id) -> {
-        if (id < previous) {
-          orderViolations.incrementAndGet();
-        }
-        return Math.max(previous, id);
-      });
+      lastIdByKey.merge(
+          m.orderingKey(),
+          m.id(),
+          (previous, id) -> {
+            if (id < previous) {
+              orderViolations.incrementAndGet();
+            }
+            return Math.max(previous, id);
+          });
     }
     return DELIVERED;
   }

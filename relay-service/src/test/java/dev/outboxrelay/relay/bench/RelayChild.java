@@ -22,22 +22,27 @@ final class RelayChild {
   static int run(BenchArgs args) throws Exception {
     RecordingSink sink = new RecordingSink();
     AtomicLong heapPeakBytes = new AtomicLong();
-    Thread sampler = new Thread(() -> {
-      var memory = java.lang.management.ManagementFactory.getMemoryMXBean();
-      while (true) {
-        heapPeakBytes.accumulateAndGet(memory.getHeapMemoryUsage().getUsed(), Math::max);
-        try {
-          Thread.sleep(50);
-        } catch (InterruptedException e) {
-          return;
-        }
-      }
-    }, "bench-heap-sampler");
+    Thread sampler =
+        new Thread(
+            () -> {
+              var memory = java.lang.management.ManagementFactory.getMemoryMXBean();
+              while (true) {
+                heapPeakBytes.accumulateAndGet(memory.getHeapMemoryUsage().getUsed(), Math::max);
+                try {
+                  Thread.sleep(50);
+                } catch (InterruptedException e) {
+                  return;
+                }
+              }
+            },
+            "bench-heap-sampler");
     sampler.setDaemon(true);
     sampler.start();
-    try (InProcessRelay relay = new InProcessRelay(args.jdbcUrl().orElseThrow(), args.user().orElseThrow(), sink)) {
+    try (InProcessRelay relay =
+        new InProcessRelay(args.jdbcUrl().orElseThrow(), args.user().orElseThrow(), sink)) {
       System.out.println("READY");
-      BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+      BufferedReader in =
+          new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
       String line;
       while ((line = in.readLine()) != null) {
         switch (line.trim()) {
@@ -45,16 +50,30 @@ final class RelayChild {
             relay.start();
             System.out.println("STARTED");
           }
-          case "STATS" -> System.out.println("STATS claims=" + relay.claimStatements() + " received="
-              + sink.distinct() + " heap_used_peak_mb=" + heapPeakBytes.get() / (1024 * 1024));
+          case "STATS" ->
+              System.out.println(
+                  "STATS claims="
+                      + relay.claimStatements()
+                      + " received="
+                      + sink.distinct()
+                      + " heap_used_peak_mb="
+                      + heapPeakBytes.get() / (1024 * 1024));
           case "STOP" -> {
             int released = relay.stop();
             List<String> ids = new ArrayList<>();
             sink.receipts().forEach(id -> ids.add(String.valueOf(id)));
             Files.write(args.idsFile().orElseThrow(), ids);
-            System.out.println("STOPPED released=" + released + " claims=" + relay.claimStatements()
-                + " received=" + sink.distinct() + " heap_used_peak_mb=" + heapPeakBytes.get() / (1024 * 1024)
-                + " stale=" + (long) relay.staleCompletions());
+            System.out.println(
+                "STOPPED released="
+                    + released
+                    + " claims="
+                    + relay.claimStatements()
+                    + " received="
+                    + sink.distinct()
+                    + " heap_used_peak_mb="
+                    + heapPeakBytes.get() / (1024 * 1024)
+                    + " stale="
+                    + (long) relay.staleCompletions());
             return 0;
           }
           default -> System.err.println("relay child: unknown command '" + line + "'");

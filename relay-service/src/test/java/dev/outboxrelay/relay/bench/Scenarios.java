@@ -38,9 +38,9 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
 
 /**
- * The scenarios. Each prints its lines through the {@link BenchReport}; results later
- * scenarios compare against (sql-limit, the one-relay drain, latency on an empty table) are kept
- * and measured on demand when an earlier scenario was skipped ({@code --only}).
+ * The scenarios. Each prints its lines through the {@link BenchReport}; results later scenarios
+ * compare against (sql-limit, the one-relay drain, latency on an empty table) are kept and measured
+ * on demand when an earlier scenario was skipped ({@code --only}).
  */
 final class Scenarios {
   static final int[] SQL_BATCHES = {1, 10, 100};
@@ -51,16 +51,23 @@ final class Scenarios {
   static final int PRODUCER_THREADS = 8;
   static final int ENQUEUE_CLIENTS = 4;
   static final double MAX_RSS_MB = 300;
+
   /** Three relays share the cores with the database: at least this share of one relay's drain. */
   static final double MULTI_RELAY_RATIO = 0.9;
+
   /** Targets at {@value #TARGET_RATE} jobs/s. */
   static final double TARGET_P50_MS = 3;
+
   static final double TARGET_P99_MS = 20;
+
   /** The rate the relay must sustain (achieved by the producer within 5%, every job delivered). */
   static final int SUSTAINED_RATE = 5_000;
+
   static final double MAX_IDLE_CLAIMS_PER_S = 1;
+
   /** ordered-hot's EXPLAIN: a backlog of this many keys times this many jobs. */
   static final int EXPLAIN_KEYS = 100;
+
   static final int EXPLAIN_JOBS_PER_KEY = 500;
 
   private final BenchDatabase db;
@@ -72,6 +79,7 @@ final class Scenarios {
   private Double sqlLimit;
   private DrainResult drainOne;
   private LatencyResult latencyEmpty;
+
   /** db-scheduler's drain, when {@code peer} ran in this run. */
   private PeerScheduler.Result peer;
 
@@ -82,14 +90,25 @@ final class Scenarios {
   }
 
   void header(boolean quick) {
-    report.line("config").put("db", db.kind()).put("quick", quick)
+    report
+        .line("config")
+        .put("db", db.kind())
+        .put("quick", quick)
         .put("cores", Runtime.getRuntime().availableProcessors())
-        .put("batch", relayConfig.batchSize()).put("concurrency", relayConfig.concurrency())
-        .put("lease", relayConfig.leaseDuration().toMillis() + "ms").put("idle", relayConfig.idleMinWait().toMillis() + "ms.."
-            + relayConfig.idleMaxWait().toMillis() + "ms")
+        .put("batch", relayConfig.batchSize())
+        .put("concurrency", relayConfig.concurrency())
+        .put("lease", relayConfig.leaseDuration().toMillis() + "ms")
+        .put(
+            "idle",
+            relayConfig.idleMinWait().toMillis()
+                + "ms.."
+                + relayConfig.idleMaxWait().toMillis()
+                + "ms")
         .put("listen_notify", relayConfig.listenNotify() && "postgresql".equals(db.kind()))
-        .put("pool_max", BenchDatabase.RELAY_POOL_MAX_SIZE).put("sink", "in-process-noop")
-        .put("java", System.getProperty("java.version")).print();
+        .put("pool_max", BenchDatabase.RELAY_POOL_MAX_SIZE)
+        .put("sink", "in-process-noop")
+        .put("java", System.getProperty("java.version"))
+        .print();
   }
 
   void run(String name) throws Exception {
@@ -120,10 +139,10 @@ final class Scenarios {
 
   /**
    * The store's own statements with nothing around them: one claim ({@code
-   * JdbcOutboxStore.claimOn}), then the batch's completion transaction as {@code markDeliveredAll} runs
-   * it (the token-checked batched update and the attempt rows, one batched insert), on one held
-   * connection per client, no pool, no threads handing work over. Twice: with as many clients as
-   * cores, and with as many as the relay has workers (a commit waits for its WAL flush, and
+   * JdbcOutboxStore.claimOn}), then the batch's completion transaction as {@code markDeliveredAll}
+   * runs it (the token-checked batched update and the attempt rows, one batched insert), on one
+   * held connection per client, no pool, no threads handing work over. Twice: with as many clients
+   * as cores, and with as many as the relay has workers (a commit waits for its WAL flush, and
    * concurrent commits share one). The best of all runs is the anchor.
    */
   private void measureSqlLimit() throws Exception {
@@ -132,7 +151,8 @@ final class Scenarios {
     int bestBatch = 0;
     int bestClients = 0;
     List<int[]> runs = new ArrayList<>();
-    for (int clients : new int[] {Runtime.getRuntime().availableProcessors(), relayConfig.concurrency()}) {
+    for (int clients :
+        new int[] {Runtime.getRuntime().availableProcessors(), relayConfig.concurrency()}) {
       for (int batch : SQL_BATCHES) {
         runs.add(new int[] {clients, batch});
       }
@@ -148,13 +168,16 @@ final class Scenarios {
       List<Throwable> errors = new java.util.concurrent.CopyOnWriteArrayList<>();
       long t0 = System.nanoTime();
       for (int i = 0; i < clients; i++) {
-        Thread t = new Thread(() -> {
-          try {
-            sqlLoop(store, batch, deadline, done);
-          } catch (Throwable e) {
-            errors.add(e);
-          }
-        }, "bench-sql-" + i);
+        Thread t =
+            new Thread(
+                () -> {
+                  try {
+                    sqlLoop(store, batch, deadline, done);
+                  } catch (Throwable e) {
+                    errors.add(e);
+                  }
+                },
+                "bench-sql-" + i);
         threads.add(t);
         t.start();
       }
@@ -171,50 +194,68 @@ final class Scenarios {
         bestBatch = batch;
         bestClients = clients;
       }
-      report.line("sql-limit").put("batch", batch).put("clients", clients).put("jobs", done.get())
-          .put("seconds", seconds).put("jobs_per_s", rate)
-          .put("transactions_per_job", 2.0 / batch).print();
+      report
+          .line("sql-limit")
+          .put("batch", batch)
+          .put("clients", clients)
+          .put("jobs", done.get())
+          .put("seconds", seconds)
+          .put("jobs_per_s", rate)
+          .put("transactions_per_job", 2.0 / batch)
+          .print();
     }
-    report.line("sql-limit").put("best_batch", bestBatch).put("best_clients", bestClients)
-        .put("best_jobs_per_s", best).print();
+    report
+        .line("sql-limit")
+        .put("best_batch", bestBatch)
+        .put("best_clients", bestClients)
+        .put("best_jobs_per_s", best)
+        .print();
     sqlLimit = best;
   }
 
-  private void sqlLoop(JdbcOutboxStore store, int batch, long deadline, AtomicLong done) throws SQLException {
+  private void sqlLoop(JdbcOutboxStore store, int batch, long deadline, AtomicLong done)
+      throws SQLException {
     TypeBinding binding = store.dialect().binding();
     String attempt = store.dialect().jobs(store.tables()).insertAttemptSql();
     try (Connection c = db.plain().getConnection()) {
       while (System.nanoTime() < deadline) {
-        List<Claimed> rows = store.claimOn(c, ClaimRequest.of(batch, relayConfig.leaseDuration())).stream()
-            .map(m -> new Claimed(m.id(), m.claimToken(), m.attemptNo())).toList();
+        List<Claimed> rows =
+            store.claimOn(c, ClaimRequest.of(batch, relayConfig.leaseDuration())).stream()
+                .map(m -> new Claimed(m.id(), m.claimToken(), m.attemptNo()))
+                .toList();
         if (rows.isEmpty()) {
           return;
         }
-        JdbcTransactions.inTransaction(c, tx -> {
-          List<Long> completed = store.markDeliveredOn(tx, rows.stream().map(Claimed::id).toList(),
-              rows.stream().map(Claimed::token).toList());
-          if (completed.size() != rows.size()) {
-            throw new IllegalStateException("completed " + completed.size() + " of " + rows.size()
-                + " jobs just claimed");
-          }
-          try (PreparedStatement ps = tx.prepareStatement(attempt)) {
-            for (Claimed r : rows) {
-              ps.setLong(1, r.id());
-              ps.setInt(2, r.attemptNo());
-              binding.bindUuid(ps, 3, r.token());
-              binding.bindInstant(ps, 4, null);
-              ps.setLong(5, 0);
-              ps.setString(6, AttemptOutcome.DELIVERED.name());
-              ps.setString(7, null);
-              ps.setString(8, null);
-              ps.setString(9, "bench no-op");
-              ps.setString(10, "bench");
-              ps.addBatch();
-            }
-            ps.executeBatch();
-          }
-          return null;
-        });
+        JdbcTransactions.inTransaction(
+            c,
+            tx -> {
+              List<Long> completed =
+                  store.markDeliveredOn(
+                      tx,
+                      rows.stream().map(Claimed::id).toList(),
+                      rows.stream().map(Claimed::token).toList());
+              if (completed.size() != rows.size()) {
+                throw new IllegalStateException(
+                    "completed " + completed.size() + " of " + rows.size() + " jobs just claimed");
+              }
+              try (PreparedStatement ps = tx.prepareStatement(attempt)) {
+                for (Claimed r : rows) {
+                  ps.setLong(1, r.id());
+                  ps.setInt(2, r.attemptNo());
+                  binding.bindUuid(ps, 3, r.token());
+                  binding.bindInstant(ps, 4, null);
+                  ps.setLong(5, 0);
+                  ps.setString(6, AttemptOutcome.DELIVERED.name());
+                  ps.setString(7, null);
+                  ps.setString(8, null);
+                  ps.setString(9, "bench no-op");
+                  ps.setString(10, "bench");
+                  ps.addBatch();
+                }
+                ps.executeBatch();
+              }
+              return null;
+            });
         done.addAndGet(rows.size());
       }
     }
@@ -230,24 +271,45 @@ final class Scenarios {
   // ---- 2. drain --------------------------------------------------------------------------------
 
   /** One drain by one in-process relay. */
-  record DrainResult(int jobs, long sent, double seconds, double jobsPerS, boolean drained, int claims,
-      long duplicates, long orderViolations, double poolWaitAvgMs, double poolWaitMaxMs, long poolMaxUsed,
-      double txPerJob, double relayCpuCores, double hostCpuCores, String indexScans) {}
+  record DrainResult(
+      int jobs,
+      long sent,
+      double seconds,
+      double jobsPerS,
+      boolean drained,
+      int claims,
+      long duplicates,
+      long orderViolations,
+      double poolWaitAvgMs,
+      double poolWaitMaxMs,
+      long poolMaxUsed,
+      double txPerJob,
+      double relayCpuCores,
+      double hostCpuCores,
+      String indexScans) {}
 
   private void drain() throws Exception {
     double limit = sqlLimitRate();
     DrainResult one = drainInProcess(sizes.drainJobs(), 0, true);
     drainOne = one;
-    BenchReport.Line line = drainLine("drain", one, limit).put("ratio_to_sql_limit", one.jobsPerS() / limit);
+    BenchReport.Line line =
+        drainLine("drain", one, limit).put("ratio_to_sql_limit", one.jobsPerS() / limit);
     if (peer != null) {
-      line.put("peer_jobs_per_s", peer.jobsPerS()).put("ratio_to_peer", one.jobsPerS() / peer.jobsPerS());
+      line.put("peer_jobs_per_s", peer.jobsPerS())
+          .put("ratio_to_peer", one.jobsPerS() / peer.jobsPerS());
     }
     line.target("ratio_to_sql_limit>=0.7", one.jobsPerS() >= 0.7 * limit).print();
     if (peer != null) {
       double ratio = one.jobsPerS() / peer.jobsPerS();
-      report.line("drain").put("relays", 1).put("versus", "peer").put("jobs_per_s", one.jobsPerS())
-          .put("peer_jobs_per_s", peer.jobsPerS()).put("ratio_to_peer", ratio)
-          .target("ratio_to_peer>=1.5", ratio >= 1.5).print();
+      report
+          .line("drain")
+          .put("relays", 1)
+          .put("versus", "peer")
+          .put("jobs_per_s", one.jobsPerS())
+          .put("peer_jobs_per_s", peer.jobsPerS())
+          .put("ratio_to_peer", ratio)
+          .target("ratio_to_peer>=1.5", ratio >= 1.5)
+          .print();
     }
     drainMulti(limit, one);
   }
@@ -261,31 +323,46 @@ final class Scenarios {
   }
 
   private BenchReport.Line drainLine(String scenario, DrainResult r, double limit) {
-    return report.line(scenario).put("relays", 1).put("jobs", r.jobs()).put("sent", r.sent())
-        .put("drained", r.drained()).put("seconds", r.seconds()).put("jobs_per_s", r.jobsPerS())
-        .put("claims", r.claims()).put("jobs_per_claim", r.sent() / Math.max(1.0, r.claims()))
-        .put("duplicates", r.duplicates()).put("pool_wait_avg_ms", r.poolWaitAvgMs())
-        .put("pool_wait_max_ms", r.poolWaitMaxMs()).put("pool_max_used", r.poolMaxUsed())
-        .put("db_tx_per_job", r.txPerJob()).put("relay_cpu_cores", r.relayCpuCores())
-        .put("host_cpu_cores", r.hostCpuCores()).put("index_scans", r.indexScans())
+    return report
+        .line(scenario)
+        .put("relays", 1)
+        .put("jobs", r.jobs())
+        .put("sent", r.sent())
+        .put("drained", r.drained())
+        .put("seconds", r.seconds())
+        .put("jobs_per_s", r.jobsPerS())
+        .put("claims", r.claims())
+        .put("jobs_per_claim", r.sent() / Math.max(1.0, r.claims()))
+        .put("duplicates", r.duplicates())
+        .put("pool_wait_avg_ms", r.poolWaitAvgMs())
+        .put("pool_wait_max_ms", r.poolWaitMaxMs())
+        .put("pool_max_used", r.poolMaxUsed())
+        .put("db_tx_per_job", r.txPerJob())
+        .put("relay_cpu_cores", r.relayCpuCores())
+        .put("host_cpu_cores", r.hostCpuCores())
+        .put("index_scans", r.indexScans())
         .put("sql_limit_jobs_per_s", limit);
   }
 
   /**
-   * Fills {@code jobs} ready jobs (on an emptied table when {@code fresh}, else on what is
-   * there) and lets one in-process relay drain them; the clock runs from the relay's start until
-   * the database holds no ready or leased job. Fails on a duplicate or a lost job.
+   * Fills {@code jobs} ready jobs (on an emptied table when {@code fresh}, else on what is there)
+   * and lets one in-process relay drain them; the clock runs from the relay's start until the
+   * database holds no ready or leased job. Fails on a duplicate or a lost job.
    */
   DrainResult drainInProcess(int jobs, int keys, boolean fresh) throws Exception {
     return drainInProcess(jobs, keys, fresh, recording -> recording);
   }
 
   /**
-   * The drain through the sink {@code sinkUnderTest} builds around the {@link RecordingSink}
-   * (which must see each job the real sink delivered, once).
+   * The drain through the sink {@code sinkUnderTest} builds around the {@link RecordingSink} (which
+   * must see each job the real sink delivered, once).
    */
-  DrainResult drainInProcess(int jobs, int keys, boolean fresh,
-      java.util.function.Function<RecordingSink, MessageSink> sinkUnderTest) throws Exception {
+  DrainResult drainInProcess(
+      int jobs,
+      int keys,
+      boolean fresh,
+      java.util.function.Function<RecordingSink, MessageSink> sinkUnderTest)
+      throws Exception {
     if (fresh) {
       db.truncate();
     }
@@ -325,14 +402,29 @@ final class Scenarios {
       throw new IllegalStateException(sink.duplicates() + " job(s) received twice by one relay");
     }
     if (drained && sink.distinct() != jobs) {
-      throw new IllegalStateException("jobs lost: " + jobs + " filled, " + sink.distinct() + " received");
+      throw new IllegalStateException(
+          "jobs lost: " + jobs + " filled, " + sink.distinct() + " received");
     }
     if (sink.orderViolations() > 0) {
-      throw new IllegalStateException(sink.orderViolations() + " job(s) arrived before an earlier job of their key");
+      throw new IllegalStateException(
+          sink.orderViolations() + " job(s) arrived before an earlier job of their key");
     }
-    return new DrainResult(jobs, sent, seconds, sent / seconds, drained, claims, sink.duplicates(),
-        sink.orderViolations(), waitAvg, waitMax, maxUsed, tx0 < 0 ? Double.NaN : (double) tx / Math.max(1, sent),
-        cpu / seconds, host / seconds, indexScanDelta(scansBefore));
+    return new DrainResult(
+        jobs,
+        sent,
+        seconds,
+        sent / seconds,
+        drained,
+        claims,
+        sink.duplicates(),
+        sink.orderViolations(),
+        waitAvg,
+        waitMax,
+        maxUsed,
+        tx0 < 0 ? Double.NaN : (double) tx / Math.max(1, sent),
+        cpu / seconds,
+        host / seconds,
+        indexScanDelta(scansBefore));
   }
 
   /** PostgreSQL: index scans per index of outbox_message so far (the claim plan, as it ran). */
@@ -341,9 +433,12 @@ final class Scenarios {
     if (!db.postgres()) {
       return scans;
     }
-    try (Connection c = db.plain().getConnection(); PreparedStatement ps = c.prepareStatement(
-        "SELECT indexrelname, idx_scan FROM pg_stat_user_indexes WHERE schemaname = current_schema()"
-            + " AND relname = 'outbox_message'"); ResultSet rs = ps.executeQuery()) {
+    try (Connection c = db.plain().getConnection();
+        PreparedStatement ps =
+            c.prepareStatement(
+                "SELECT indexrelname, idx_scan FROM pg_stat_user_indexes WHERE schemaname = current_schema()"
+                    + " AND relname = 'outbox_message'");
+        ResultSet rs = ps.executeQuery()) {
       while (rs.next()) {
         scans.put(rs.getString(1), rs.getLong(2));
       }
@@ -359,16 +454,23 @@ final class Scenarios {
     }
     Thread.sleep(300); // closed backends flush their statistics on exit, asynchronously
     StringBuilder b = new StringBuilder();
-    indexScans().forEach((index, n) -> {
-      long d = n - before.getOrDefault(index, 0L);
-      if (d > 0) {
-        b.append(b.length() == 0 ? "" : ",").append(index.replace("ix_outbox_message_", "")).append(':').append(d);
-      }
-    });
+    indexScans()
+        .forEach(
+            (index, n) -> {
+              long d = n - before.getOrDefault(index, 0L);
+              if (d > 0) {
+                b.append(b.length() == 0 ? "" : ",")
+                    .append(index.replace("ix_outbox_message_", ""))
+                    .append(':')
+                    .append(d);
+              }
+            });
     return b.length() == 0 ? "none" : b.toString();
   }
 
-  /** Three relays in their own JVMs on one backlog: throughput, duplicates across processes, memory. */
+  /**
+   * Three relays in their own JVMs on one backlog: throughput, duplicates across processes, memory.
+   */
   private void drainMulti(double limit, DrainResult one) throws Exception {
     int jobs = sizes.drainJobs();
     db.truncate();
@@ -416,19 +518,47 @@ final class Scenarios {
       long lost = sent - received.size();
       boolean drained = sent == jobs;
       double rate = sent / seconds;
-      report.line("drain").put("relays", MULTI_RELAYS).put("jobs", jobs).put("sent", sent)
-          .put("drained", drained).put("seconds", seconds).put("jobs_per_s", rate).put("claims", claims)
-          .put("duplicates", duplicates).put("lost", lost).put("delivered_attempts", delivered)
+      report
+          .line("drain")
+          .put("relays", MULTI_RELAYS)
+          .put("jobs", jobs)
+          .put("sent", sent)
+          .put("drained", drained)
+          .put("seconds", seconds)
+          .put("jobs_per_s", rate)
+          .put("claims", claims)
+          .put("duplicates", duplicates)
+          .put("lost", lost)
+          .put("delivered_attempts", delivered)
           .put("db_tx_per_job", tx0 < 0 ? Double.NaN : (double) tx / Math.max(1, sent))
           .put("host_cpu_cores", host / seconds)
-          .put("ratio_to_sql_limit", rate / limit).put("ratio_to_1_relay", rate / one.jobsPerS())
-          .target("ratio_to_1_relay>=" + MULTI_RELAY_RATIO, rate >= MULTI_RELAY_RATIO * one.jobsPerS()).print();
-      report.line("drain").put("relays", MULTI_RELAYS).put("measure", "memory")
-          .put("rss_peak_mb", rssPeak).put("heap_used_peak_mb", heapPeak).put("xmx", ChildRelay.HEAP)
-          .target("rss_peak_mb<=" + (int) MAX_RSS_MB, rssPeak > 0 && rssPeak <= MAX_RSS_MB).print();
+          .put("ratio_to_sql_limit", rate / limit)
+          .put("ratio_to_1_relay", rate / one.jobsPerS())
+          .target(
+              "ratio_to_1_relay>=" + MULTI_RELAY_RATIO, rate >= MULTI_RELAY_RATIO * one.jobsPerS())
+          .print();
+      report
+          .line("drain")
+          .put("relays", MULTI_RELAYS)
+          .put("measure", "memory")
+          .put("rss_peak_mb", rssPeak)
+          .put("heap_used_peak_mb", heapPeak)
+          .put("xmx", ChildRelay.HEAP)
+          .target("rss_peak_mb<=" + (int) MAX_RSS_MB, rssPeak > 0 && rssPeak <= MAX_RSS_MB)
+          .print();
       if (duplicates > 0 || lost != 0 || delivered != sent) {
-        throw new IllegalStateException("3 relays: duplicates=" + duplicates + " lost=" + lost + " sent="
-            + sent + " delivered_attempts=" + delivered + " of " + jobs + " jobs");
+        throw new IllegalStateException(
+            "3 relays: duplicates="
+                + duplicates
+                + " lost="
+                + lost
+                + " sent="
+                + sent
+                + " delivered_attempts="
+                + delivered
+                + " of "
+                + jobs
+                + " jobs");
       }
     } finally {
       for (ChildRelay c : children) {
@@ -449,35 +579,55 @@ final class Scenarios {
       return;
     }
     PeerScheduler.Result r = PeerScheduler.drain(db, sizes.drainJobs(), sizes.drainCap());
-    report.line("peer").put("scheduler", "db-scheduler-16.12.0").put("poll", "lock-and-fetch("
-        + PeerScheduler.LOWER_LIMIT + "," + PeerScheduler.UPPER_LIMIT + ")").put("threads", PeerScheduler.THREADS)
-        .put("pool_max", BenchDatabase.RELAY_POOL_MAX_SIZE).put("jobs", r.tasks()).put("executions", r.executions())
-        .put("duplicates", r.duplicates()).put("missed", r.missed()).put("left", r.left())
-        .put("seconds", r.seconds()).put("jobs_per_s", r.jobsPerS()).put("host_cpu_cores", r.hostCpuCores())
+    report
+        .line("peer")
+        .put("scheduler", "db-scheduler-16.12.0")
+        .put(
+            "poll",
+            "lock-and-fetch(" + PeerScheduler.LOWER_LIMIT + "," + PeerScheduler.UPPER_LIMIT + ")")
+        .put("threads", PeerScheduler.THREADS)
+        .put("pool_max", BenchDatabase.RELAY_POOL_MAX_SIZE)
+        .put("jobs", r.tasks())
+        .put("executions", r.executions())
+        .put("duplicates", r.duplicates())
+        .put("missed", r.missed())
+        .put("left", r.left())
+        .put("seconds", r.seconds())
+        .put("jobs_per_s", r.jobsPerS())
+        .put("host_cpu_cores", r.hostCpuCores())
         .print();
     if (r.duplicates() > 0 || r.missed() > 0 || r.left() > 0) {
-      throw new IllegalStateException("peer: " + r.duplicates() + " task(s) ran twice, " + r.missed()
-          + " never ran, " + r.left() + " left in scheduled_tasks, of " + r.tasks());
+      throw new IllegalStateException(
+          "peer: "
+              + r.duplicates()
+              + " task(s) ran twice, "
+              + r.missed()
+              + " never ran, "
+              + r.left()
+              + " left in scheduled_tasks, of "
+              + r.tasks());
     }
     peer = r;
   }
 
   /** The real sink, then the recording of what it delivered (so duplicates count deliveries). */
   private static MessageSink recordingAfter(MessageSink real, RecordingSink recording) {
-    return m -> real.deliver(m).thenApply(r -> {
-      if (r instanceof SinkResult.Delivered) {
-        recording.record(m);
-      }
-      return r;
-    });
+    return m ->
+        real.deliver(m)
+            .thenApply(
+                r -> {
+                  if (r instanceof SinkResult.Delivered) {
+                    recording.record(m);
+                  }
+                  return r;
+                });
   }
 
   /**
-   * The drain through the relay's HTTP sink to a receiver on loopback in this JVM that answers
-   * 200 at once on kept-alive connections (one event-loop thread); the sink has a destination's
-   * default timeouts (connect 2s, request 10s). {@code relay_cpu_cores} is this JVM's, the
-   * receiver's share ({@code receiver_cpu_cores}, its thread) included; {@code
-   * relay_cpu_us_per_job} leaves it out.
+   * The drain through the relay's HTTP sink to a receiver on loopback in this JVM that answers 200
+   * at once on kept-alive connections (one event-loop thread); the sink has a destination's default
+   * timeouts (connect 2s, request 10s). {@code relay_cpu_cores} is this JVM's, the receiver's share
+   * ({@code receiver_cpu_cores}, its thread) included; {@code relay_cpu_us_per_job} leaves it out.
    */
   private void drainHttp() throws Exception {
     double limit = sqlLimitRate();
@@ -487,21 +637,34 @@ final class Scenarios {
       HttpSink http = new HttpSink(receiver.uri(), Duration.ofSeconds(2), Duration.ofSeconds(10));
       double receiverCpu0 = HostStats.threadCpuSeconds(LoopbackReceiver.EVENT_LOOP_THREAD);
       DrainResult r = drainInProcess(jobs, 0, true, recording -> recordingAfter(http, recording));
-      double receiverCores = (HostStats.threadCpuSeconds(LoopbackReceiver.EVENT_LOOP_THREAD) - receiverCpu0)
-          / r.seconds();
+      double receiverCores =
+          (HostStats.threadCpuSeconds(LoopbackReceiver.EVENT_LOOP_THREAD) - receiverCpu0)
+              / r.seconds();
       long requests = receiver.requests();
       int distinct = receiver.distinctMessages();
       double ratio = r.jobsPerS() / base.jobsPerS();
-      drainLine("drain-http", r, limit).put("sink", "http-loopback").put("requests", requests)
-          .put("distinct_messages", distinct).put("connections", receiver.connections())
-          .put("receiver", "vertx-1-event-loop").put("receiver_cpu_cores", receiverCores)
+      drainLine("drain-http", r, limit)
+          .put("sink", "http-loopback")
+          .put("requests", requests)
+          .put("distinct_messages", distinct)
+          .put("connections", receiver.connections())
+          .put("receiver", "vertx-1-event-loop")
+          .put("receiver_cpu_cores", receiverCores)
           .put("relay_cpu_us_per_job", (r.relayCpuCores() - receiverCores) * 1e6 / r.jobsPerS())
           .put("drain_relay_cpu_us_per_job", base.relayCpuCores() * 1e6 / base.jobsPerS())
-          .put("drain_jobs_per_s", base.jobsPerS()).put("ratio_to_drain", ratio)
-          .target("ratio_to_drain>=0.3", ratio >= 0.3).print();
+          .put("drain_jobs_per_s", base.jobsPerS())
+          .put("ratio_to_drain", ratio)
+          .target("ratio_to_drain>=0.3", ratio >= 0.3)
+          .print();
       if (requests != distinct || (r.drained() && distinct != jobs)) {
-        throw new IllegalStateException("drain-http: " + requests + " requests for " + distinct
-            + " distinct messages of " + jobs + " jobs");
+        throw new IllegalStateException(
+            "drain-http: "
+                + requests
+                + " requests for "
+                + distinct
+                + " distinct messages of "
+                + jobs
+                + " jobs");
       }
     }
   }
@@ -521,24 +684,32 @@ final class Scenarios {
       Map<String, Object> settings = kafkaProducerSettings(broker.bootstrapServers());
       try (org.apache.kafka.clients.producer.KafkaProducer<String, String> producer =
           new org.apache.kafka.clients.producer.KafkaProducer<>(settings)) {
-        Duration verdictWithin = Duration.ofMillis(Long.parseLong(String.valueOf(settings.getOrDefault(
-            "max.block.ms", "60000"))) + Long.parseLong(String.valueOf(settings.getOrDefault("delivery.timeout.ms",
-            "120000"))));
-        KafkaSink kafka = new KafkaSink(topic, Duration.ofSeconds(10), verdictWithin, producer::send);
-        DrainResult r = drainInProcess(jobs, 0, true, recording -> recordingAfter(kafka, recording));
+        Duration verdictWithin =
+            Duration.ofMillis(
+                Long.parseLong(String.valueOf(settings.getOrDefault("max.block.ms", "60000")))
+                    + Long.parseLong(
+                        String.valueOf(settings.getOrDefault("delivery.timeout.ms", "120000"))));
+        KafkaSink kafka =
+            new KafkaSink(topic, Duration.ofSeconds(10), verdictWithin, producer::send);
+        DrainResult r =
+            drainInProcess(jobs, 0, true, recording -> recordingAfter(kafka, recording));
         long records = recordsIn(broker.bootstrapServers(), topic);
         double ratio = r.jobsPerS() / base.jobsPerS();
-        drainLine("drain-kafka", r, limit).put("sink", "kafka-kraft-1-node")
-            .put("acks", settings.get("acks")).put("idempotence", settings.get("enable.idempotence"))
+        drainLine("drain-kafka", r, limit)
+            .put("sink", "kafka-kraft-1-node")
+            .put("acks", settings.get("acks"))
+            .put("idempotence", settings.get("enable.idempotence"))
             .put("linger_ms", settings.getOrDefault("linger.ms", "default"))
             .put("records_in_topic", records)
             .put("relay_cpu_us_per_job", r.relayCpuCores() * 1e6 / r.jobsPerS())
             .put("drain_relay_cpu_us_per_job", base.relayCpuCores() * 1e6 / base.jobsPerS())
-            .put("drain_jobs_per_s", base.jobsPerS()).put("ratio_to_drain", ratio)
-            .target("ratio_to_drain>=0.5", ratio >= 0.5).print();
+            .put("drain_jobs_per_s", base.jobsPerS())
+            .put("ratio_to_drain", ratio)
+            .target("ratio_to_drain>=0.5", ratio >= 0.5)
+            .print();
         if (records != r.sent()) {
-          throw new IllegalStateException("drain-kafka: " + records + " records in the topic for " + r.sent()
-              + " jobs sent");
+          throw new IllegalStateException(
+              "drain-kafka: " + records + " records in the topic for " + r.sent() + " jobs sent");
         }
       }
     }
@@ -546,9 +717,11 @@ final class Scenarios {
 
   /**
    * The relay's producer settings as application.properties gives them (the keys under {@link
-   * dev.outboxrelay.relay.sink.KafkaChannel#PREFIX} that are producer settings), to {@code bootstrap}.
+   * dev.outboxrelay.relay.sink.KafkaChannel#PREFIX} that are producer settings), to {@code
+   * bootstrap}.
    */
-  private static Map<String, Object> kafkaProducerSettings(String bootstrap) throws java.io.IOException {
+  private static Map<String, Object> kafkaProducerSettings(String bootstrap)
+      throws java.io.IOException {
     java.util.Properties app = new java.util.Properties();
     try (var in = Scenarios.class.getClassLoader().getResourceAsStream("application.properties")) {
       if (in == null) {
@@ -559,14 +732,17 @@ final class Scenarios {
     String prefix = dev.outboxrelay.relay.sink.KafkaChannel.PREFIX;
     Map<String, Object> settings = new HashMap<>();
     for (String name : app.stringPropertyNames()) {
-      if (name.startsWith(prefix) && org.apache.kafka.clients.producer.ProducerConfig.configNames()
-          .contains(name.substring(prefix.length()))) {
+      if (name.startsWith(prefix)
+          && org.apache.kafka.clients.producer.ProducerConfig.configNames()
+              .contains(name.substring(prefix.length()))) {
         settings.put(name.substring(prefix.length()), app.getProperty(name));
       }
     }
     settings.put("bootstrap.servers", bootstrap);
-    settings.put("key.serializer", org.apache.kafka.common.serialization.StringSerializer.class.getName());
-    settings.put("value.serializer", org.apache.kafka.common.serialization.StringSerializer.class.getName());
+    settings.put(
+        "key.serializer", org.apache.kafka.common.serialization.StringSerializer.class.getName());
+    settings.put(
+        "value.serializer", org.apache.kafka.common.serialization.StringSerializer.class.getName());
     settings.put("client.id", "bench-relay");
     return settings;
   }
@@ -575,21 +751,32 @@ final class Scenarios {
   private static long recordsIn(String bootstrap, String topic) {
     Map<String, Object> c = new HashMap<>();
     c.put("bootstrap.servers", bootstrap);
-    c.put("key.deserializer", org.apache.kafka.common.serialization.StringDeserializer.class.getName());
-    c.put("value.deserializer", org.apache.kafka.common.serialization.StringDeserializer.class.getName());
+    c.put(
+        "key.deserializer",
+        org.apache.kafka.common.serialization.StringDeserializer.class.getName());
+    c.put(
+        "value.deserializer",
+        org.apache.kafka.common.serialization.StringDeserializer.class.getName());
     try (org.apache.kafka.clients.consumer.KafkaConsumer<String, String> consumer =
         new org.apache.kafka.clients.consumer.KafkaConsumer<>(c)) {
-      List<org.apache.kafka.common.TopicPartition> partitions = consumer.partitionsFor(topic, Duration.ofSeconds(30))
-          .stream().map(p -> new org.apache.kafka.common.TopicPartition(topic, p.partition())).toList();
-      return consumer.endOffsets(partitions, Duration.ofSeconds(30)).values().stream().mapToLong(Long::longValue).sum();
+      List<org.apache.kafka.common.TopicPartition> partitions =
+          consumer.partitionsFor(topic, Duration.ofSeconds(30)).stream()
+              .map(p -> new org.apache.kafka.common.TopicPartition(topic, p.partition()))
+              .toList();
+      return consumer.endOffsets(partitions, Duration.ofSeconds(30)).values().stream()
+          .mapToLong(Long::longValue)
+          .sum();
     }
   }
 
   // ---- 3. latency ------------------------------------------------------------------------------
 
-  /** {@code late}: jobs not received when the measurement ended; the percentiles are then lower bounds. */
-  record LatencyResult(int rate, double achievedRate, int produced, LatencySummary summary, long behind,
-      int late) {}
+  /**
+   * {@code late}: jobs not received when the measurement ended; the percentiles are then lower
+   * bounds.
+   */
+  record LatencyResult(
+      int rate, double achievedRate, int produced, LatencySummary summary, long behind, int late) {}
 
   private void latency() throws Exception {
     for (int rate : RATES) {
@@ -597,7 +784,8 @@ final class Scenarios {
       BenchReport.Line line = latencyLine("latency", r);
       if (rate == TARGET_RATE) {
         latencyEmpty = r;
-        line.target("p50<=" + (int) TARGET_P50_MS + "ms,p99<=" + (int) TARGET_P99_MS + "ms",
+        line.target(
+            "p50<=" + (int) TARGET_P50_MS + "ms,p99<=" + (int) TARGET_P99_MS + "ms",
             r.summary().p50Ms() <= TARGET_P50_MS && r.summary().p99Ms() <= TARGET_P99_MS);
       } else if (rate == SUSTAINED_RATE) {
         line.target("sustained_at_" + SUSTAINED_RATE, sustained(r));
@@ -621,10 +809,18 @@ final class Scenarios {
 
   private BenchReport.Line latencyLine(String scenario, LatencyResult r) {
     LatencySummary s = r.summary();
-    return report.line(scenario).put("rate", r.rate()).put("achieved_rate", r.achievedRate())
-        .put("sustained", sustained(r)).put("jobs", r.produced())
-        .put("late", r.late()).put("p50_ms", s.p50Ms()).put("p95_ms", s.p95Ms()).put("p99_ms", s.p99Ms())
-        .put("max_ms", s.maxMs()).put("lower_bounds", r.late() > 0);
+    return report
+        .line(scenario)
+        .put("rate", r.rate())
+        .put("achieved_rate", r.achievedRate())
+        .put("sustained", sustained(r))
+        .put("jobs", r.produced())
+        .put("late", r.late())
+        .put("p50_ms", s.p50Ms())
+        .put("p95_ms", s.p95Ms())
+        .put("p99_ms", s.p99Ms())
+        .put("max_ms", s.maxMs())
+        .put("lower_bounds", r.late() > 0);
   }
 
   /**
@@ -639,7 +835,8 @@ final class Scenarios {
     }
     int total = (int) (rate * sizes.latencyRun().toMillis() / 1000);
     RecordingSink sink = new RecordingSink();
-    Outbox outbox = new Outbox(OutboxConfig.builder().destinations(BenchDatabase.DESTINATION).build());
+    Outbox outbox =
+        new Outbox(OutboxConfig.builder().destinations(BenchDatabase.DESTINATION).build());
     Map<Long, Long> committed = new ConcurrentHashMap<>();
     AtomicInteger next = new AtomicInteger();
     AtomicLong behind = new AtomicLong();
@@ -652,31 +849,40 @@ final class Scenarios {
       long start = System.nanoTime() + 100_000_000L;
       List<Thread> threads = new ArrayList<>();
       for (int t = 0; t < PRODUCER_THREADS; t++) {
-        Thread th = new Thread(() -> {
-          try {
-            int i;
-            while ((i = next.getAndIncrement()) < total) {
-              long due = start + (long) i * 1_000_000_000L / rate;
-              long wait = due - System.nanoTime();
-              if (wait > 0) {
-                LockSupport.parkNanos(wait);
-              } else if (-wait > 100_000_000L) {
-                behind.incrementAndGet();
-              }
-              try (Connection c = producerPool.getConnection()) {
-                c.setAutoCommit(false);
-                EnqueueResult r = outbox.enqueue(c, OutboxMessage.builder().operationId(tag + "-" + i)
-                    .destination(BenchDatabase.DESTINATION).payload("{\"n\":" + i + "}").build());
-                c.commit();
-                long now = System.nanoTime();
-                committed.put(r.messageId(), now);
-                lastCommit.accumulateAndGet(now, Math::max);
-              }
-            }
-          } catch (Throwable e) {
-            errors.add(e);
-          }
-        }, "bench-producer-" + t);
+        Thread th =
+            new Thread(
+                () -> {
+                  try {
+                    int i;
+                    while ((i = next.getAndIncrement()) < total) {
+                      long due = start + (long) i * 1_000_000_000L / rate;
+                      long wait = due - System.nanoTime();
+                      if (wait > 0) {
+                        LockSupport.parkNanos(wait);
+                      } else if (-wait > 100_000_000L) {
+                        behind.incrementAndGet();
+                      }
+                      try (Connection c = producerPool.getConnection()) {
+                        c.setAutoCommit(false);
+                        EnqueueResult r =
+                            outbox.enqueue(
+                                c,
+                                OutboxMessage.builder()
+                                    .operationId(tag + "-" + i)
+                                    .destination(BenchDatabase.DESTINATION)
+                                    .payload("{\"n\":" + i + "}")
+                                    .build());
+                        c.commit();
+                        long now = System.nanoTime();
+                        committed.put(r.messageId(), now);
+                        lastCommit.accumulateAndGet(now, Math::max);
+                      }
+                    }
+                  } catch (Throwable e) {
+                    errors.add(e);
+                  }
+                },
+                "bench-producer-" + t);
         threads.add(th);
         th.start();
       }
@@ -697,7 +903,8 @@ final class Scenarios {
       // producer stopped is late, not lost (it stays R in the table): it is reported, and its
       // latency counts as at least the time it had waited, so the percentiles are lower bounds.
       if (sink.duplicates() > 0) {
-        throw new IllegalStateException("latency at " + rate + "/s: " + sink.duplicates() + " duplicates");
+        throw new IllegalStateException(
+            "latency at " + rate + "/s: " + sink.duplicates() + " duplicates");
       }
       long[] nanos = new long[total];
       int k = 0;
@@ -723,7 +930,9 @@ final class Scenarios {
     void write(Connection c, long i) throws SQLException;
   }
 
-  /** One of the variants, measured in rounds alternating with the others so drift hits each alike. */
+  /**
+   * One of the variants, measured in rounds alternating with the others so drift hits each alike.
+   */
   private static final class Variant {
     private final SecondWrite write;
     private final List<long[]> latencies = new ArrayList<>();
@@ -752,25 +961,36 @@ final class Scenarios {
    */
   private void enqueueOverhead() throws Exception {
     db.truncate();
-    Outbox outbox = new Outbox(OutboxConfig.builder().destinations(BenchDatabase.DESTINATION).build());
+    Outbox outbox =
+        new Outbox(OutboxConfig.builder().destinations(BenchDatabase.DESTINATION).build());
     String tag = tag();
     AtomicLong jobs = new AtomicLong();
-    SecondWrite job = (c, i) -> outbox.enqueue(c, OutboxMessage.builder().operationId(tag + "-" + jobs.incrementAndGet())
-        .destination(BenchDatabase.DESTINATION).payload("{\"order\":" + i + "}").build());
+    SecondWrite job =
+        (c, i) ->
+            outbox.enqueue(
+                c,
+                OutboxMessage.builder()
+                    .operationId(tag + "-" + jobs.incrementAndGet())
+                    .destination(BenchDatabase.DESTINATION)
+                    .payload("{\"order\":" + i + "}")
+                    .build());
     Duration third = sizes.enqueueRun().dividedBy(3);
     try (AgroalDataSource pool = db.pool(BenchDatabase.RELAY_POOL_MAX_SIZE)) {
-      businessTransactions(pool, job, Duration.ofMillis(500)); // warm-up: connections, JIT, a row size
+      businessTransactions(
+          pool, job, Duration.ofMillis(500)); // warm-up: connections, JIT, a row size
       long outboxRowBytes = db.averageRowBytes("outbox_message");
       // The floor's row: the outbox row's size, less what the floor row carries besides its body
       // (row header, id, the text's length word); floor_row_bytes shows how close it came. Where
       // the row size is unknown, the body PostgreSQL's measure gives (113 - 36 bytes).
       String body = "x".repeat((int) Math.max(1, outboxRowBytes > 0 ? outboxRowBytes - 36 : 77));
-      SecondWrite floor = (c, i) -> {
-        try (PreparedStatement ps = c.prepareStatement("INSERT INTO bench_floor (body) VALUES (?)")) {
-          ps.setString(1, body);
-          ps.executeUpdate();
-        }
-      };
+      SecondWrite floor =
+          (c, i) -> {
+            try (PreparedStatement ps =
+                c.prepareStatement("INSERT INTO bench_floor (body) VALUES (?)")) {
+              ps.setString(1, body);
+              ps.executeUpdate();
+            }
+          };
       List<Variant> variants = List.of(new Variant(null), new Variant(floor), new Variant(job));
       List<Variant> backwards = new ArrayList<>(variants);
       Collections.reverse(backwards);
@@ -786,20 +1006,31 @@ final class Scenarios {
       double ratio = b.txPerS() / a.txPerS();
       double toFloor = f.txPerS() / b.txPerS();
       BenchDatabase.Footprint outboxTable = db.footprint("outbox_message");
-      report.line("enqueue-overhead").put("clients", ENQUEUE_CLIENTS)
-          .put("without_tx_per_s", a.txPerS()).put("floor_tx_per_s", f.txPerS()).put("with_tx_per_s", b.txPerS())
-          .put("without_p50_ms", a.latency().p50Ms()).put("floor_p50_ms", f.latency().p50Ms())
+      report
+          .line("enqueue-overhead")
+          .put("clients", ENQUEUE_CLIENTS)
+          .put("without_tx_per_s", a.txPerS())
+          .put("floor_tx_per_s", f.txPerS())
+          .put("with_tx_per_s", b.txPerS())
+          .put("without_p50_ms", a.latency().p50Ms())
+          .put("floor_p50_ms", f.latency().p50Ms())
           .put("with_p50_ms", b.latency().p50Ms())
-          .put("without_p99_ms", a.latency().p99Ms()).put("floor_p99_ms", f.latency().p99Ms())
+          .put("without_p99_ms", a.latency().p99Ms())
+          .put("floor_p99_ms", f.latency().p99Ms())
           .put("with_p99_ms", b.latency().p99Ms())
           .put("added_p50_ms", b.latency().p50Ms() - a.latency().p50Ms())
           .put("added_p99_ms", b.latency().p99Ms() - a.latency().p99Ms())
-          .put("throughput_ratio", ratio).put("throughput_loss_pct", (1 - ratio) * 100)
-          .put("outbox_row_bytes", outboxRowBytes).put("floor_row_bytes", db.averageRowBytes("bench_floor"))
-          .put("outbox_indexes", outboxTable.indexes()).put("floor_indexes", db.footprint("bench_floor").indexes())
-          .put("bytes_per_job", outboxTable.bytesPerRow()).put("jobs_in_table", outboxTable.rows())
+          .put("throughput_ratio", ratio)
+          .put("throughput_loss_pct", (1 - ratio) * 100)
+          .put("outbox_row_bytes", outboxRowBytes)
+          .put("floor_row_bytes", db.averageRowBytes("bench_floor"))
+          .put("outbox_indexes", outboxTable.indexes())
+          .put("floor_indexes", db.footprint("bench_floor").indexes())
+          .put("bytes_per_job", outboxTable.bytesPerRow())
+          .put("jobs_in_table", outboxTable.rows())
           .put("ratio_to_floor", toFloor)
-          .target("ratio_to_floor<=1.1", toFloor <= 1.1).print();
+          .target("ratio_to_floor<=1.1", toFloor <= 1.1)
+          .print();
     }
   }
 
@@ -812,36 +1043,40 @@ final class Scenarios {
     List<Throwable> errors = new java.util.concurrent.CopyOnWriteArrayList<>();
     List<Thread> threads = new ArrayList<>();
     for (int t = 0; t < ENQUEUE_CLIENTS; t++) {
-      Thread th = new Thread(() -> {
-        long[] lat = new long[1024];
-        int n = 0;
-        try {
-          while (System.nanoTime() < deadline) {
-            long i = seq.incrementAndGet();
-            long t0 = System.nanoTime();
-            try (Connection c = pool.getConnection()) {
-              c.setAutoCommit(false);
-              try (PreparedStatement ps = c.prepareStatement(
-                  "INSERT INTO bench_business (customer, amount) VALUES (?, ?)")) {
-                ps.setString(1, "customer-" + i);
-                ps.setInt(2, (int) (i % 1000));
-                ps.executeUpdate();
-              }
-              if (second != null) {
-                second.write(c, i);
-              }
-              c.commit();
-            }
-            if (n == lat.length) {
-              lat = java.util.Arrays.copyOf(lat, n * 2);
-            }
-            lat[n++] = System.nanoTime() - t0;
-          }
-        } catch (Throwable e) {
-          errors.add(e);
-        }
-        perThread.add(java.util.Arrays.copyOf(lat, n));
-      }, "bench-business-" + t);
+      Thread th =
+          new Thread(
+              () -> {
+                long[] lat = new long[1024];
+                int n = 0;
+                try {
+                  while (System.nanoTime() < deadline) {
+                    long i = seq.incrementAndGet();
+                    long t0 = System.nanoTime();
+                    try (Connection c = pool.getConnection()) {
+                      c.setAutoCommit(false);
+                      try (PreparedStatement ps =
+                          c.prepareStatement(
+                              "INSERT INTO bench_business (customer, amount) VALUES (?, ?)")) {
+                        ps.setString(1, "customer-" + i);
+                        ps.setInt(2, (int) (i % 1000));
+                        ps.executeUpdate();
+                      }
+                      if (second != null) {
+                        second.write(c, i);
+                      }
+                      c.commit();
+                    }
+                    if (n == lat.length) {
+                      lat = java.util.Arrays.copyOf(lat, n * 2);
+                    }
+                    lat[n++] = System.nanoTime() - t0;
+                  }
+                } catch (Throwable e) {
+                  errors.add(e);
+                }
+                perThread.add(java.util.Arrays.copyOf(lat, n));
+              },
+              "bench-business-" + t);
       threads.add(th);
       th.start();
     }
@@ -849,7 +1084,8 @@ final class Scenarios {
       th.join();
     }
     if (!errors.isEmpty()) {
-      throw new IllegalStateException("business transaction failed: " + errors.get(0), errors.get(0));
+      throw new IllegalStateException(
+          "business transaction failed: " + errors.get(0), errors.get(0));
     }
     return concat(perThread);
   }
@@ -870,7 +1106,10 @@ final class Scenarios {
 
   // ---- 5. history ------------------------------------------------------------------------------
 
-  /** Drain and latency at {@value #TARGET_RATE}/s with {@code historyRows} S rows present, vs. empty. */
+  /**
+   * Drain and latency at {@value #TARGET_RATE}/s with {@code historyRows} S rows present, vs.
+   * empty.
+   */
   private void history() throws Exception {
     double limit = sqlLimitRate();
     DrainResult empty = drainOne();
@@ -879,16 +1118,23 @@ final class Scenarios {
     db.fillHistory(sizes.historyRows());
     DrainResult r = drainInProcess(sizes.drainJobs(), 0, false);
     double ratio = r.jobsPerS() / empty.jobsPerS();
-    drainLine("history", r, limit).put("history_rows", sizes.historyRows()).put("empty_jobs_per_s", empty.jobsPerS())
-        .put("ratio_to_empty", ratio).put("ratio_to_sql_limit", r.jobsPerS() / limit)
-        .target("ratio_to_empty>=0.9", ratio >= 0.9).print();
+    drainLine("history", r, limit)
+        .put("history_rows", sizes.historyRows())
+        .put("empty_jobs_per_s", empty.jobsPerS())
+        .put("ratio_to_empty", ratio)
+        .put("ratio_to_sql_limit", r.jobsPerS() / limit)
+        .target("ratio_to_empty>=0.9", ratio >= 0.9)
+        .print();
     LatencyResult l = measureLatency(TARGET_RATE, false);
     double latencyRatio = l.summary().p50Ms() / emptyLatency.summary().p50Ms();
-    latencyLine("history", l).put("history_rows", sizes.historyRows()).put("empty_p50_ms", emptyLatency.summary().p50Ms())
+    latencyLine("history", l)
+        .put("history_rows", sizes.historyRows())
+        .put("empty_p50_ms", emptyLatency.summary().p50Ms())
         .put("empty_p99_ms", emptyLatency.summary().p99Ms())
         .put("p50_ratio_to_empty", latencyRatio)
         .put("p99_ratio_to_empty", l.summary().p99Ms() / emptyLatency.summary().p99Ms())
-        .target("p50_ratio_to_empty<=1.1", latencyRatio <= 1.1).print();
+        .target("p50_ratio_to_empty<=1.1", latencyRatio <= 1.1)
+        .print();
   }
 
   // ---- 6. ordered ------------------------------------------------------------------------------
@@ -899,10 +1145,14 @@ final class Scenarios {
     DrainResult unordered = drainOne();
     DrainResult r = drainInProcess(sizes.drainJobs(), ORDERING_KEYS, true);
     double ratio = r.jobsPerS() / unordered.jobsPerS();
-    drainLine("ordered", r, limit).put("keys", ORDERING_KEYS).put("order_violations", r.orderViolations())
-        .put("unordered_jobs_per_s", unordered.jobsPerS()).put("ratio_to_unordered", ratio)
+    drainLine("ordered", r, limit)
+        .put("keys", ORDERING_KEYS)
+        .put("order_violations", r.orderViolations())
+        .put("unordered_jobs_per_s", unordered.jobsPerS())
+        .put("ratio_to_unordered", ratio)
         .put("ratio_to_sql_limit", r.jobsPerS() / limit)
-        .target("ratio_to_unordered>=0.8", ratio >= 0.8).print();
+        .target("ratio_to_unordered>=0.8", ratio >= 0.8)
+        .print();
   }
 
   /**
@@ -918,10 +1168,14 @@ final class Scenarios {
       double target = keysAndTarget[1] / 100.0;
       DrainResult r = drainInProcess(sizes.drainJobs(), keys, true);
       double ratio = r.jobsPerS() / unordered.jobsPerS();
-      drainLine("ordered-hot", r, limit).put("keys", keys).put("jobs_per_key", sizes.drainJobs() / keys)
+      drainLine("ordered-hot", r, limit)
+          .put("keys", keys)
+          .put("jobs_per_key", sizes.drainJobs() / keys)
           .put("order_violations", r.orderViolations())
-          .put("unordered_jobs_per_s", unordered.jobsPerS()).put("ratio_to_unordered", ratio)
-          .target("ratio_to_unordered>=" + target, ratio >= target).print();
+          .put("unordered_jobs_per_s", unordered.jobsPerS())
+          .put("ratio_to_unordered", ratio)
+          .target("ratio_to_unordered>=" + target, ratio >= target)
+          .print();
     }
     claimPlan();
   }
@@ -943,9 +1197,13 @@ final class Scenarios {
     db.truncate();
     db.fillReady(tag(), EXPLAIN_KEYS * EXPLAIN_JOBS_PER_KEY, EXPLAIN_KEYS);
     Duration lease = relayConfig.leaseDuration();
-    int held = JdbcOutboxStore.create(db.plain()).claimBatch(ClaimRequest.of(inFlight, lease)).size();
+    int held =
+        JdbcOutboxStore.create(db.plain()).claimBatch(ClaimRequest.of(inFlight, lease)).size();
     PlanCapture capture = new PlanCapture(db.plain());
-    int claimed = JdbcOutboxStore.create(capture.dataSource()).claimBatch(ClaimRequest.of(batch, lease)).size();
+    int claimed =
+        JdbcOutboxStore.create(capture.dataSource())
+            .claimBatch(ClaimRequest.of(batch, lease))
+            .size();
     long entries = 0;
     long removed = 0;
     long seqRows = 0;
@@ -959,12 +1217,23 @@ final class Scenarios {
       buffers += r.sharedBuffers();
       ms += r.executionMs();
     }
-    report.line("ordered-hot").put("explain", "claim").put("keys", EXPLAIN_KEYS)
-        .put("jobs_per_key", EXPLAIN_JOBS_PER_KEY).put("keys_in_flight", held).put("batch", batch)
-        .put("claimed", claimed).put("statements", capture.plans().size()).put("index_entries_read", entries)
-        .put("rows_removed_by_filter", removed).put("seq_scan_rows", seqRows).put("shared_buffers", buffers)
+    report
+        .line("ordered-hot")
+        .put("explain", "claim")
+        .put("keys", EXPLAIN_KEYS)
+        .put("jobs_per_key", EXPLAIN_JOBS_PER_KEY)
+        .put("keys_in_flight", held)
+        .put("batch", batch)
+        .put("claimed", claimed)
+        .put("statements", capture.plans().size())
+        .put("index_entries_read", entries)
+        .put("rows_removed_by_filter", removed)
+        .put("seq_scan_rows", seqRows)
+        .put("shared_buffers", buffers)
         .put("execution_ms", ms)
-        .target("index_entries_read<=batch+keys_in_flight", !capture.plans().isEmpty() && entries <= batch + held)
+        .target(
+            "index_entries_read<=batch+keys_in_flight",
+            !capture.plans().isEmpty() && entries <= batch + held)
         .print();
   }
 
@@ -979,15 +1248,20 @@ final class Scenarios {
     System.setProperty("outbox.relay.concurrency", "4");
     try {
       // keys, lab seconds, target seconds (0: none)
-      for (double[] c : new double[][] {{0, 0.83, 0.9}, {1, 2.9, 3.2}, {2, 1.6, 1.7}, {12, 0.83, 0}}) {
+      for (double[] c :
+          new double[][] {{0, 0.83, 0.9}, {1, 2.9, 3.2}, {2, 1.6, 1.7}, {12, 0.83, 0}}) {
         int keys = (int) c[0];
         db.truncate();
         db.fillReady(tag(), 12, keys);
         long first = db.count("SELECT MIN(id) FROM outbox_message WHERE state = 'R'");
         RecordingSink recording = new RecordingSink();
         // Answers after 200 ms (600 ms for the first job) without holding a relay thread.
-        MessageSink sink = m -> CompletableFuture.supplyAsync(() -> recording.record(m),
-            CompletableFuture.delayedExecutor(m.id() == first ? 600 : 200, TimeUnit.MILLISECONDS));
+        MessageSink sink =
+            m ->
+                CompletableFuture.supplyAsync(
+                    () -> recording.record(m),
+                    CompletableFuture.delayedExecutor(
+                        m.id() == first ? 600 : 200, TimeUnit.MILLISECONDS));
         InProcessRelay relay = new InProcessRelay(db.url(), db.user(), sink);
         long t0 = System.nanoTime();
         long deadline = t0 + Duration.ofSeconds(60).toNanos();
@@ -1000,12 +1274,25 @@ final class Scenarios {
         relay.close();
         long sent = db.count("SELECT COUNT(*) FROM outbox_message WHERE state = 'S'");
         if (sent != 12 || recording.duplicates() > 0 || recording.orderViolations() > 0) {
-          throw new IllegalStateException("seed004 keys=" + keys + ": sent " + sent + " of 12, duplicates "
-              + recording.duplicates() + ", order violations " + recording.orderViolations());
+          throw new IllegalStateException(
+              "seed004 keys="
+                  + keys
+                  + ": sent "
+                  + sent
+                  + " of 12, duplicates "
+                  + recording.duplicates()
+                  + ", order violations "
+                  + recording.orderViolations());
         }
-        BenchReport.Line line = report.line("seed004").put("case", keys == 0 ? "unordered" : keys + "-keys")
-            .put("jobs", 12).put("workers", 4).put("seconds", seconds).put("lab_seconds", c[1])
-            .put("order_violations", recording.orderViolations());
+        BenchReport.Line line =
+            report
+                .line("seed004")
+                .put("case", keys == 0 ? "unordered" : keys + "-keys")
+                .put("jobs", 12)
+                .put("workers", 4)
+                .put("seconds", seconds)
+                .put("lab_seconds", c[1])
+                .put("order_violations", recording.orderViolations());
         if (c[2] > 0) {
           line.target("seconds<=" + c[2], seconds <= c[2]);
         }
@@ -1032,7 +1319,8 @@ final class Scenarios {
       child.await("READY", Duration.ofSeconds(90));
       child.send("GO");
       child.await("STARTED", Duration.ofSeconds(30));
-      // The wait doubles from idle-min-wait: after about twice idle-max-wait it sits at the maximum.
+      // The wait doubles from idle-min-wait: after about twice idle-max-wait it sits at the
+      // maximum.
       Thread.sleep(relayConfig.idleMaxWait().multipliedBy(2).plusMillis(500).toMillis());
       child.send("STATS");
       double claims0 = ChildRelay.field(child.await("STATS", Duration.ofSeconds(10)), "claims");
@@ -1047,10 +1335,17 @@ final class Scenarios {
       double rss = HostStats.peakRssMb(child.pid());
       child.send("STOP");
       child.await("STOPPED", Duration.ofSeconds(30));
-      report.line("idle").put("seconds", seconds).put("idle_max_wait_ms", relayConfig.idleMaxWait().toMillis())
-          .put("claims_per_s", claimsPerS).put("cpu_pct_of_one_core", cpuPct).put("rss_peak_mb", rss)
+      report
+          .line("idle")
+          .put("seconds", seconds)
+          .put("idle_max_wait_ms", relayConfig.idleMaxWait().toMillis())
+          .put("claims_per_s", claimsPerS)
+          .put("cpu_pct_of_one_core", cpuPct)
+          .put("rss_peak_mb", rss)
           .put("heap_used_peak_mb", ChildRelay.field(stats, "heap_used_peak_mb"))
-          .target("claims_per_s<=" + (int) MAX_IDLE_CLAIMS_PER_S, claimsPerS <= MAX_IDLE_CLAIMS_PER_S).print();
+          .target(
+              "claims_per_s<=" + (int) MAX_IDLE_CLAIMS_PER_S, claimsPerS <= MAX_IDLE_CLAIMS_PER_S)
+          .print();
     }
   }
 }

@@ -21,6 +21,7 @@ public enum ChaosDatabase {
 
   /** The relay's datasource name. */
   private final String datasource;
+
   /** Appended to the experiment's name, so each database reports its own CHAOS line. */
   private final String suffix;
 
@@ -59,8 +60,10 @@ public enum ChaosDatabase {
     switch (this) {
       case POSTGRESQL -> {
         String url = System.getProperty("outbox.test.pg.url", TestDatabases.DEFAULT_PG_URL);
-        p.put(prefix + ".jdbc.url", url + (url.contains("?") ? "&" : "?") + "currentSchema=" + name);
-        p.put(prefix + ".username",
+        p.put(
+            prefix + ".jdbc.url", url + (url.contains("?") ? "&" : "?") + "currentSchema=" + name);
+        p.put(
+            prefix + ".username",
             System.getProperty("outbox.test.pg.user", TestDatabases.DEFAULT_PG_USER));
       }
       case MARIADB -> {
@@ -79,11 +82,12 @@ public enum ChaosDatabase {
    */
   void refreshStatistics(Connection c) throws SQLException {
     try (Statement st = c.createStatement()) {
-      st.execute(switch (this) {
-        case POSTGRESQL -> "ANALYZE outbox_message";
-        case MARIADB -> "ANALYZE TABLE outbox_message";
-        case SQLSERVER -> "UPDATE STATISTICS outbox_message";
-      });
+      st.execute(
+          switch (this) {
+            case POSTGRESQL -> "ANALYZE outbox_message";
+            case MARIADB -> "ANALYZE TABLE outbox_message";
+            case SQLSERVER -> "UPDATE STATISTICS outbox_message";
+          });
     }
   }
 }

@@ -31,14 +31,14 @@ import javax.sql.DataSource;
 
 /**
  * One fault experiment: its own PostgreSQL schema ({@code chaos_<name>}; or MariaDB or SQL Server
- * database of that name, see {@link ChaosDatabase}), an idempotent
- * {@link ChaosSink}, relay processes started from the packaged jar, and the verdict that every
- * experiment ends with: every job {@code S} (or {@code D} where intended), {@code lost = 0},
- * {@code duplicates = 0}, printed as {@code CHAOS <name> jobs=N lost=0 duplicates=0
- * redeliveries=K seconds=T} and appended to {@code target/chaos/results.txt}.
+ * database of that name, see {@link ChaosDatabase}), an idempotent {@link ChaosSink}, relay
+ * processes started from the packaged jar, and the verdict that every experiment ends with: every
+ * job {@code S} (or {@code D} where intended), {@code lost = 0}, {@code duplicates = 0}, printed as
+ * {@code CHAOS <name> jobs=N lost=0 duplicates=0 redeliveries=K seconds=T} and appended to {@code
+ * target/chaos/results.txt}.
  *
- * <p>Sizes come from {@link #scaled}: small in {@code mvn verify}, large under
- * {@code -Dchaos.scale=large} ({@code bin/chaos}).
+ * <p>Sizes come from {@link #scaled}: small in {@code mvn verify}, large under {@code
+ * -Dchaos.scale=large} ({@code bin/chaos}).
  */
 public final class ChaosExperiment implements AutoCloseable {
   public static final String DESTINATION = "chaos";
@@ -51,11 +51,13 @@ public final class ChaosExperiment implements AutoCloseable {
   private final ChaosSink sink = new ChaosSink();
   private final Path logDir;
   private final List<ServiceProcess> relays = new ArrayList<>();
-  private final Outbox outbox = new Outbox(OutboxConfig.builder().destinations(DESTINATION).build());
+  private final Outbox outbox =
+      new Outbox(OutboxConfig.builder().destinations(DESTINATION).build());
   private final long startedNanos = System.nanoTime();
   private int relayCount;
   private int enqueued;
   private volatile long lastCommitNanos;
+
   /** Figures of this experiment for its CHAOS line, after the common ones. */
   private final Map<String, Object> figures = new LinkedHashMap<>();
 
@@ -122,12 +124,17 @@ public final class ChaosExperiment implements AutoCloseable {
     return sink;
   }
 
-  /** Enqueues {@code n} jobs to {@link #DESTINATION} in transactions of up to 1,000; returns ids. */
+  /**
+   * Enqueues {@code n} jobs to {@link #DESTINATION} in transactions of up to 1,000; returns ids.
+   */
   public List<Long> enqueue(int n) throws SQLException {
     return enqueue(n, i -> OutboxMessage.builder());
   }
 
-  /** Enqueues {@code n} jobs, each built from {@code template}; operation id and payload are set here. */
+  /**
+   * Enqueues {@code n} jobs, each built from {@code template}; operation id and payload are set
+   * here.
+   */
   public List<Long> enqueue(int n, java.util.function.IntFunction<OutboxMessage.Builder> template)
       throws SQLException {
     List<Long> ids = new ArrayList<>(n);
@@ -136,8 +143,17 @@ public final class ChaosExperiment implements AutoCloseable {
       for (int i = 0; i < n; i++) {
         int seq = enqueued++;
         String op = name + "-" + seq;
-        ids.add(outbox.enqueue(c, template.apply(seq).operationId(op).destination(DESTINATION)
-            .payload("{\"job\":\"" + op + "\"}").build()).messageId());
+        ids.add(
+            outbox
+                .enqueue(
+                    c,
+                    template
+                        .apply(seq)
+                        .operationId(op)
+                        .destination(DESTINATION)
+                        .payload("{\"job\":\"" + op + "\"}")
+                        .build())
+                .messageId());
         if (i % 1000 == 999) {
           c.commit();
         }
@@ -162,8 +178,8 @@ public final class ChaosExperiment implements AutoCloseable {
   }
 
   /**
-   * Relay settings for the experiments: short lease (2s) and reaper interval so faults resolve
-   * in seconds; every key can be overridden per relay.
+   * Relay settings for the experiments: short lease (2s) and reaper interval so faults resolve in
+   * seconds; every key can be overridden per relay.
    */
   public Map<String, String> relayProperties() {
     Map<String, String> p = new LinkedHashMap<>(database.relayConnection(schema()));
@@ -193,8 +209,12 @@ public final class ChaosExperiment implements AutoCloseable {
     return p;
   }
 
-  /** Starts a relay process with the experiment's settings plus {@code overrides}; waits until ready. */
-  public ServiceProcess startRelay(Map<String, String> overrides) throws IOException, InterruptedException {
+  /**
+   * Starts a relay process with the experiment's settings plus {@code overrides}; waits until
+   * ready.
+   */
+  public ServiceProcess startRelay(Map<String, String> overrides)
+      throws IOException, InterruptedException {
     ServiceProcess relay = launchRelay(overrides);
     relay.awaitReady(Duration.ofSeconds(90));
     return relay;
@@ -204,8 +224,13 @@ public final class ChaosExperiment implements AutoCloseable {
   public ServiceProcess launchRelay(Map<String, String> overrides) throws IOException {
     Map<String, String> p = relayProperties();
     p.putAll(overrides);
-    ServiceProcess relay = ServiceProcess.launch("relay-" + (++relayCount),
-        ServiceProcess.moduleJar("relay-service"), ServiceProcess.freePort(), p, logDir);
+    ServiceProcess relay =
+        ServiceProcess.launch(
+            "relay-" + (++relayCount),
+            ServiceProcess.moduleJar("relay-service"),
+            ServiceProcess.freePort(),
+            p,
+            logDir);
     relays.add(relay);
     return relay;
   }
@@ -216,41 +241,59 @@ public final class ChaosExperiment implements AutoCloseable {
 
   /** Waits until no job is ready or leased (everything reached S, C or D). */
   public void awaitSettled(Duration timeout) throws InterruptedException {
-    awaitCondition("every job settled (no R or W)", timeout, () -> count("state IN ('R','W')") == 0);
+    awaitCondition(
+        "every job settled (no R or W)", timeout, () -> count("state IN ('R','W')") == 0);
   }
 
   /** Polls {@code condition} every 50ms; fails with the state counts and relay logs on timeout. */
   public void awaitCondition(String what, Duration timeout, BooleanSupplier condition)
       throws InterruptedException {
     // the database may be restarting: a failing poll is "not yet"
-    Conditions.awaitThroughErrors(what, timeout, Duration.ofMillis(50), condition,
-        () -> "jobs by state " + countByState() + "; sink applied " + sink.appliedCount() + "\n" + relayTails());
+    Conditions.awaitThroughErrors(
+        what,
+        timeout,
+        Duration.ofMillis(50),
+        condition,
+        () ->
+            "jobs by state "
+                + countByState()
+                + "; sink applied "
+                + sink.appliedCount()
+                + "\n"
+                + relayTails());
   }
 
   public String relayTails() {
     StringBuilder b = new StringBuilder();
     for (ServiceProcess r : relays) {
-      b.append("--- ").append(r.name()).append(r.alive() ? " (running)" : " (exited)").append('\n')
-          .append(r.tail()).append('\n');
+      b.append("--- ")
+          .append(r.name())
+          .append(r.alive() ? " (running)" : " (exited)")
+          .append('\n')
+          .append(r.tail())
+          .append('\n');
     }
     return b.toString();
   }
 
   public long count(String where, Object... params) {
-    return TestDatabases.queryLong(ds, "SELECT COUNT(*) FROM outbox_message WHERE " + where, params);
+    return TestDatabases.queryLong(
+        ds, "SELECT COUNT(*) FROM outbox_message WHERE " + where, params);
   }
 
   public long attempts(String where, Object... params) {
-    return TestDatabases.queryLong(ds, "SELECT COUNT(*) FROM outbox_attempt WHERE " + where, params);
+    return TestDatabases.queryLong(
+        ds, "SELECT COUNT(*) FROM outbox_attempt WHERE " + where, params);
   }
 
   /**
-   * The rows of {@code sql}, each rendered as its columns joined by {@code |} (nulls as
-   * {@code null}): for snapshots to compare before and after a fault.
+   * The rows of {@code sql}, each rendered as its columns joined by {@code |} (nulls as {@code
+   * null}): for snapshots to compare before and after a fault.
    */
   public List<String> rows(String sql, Object... params) {
     List<String> rows = new ArrayList<>();
-    try (Connection c = ds.getConnection(); PreparedStatement ps = c.prepareStatement(sql)) {
+    try (Connection c = ds.getConnection();
+        PreparedStatement ps = c.prepareStatement(sql)) {
       for (int i = 0; i < params.length; i++) {
         ps.setObject(i + 1, params[i]);
       }
@@ -271,9 +314,8 @@ public final class ChaosExperiment implements AutoCloseable {
   }
 
   /**
-   * {@link ServiceProcess#metric} without checked exceptions, for {@link #awaitCondition}
-   * lambdas: the sum of the samples of {@code metric} at the relay's /q/metrics matching
-   * {@code labels}.
+   * {@link ServiceProcess#metric} without checked exceptions, for {@link #awaitCondition} lambdas:
+   * the sum of the samples of {@code metric} at the relay's /q/metrics matching {@code labels}.
    */
   public static double metric(ServiceProcess relay, String metric, String... labels) {
     try {
@@ -289,8 +331,9 @@ public final class ChaosExperiment implements AutoCloseable {
   public Map<String, Long> countByState() {
     Map<String, Long> m = new TreeMap<>();
     try (Connection c = ds.getConnection();
-         ResultSet rs = c.createStatement().executeQuery(
-             "SELECT state, COUNT(*) FROM outbox_message GROUP BY state")) {
+        ResultSet rs =
+            c.createStatement()
+                .executeQuery("SELECT state, COUNT(*) FROM outbox_message GROUP BY state")) {
       while (rs.next()) {
         m.put(rs.getString(1), rs.getLong(2));
       }
@@ -309,22 +352,37 @@ public final class ChaosExperiment implements AutoCloseable {
   }
 
   /** The verdict of a finished experiment; {@code figures}: the experiment's own, in order. */
-  public record Verdict(String name, int jobs, int lost, int duplicates, long redeliveries, double seconds,
-      List<String> problems, Map<String, Object> figures) {
+  public record Verdict(
+      String name,
+      int jobs,
+      int lost,
+      int duplicates,
+      long redeliveries,
+      double seconds,
+      List<String> problems,
+      Map<String, Object> figures) {
     public String line() {
-      StringBuilder b = new StringBuilder(String.format(java.util.Locale.ROOT,
-          "CHAOS %s jobs=%d lost=%d duplicates=%d redeliveries=%d seconds=%.1f",
-          name, jobs, lost, duplicates, redeliveries, seconds));
+      StringBuilder b =
+          new StringBuilder(
+              String.format(
+                  java.util.Locale.ROOT,
+                  "CHAOS %s jobs=%d lost=%d duplicates=%d redeliveries=%d seconds=%.1f",
+                  name,
+                  jobs,
+                  lost,
+                  duplicates,
+                  redeliveries,
+                  seconds));
       figures.forEach((k, v) -> b.append(' ').append(k).append('=').append(v));
       return b.toString();
     }
   }
 
   /**
-   * Checks the end state against the sink, prints the CHAOS line and fails the test unless
-   * lost = 0, duplicates = 0 and every job is where it should be. {@code expectDead}: ids that
-   * must end {@code D} with a diagnosis, an attempt history and no effect at the sink; every
-   * other job must be {@code S} (or {@code C}) with exactly one effect.
+   * Checks the end state against the sink, prints the CHAOS line and fails the test unless lost =
+   * 0, duplicates = 0 and every job is where it should be. {@code expectDead}: ids that must end
+   * {@code D} with a diagnosis, an attempt history and no effect at the sink; every other job must
+   * be {@code S} (or {@code C}) with exactly one effect.
    */
   public Verdict finish(Set<Long> expectDead) throws IOException {
     double seconds = (System.nanoTime() - startedNanos) / 1e9;
@@ -332,10 +390,12 @@ public final class ChaosExperiment implements AutoCloseable {
     int lost = 0;
     List<String> problems = new ArrayList<>();
     try (Connection c = ds.getConnection();
-         PreparedStatement ps = c.prepareStatement("SELECT m.id, m.operation_id, m.payload, m.state,"
-             + " m.last_error, (SELECT COUNT(*) FROM outbox_attempt a WHERE a.message_id = m.id)"
-             + " FROM outbox_message m ORDER BY m.id");
-         ResultSet rs = ps.executeQuery()) {
+        PreparedStatement ps =
+            c.prepareStatement(
+                "SELECT m.id, m.operation_id, m.payload, m.state,"
+                    + " m.last_error, (SELECT COUNT(*) FROM outbox_attempt a WHERE a.message_id = m.id)"
+                    + " FROM outbox_message m ORDER BY m.id");
+        ResultSet rs = ps.executeQuery()) {
       while (rs.next()) {
         jobs++;
         long id = rs.getLong(1);
@@ -347,21 +407,38 @@ public final class ChaosExperiment implements AutoCloseable {
         int effects = sink.effects(payload);
         if (expectDead.contains(id)) {
           if (!state.equals("D") || lastError == null || attemptRows == 0 || effects != 0) {
-            problems.add(op + " should be D with a diagnosis and no effect: state=" + state
-                + " last_error=" + lastError + " attempts=" + attemptRows + " effects=" + effects);
+            problems.add(
+                op
+                    + " should be D with a diagnosis and no effect: state="
+                    + state
+                    + " last_error="
+                    + lastError
+                    + " attempts="
+                    + attemptRows
+                    + " effects="
+                    + effects);
           }
         } else if (!(state.equals("S") || state.equals("C")) || effects == 0) {
           lost++;
           if (problems.size() < 20) {
-            problems.add(op + " lost: state=" + state + " effects=" + effects + " last_error=" + lastError);
+            problems.add(
+                op + " lost: state=" + state + " effects=" + effects + " last_error=" + lastError);
           }
         }
       }
     } catch (SQLException e) {
       throw new IllegalStateException(e);
     }
-    Verdict v = new Verdict(name, jobs, lost, sink.duplicateEffects(), sink.redeliveries(), seconds,
-        problems, Collections.unmodifiableMap(new LinkedHashMap<>(figures)));
+    Verdict v =
+        new Verdict(
+            name,
+            jobs,
+            lost,
+            sink.duplicateEffects(),
+            sink.redeliveries(),
+            seconds,
+            problems,
+            Collections.unmodifiableMap(new LinkedHashMap<>(figures)));
     report(v.line());
     if (!problems.isEmpty() || v.duplicates() != 0) {
       fail(v.line() + "\n" + String.join("\n", problems) + "\n" + relayTails());
@@ -382,21 +459,35 @@ public final class ChaosExperiment implements AutoCloseable {
   }
 
   /** One row of {@code outbox_attempt}; times are the database clock's. */
-  public record Attempt(long messageId, int attemptNo, java.time.Instant startedAt,
-      java.time.Instant finishedAt, String outcome, String errorClass, String errorMessage) {}
+  public record Attempt(
+      long messageId,
+      int attemptNo,
+      java.time.Instant startedAt,
+      java.time.Instant finishedAt,
+      String outcome,
+      String errorClass,
+      String errorMessage) {}
 
   /** Every recorded attempt, by message id, each list in attempt order. */
   public Map<Long, List<Attempt>> attemptHistory() {
     Map<Long, List<Attempt>> byMessage = new TreeMap<>();
     try (Connection c = ds.getConnection();
-         ResultSet rs = c.createStatement().executeQuery("SELECT message_id, attempt_no, started_at,"
-             + " finished_at, outcome, error_class, error_message FROM outbox_attempt"
-             + " ORDER BY message_id, attempt_no, id")) {
+        ResultSet rs =
+            c.createStatement()
+                .executeQuery(
+                    "SELECT message_id, attempt_no, started_at,"
+                        + " finished_at, outcome, error_class, error_message FROM outbox_attempt"
+                        + " ORDER BY message_id, attempt_no, id")) {
       while (rs.next()) {
-        Attempt a = new Attempt(rs.getLong(1), rs.getInt(2),
-            rs.getObject(3, java.time.OffsetDateTime.class).toInstant(),
-            rs.getObject(4, java.time.OffsetDateTime.class).toInstant(),
-            rs.getString(5), rs.getString(6), rs.getString(7));
+        Attempt a =
+            new Attempt(
+                rs.getLong(1),
+                rs.getInt(2),
+                rs.getObject(3, java.time.OffsetDateTime.class).toInstant(),
+                rs.getObject(4, java.time.OffsetDateTime.class).toInstant(),
+                rs.getString(5),
+                rs.getString(6),
+                rs.getString(7));
         byMessage.computeIfAbsent(a.messageId(), k -> new ArrayList<>()).add(a);
       }
     } catch (SQLException e) {
@@ -407,13 +498,18 @@ public final class ChaosExperiment implements AutoCloseable {
 
   /** The backoff schedule a relay with these settings uses (jitter pinned to its middle). */
   public static Backoff backoff(Map<String, String> config) {
-    return new Backoff(duration(config.get("outbox.relay.backoff.initial-delay")),
+    return new Backoff(
+        duration(config.get("outbox.relay.backoff.initial-delay")),
         Double.parseDouble(config.get("outbox.relay.backoff.multiplier")),
         duration(config.get("outbox.relay.backoff.max-delay")),
-        Double.parseDouble(config.get("outbox.relay.backoff.jitter")), () -> 0.5);
+        Double.parseDouble(config.get("outbox.relay.backoff.jitter")),
+        () -> 0.5);
   }
 
-  /** A relay duration setting as written in the properties ({@code 250ms}, {@code 2s}, {@code 1m}, ISO). */
+  /**
+   * A relay duration setting as written in the properties ({@code 250ms}, {@code 2s}, {@code 1m},
+   * ISO).
+   */
   public static Duration duration(String value) {
     String v = value.trim();
     if (v.startsWith("P") || v.startsWith("p")) {

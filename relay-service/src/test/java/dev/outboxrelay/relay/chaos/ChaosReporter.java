@@ -9,7 +9,8 @@ import org.junit.jupiter.api.extension.TestWatcher;
 public class ChaosReporter implements TestWatcher {
   @Override
   public void testFailed(ExtensionContext context, Throwable cause) {
-    String name = ChaosExperiment.current() == null ? context.getDisplayName() : ChaosExperiment.current();
+    String name =
+        ChaosExperiment.current() == null ? context.getDisplayName() : ChaosExperiment.current();
     String reason = String.valueOf(cause.getMessage()).lines().findFirst().orElse("");
     try {
       ChaosExperiment.report("CHAOS " + name + " FAILED " + reason);

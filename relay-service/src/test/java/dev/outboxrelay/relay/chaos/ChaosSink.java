@@ -22,18 +22,19 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * The external system of the fault experiments: a real HTTP endpoint on loopback that applies
- * each operation (its {@code Idempotency-Key}) once, like a payment API with idempotency keys,
- * and can misbehave on cue.
+ * The external system of the fault experiments: a real HTTP endpoint on loopback that applies each
+ * operation (its {@code Idempotency-Key}) once, like a payment API with idempotency keys, and can
+ * misbehave on cue.
  *
  * <p>Two ledgers make the verdict honest: {@linkplain #effects(String) effects} are counted per
- * business payload (the job's body), applications per idempotency key. If the relay ever sent
- * one job under two different keys, the payload would show two effects: a duplicate that the
- * key-based deduplication could not absorb. Repeats under the same key are redeliveries.
+ * business payload (the job's body), applications per idempotency key. If the relay ever sent one
+ * job under two different keys, the payload would show two effects: a duplicate that the key-based
+ * deduplication could not absorb. Repeats under the same key are redeliveries.
  */
 public final class ChaosSink implements AutoCloseable {
   /** One delivery as received. */
-  public record Delivery(String key, String body, int attempt, long messageId, long receivedNanos) {}
+  public record Delivery(
+      String key, String body, int attempt, long messageId, long receivedNanos) {}
 
   /** What the sink does with a delivery; may block (to hold a request) or change with time. */
   @FunctionalInterface
@@ -46,7 +47,9 @@ public final class ChaosSink implements AutoCloseable {
     /** Answers {@code status} after {@code delayMillis}; a 2xx applies the effect first. */
     record Respond(int status, Map<String, String> headers, long delayMillis) implements Action {}
 
-    /** Applies the effect, then closes the connection without answering (a lost acknowledgement). */
+    /**
+     * Applies the effect, then closes the connection without answering (a lost acknowledgement).
+     */
     record ApplyThenDrop() implements Action {}
 
     /** Closes the connection without applying or answering (a crash before the work). */
@@ -86,16 +89,20 @@ public final class ChaosSink implements AutoCloseable {
   }
 
   private final int port;
-  private final ExecutorService executor = Executors.newCachedThreadPool(r -> {
-    Thread t = new Thread(r, "chaos-sink");
-    t.setDaemon(true);
-    return t;
-  });
+  private final ExecutorService executor =
+      Executors.newCachedThreadPool(
+          r -> {
+            Thread t = new Thread(r, "chaos-sink");
+            t.setDaemon(true);
+            return t;
+          });
   private final List<Delivery> deliveries = new CopyOnWriteArrayList<>();
   private final Set<String> appliedKeys = new HashSet<>();
   private final Map<String, AtomicInteger> effects = new ConcurrentHashMap<>();
+
   /** Times each operation ID was applied: what the external system would confirm. */
   private final Map<String, AtomicInteger> applications = new ConcurrentHashMap<>();
+
   private volatile Behaviour behaviour = d -> Action.ok();
   private HttpServer server;
 
@@ -140,17 +147,20 @@ public final class ChaosSink implements AutoCloseable {
   }
 
   private void handle(HttpExchange ex) throws IOException {
-    try (ex; InputStream in = ex.getRequestBody()) {
+    try (ex;
+        InputStream in = ex.getRequestBody()) {
       String body = new String(in.readAllBytes(), StandardCharsets.UTF_8);
       String key = ex.getRequestHeaders().getFirst("Idempotency-Key");
       String attempt = ex.getRequestHeaders().getFirst("X-Outbox-Attempt");
       String messageId = ex.getRequestHeaders().getFirst("X-Outbox-Message-Id");
       if (key == null || attempt == null || messageId == null) {
-        respond(ex, 400, Map.of(), "missing Idempotency-Key, X-Outbox-Attempt or X-Outbox-Message-Id");
+        respond(
+            ex, 400, Map.of(), "missing Idempotency-Key, X-Outbox-Attempt or X-Outbox-Message-Id");
         return;
       }
-      Delivery d = new Delivery(key, body, Integer.parseInt(attempt), Long.parseLong(messageId),
-          System.nanoTime());
+      Delivery d =
+          new Delivery(
+              key, body, Integer.parseInt(attempt), Long.parseLong(messageId), System.nanoTime());
       deliveries.add(d);
       Action action;
       try {

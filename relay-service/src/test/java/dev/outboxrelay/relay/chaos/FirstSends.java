@@ -8,8 +8,8 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * The sink's behaviour in the pause experiments: attempt 1 of each job of {@code answers} (relay
- * A's send, while A is the only relay) is answered with that job's status, the ones of {@code
- * held} only once {@link #release()} is called; every other delivery (B's) is answered 200 at once.
+ * A's send, while A is the only relay) is answered with that job's status, the ones of {@code held}
+ * only once {@link #release()} is called; every other delivery (B's) is answered 200 at once.
  */
 final class FirstSends implements ChaosSink.Behaviour {
   private final Map<Long, Integer> answers;

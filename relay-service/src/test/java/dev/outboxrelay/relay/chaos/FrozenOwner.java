@@ -12,19 +12,23 @@ import java.util.Map;
 import java.util.Set;
 
 /**
- * The pause experiments' relay A: frozen (SIGSTOP) while it held the claims of {@code jobs},
- * taken over meanwhile by another relay, then woken up. Holds A's claim tokens, checks the
- * take-over in each job's history, snapshots the tables before A wakes and afterwards checks that
- * nothing A did changed a job: its late token checks change no row and leave one {@code STALE}
- * attempt per job, under A's token.
+ * The pause experiments' relay A: frozen (SIGSTOP) while it held the claims of {@code jobs}, taken
+ * over meanwhile by another relay, then woken up. Holds A's claim tokens, checks the take-over in
+ * each job's history, snapshots the tables before A wakes and afterwards checks that nothing A did
+ * changed a job: its late token checks change no row and leave one {@code STALE} attempt per job,
+ * under A's token.
  */
 final class FrozenOwner {
   static final String STALE = "outbox_stale_completions_total";
+
   /** Every column a relay's token-checked update could change. */
-  private static final String MESSAGE_SNAPSHOT = "SELECT id, state, attempts, sent_at, claim_token,"
-      + " lease_until, claimed_at, last_error FROM outbox_message ORDER BY id";
-  private static final String ATTEMPT_SNAPSHOT = "SELECT id, message_id, attempt_no, claim_token,"
-      + " outcome, error_message FROM outbox_attempt ORDER BY id";
+  private static final String MESSAGE_SNAPSHOT =
+      "SELECT id, state, attempts, sent_at, claim_token,"
+          + " lease_until, claimed_at, last_error FROM outbox_message ORDER BY id";
+
+  private static final String ATTEMPT_SNAPSHOT =
+      "SELECT id, message_id, attempt_no, claim_token,"
+          + " outcome, error_message FROM outbox_attempt ORDER BY id";
 
   private final ChaosExperiment x;
   private final ServiceProcess relay;
@@ -33,7 +37,8 @@ final class FrozenOwner {
   private List<String> messagesBefore;
   private List<String> attemptsBefore;
 
-  private FrozenOwner(ChaosExperiment x, ServiceProcess relay, List<Long> jobs, Map<Long, String> tokens) {
+  private FrozenOwner(
+      ChaosExperiment x, ServiceProcess relay, List<Long> jobs, Map<Long, String> tokens) {
     this.x = x;
     this.relay = relay;
     this.jobs = jobs;
@@ -54,7 +59,10 @@ final class FrozenOwner {
     return p;
   }
 
-  /** Reads A's claim tokens now, while A is the only relay: the leased jobs must be exactly {@code jobs}. */
+  /**
+   * Reads A's claim tokens now, while A is the only relay: the leased jobs must be exactly {@code
+   * jobs}.
+   */
   static FrozenOwner holding(ChaosExperiment x, ServiceProcess relay, List<Long> jobs) {
     assertEquals(jobs.size(), x.count("state = 'W'"), "A holds a lease on every held job");
     Map<Long, String> tokens = new HashMap<>();
@@ -73,9 +81,12 @@ final class FrozenOwner {
   ServiceProcess takenOverBy(int background) throws Exception {
     x.enqueue(background);
     ServiceProcess b = x.startRelay();
-    x.awaitCondition("B to deliver every job, A's expired claims included", Duration.ofSeconds(120),
+    x.awaitCondition(
+        "B to deliver every job, A's expired claims included",
+        Duration.ofSeconds(120),
         () -> x.count("state = 'S'") == jobs.size() + background);
-    assertTrue(metric(b, "outbox_expired_leases_total") >= jobs.size(),
+    assertTrue(
+        metric(b, "outbox_expired_leases_total") >= jobs.size(),
         "B's reaper returned A's " + jobs.size() + " expired leases");
     assertTakenOver();
     return b;
@@ -83,16 +94,26 @@ final class FrozenOwner {
 
   /**
    * After B delivered everything: A's abandoned attempt of each job is recorded once, as {@code
-   * LEASE_EXPIRED} under A's token, and B (another token) delivered it as attempt 2. Then takes
-   * the snapshot that {@link #assertChangedNothing} compares with.
+   * LEASE_EXPIRED} under A's token, and B (another token) delivered it as attempt 2. Then takes the
+   * snapshot that {@link #assertChangedNothing} compares with.
    */
   private void assertTakenOver() {
     for (long id : jobs) {
-      assertEquals(1, x.attempts("message_id = ? AND attempt_no = 1 AND outcome = 'LEASE_EXPIRED'"
-          + " AND claim_token = CAST(? AS uuid)", id, tokens.get(id)),
+      assertEquals(
+          1,
+          x.attempts(
+              "message_id = ? AND attempt_no = 1 AND outcome = 'LEASE_EXPIRED'"
+                  + " AND claim_token = CAST(? AS uuid)",
+              id,
+              tokens.get(id)),
           "A's abandoned attempt of job " + id + " is recorded once, as LEASE_EXPIRED");
-      assertEquals(1, x.attempts("message_id = ? AND attempt_no = 2 AND outcome = 'DELIVERED'"
-          + " AND claim_token <> CAST(? AS uuid)", id, tokens.get(id)),
+      assertEquals(
+          1,
+          x.attempts(
+              "message_id = ? AND attempt_no = 2 AND outcome = 'DELIVERED'"
+                  + " AND claim_token <> CAST(? AS uuid)",
+              id,
+              tokens.get(id)),
           "B (another token) delivered job " + id + " as attempt 2");
     }
     messagesBefore = x.rows(MESSAGE_SNAPSHOT);
@@ -116,21 +137,33 @@ final class FrozenOwner {
    * those STALE rows: A's completion token checks that changed no row.
    */
   long assertChangedNothing() {
-    assertEquals(messagesBefore, x.rows(MESSAGE_SNAPSHOT),
+    assertEquals(
+        messagesBefore,
+        x.rows(MESSAGE_SNAPSHOT),
         "A's late renewals and results changed no job (state, attempts, sent_at, token, lease)");
     List<String> attemptsAfter = x.rows(ATTEMPT_SNAPSHOT);
-    assertEquals(attemptsBefore, attemptsAfter.subList(0, attemptsBefore.size()),
+    assertEquals(
+        attemptsBefore,
+        attemptsAfter.subList(0, attemptsBefore.size()),
         "the attempt history before A woke up stands unchanged");
     long staleRows = 0;
     for (long id : jobs) {
-      long n = x.attempts("message_id = ? AND outcome = 'STALE' AND attempt_no = 1"
-          + " AND claim_token = CAST(? AS uuid)", id, tokens.get(id));
+      long n =
+          x.attempts(
+              "message_id = ? AND outcome = 'STALE' AND attempt_no = 1"
+                  + " AND claim_token = CAST(? AS uuid)",
+              id,
+              tokens.get(id));
       assertEquals(1, n, "A's late result for job " + id + " is one STALE row under A's token");
-      assertEquals(1, x.attempts("message_id = ? AND outcome = 'DELIVERED'", id),
+      assertEquals(
+          1,
+          x.attempts("message_id = ? AND outcome = 'DELIVERED'", id),
           "job " + id + " has exactly one DELIVERED attempt, B's");
       staleRows += n;
     }
-    assertEquals(attemptsBefore.size() + jobs.size(), attemptsAfter.size(),
+    assertEquals(
+        attemptsBefore.size() + jobs.size(),
+        attemptsAfter.size(),
         "A's wake-up added exactly one STALE attempt row per held job and nothing else");
     return staleRows;
   }

@@ -34,13 +34,12 @@ import org.postgresql.ds.PGSimpleDataSource;
 /**
  * The receiver of the {@code inbox-kill} experiment ({@link InboxKillChaosIT}), run as a process of
  * its own: the JDK HTTP server, the inbox on plain JDBC ({@link CommittingInbox#jdbc}) and a
- * business table {@value #EFFECT} with one row per application (not unique, so a second
- * application of an ID shows). {@code POST /deliveries} verifies the relay's signature, receives
- * once and answers 200; with probability {@code receiver.halt-after-commit} it halts the JVM
- * ({@link Runtime#halt}) right after the commit, before answering (and always after commit number
- * {@code receiver.halt-at-commit}, when set): the relay sees a dropped connection for a delivery
- * that was applied. {@code GET /ledger} serves the inbox in the relay's
- * {@code http-ledger} format.
+ * business table {@value #EFFECT} with one row per application (not unique, so a second application
+ * of an ID shows). {@code POST /deliveries} verifies the relay's signature, receives once and
+ * answers 200; with probability {@code receiver.halt-after-commit} it halts the JVM ({@link
+ * Runtime#halt}) right after the commit, before answering (and always after commit number {@code
+ * receiver.halt-at-commit}, when set): the relay sees a dropped connection for a delivery that was
+ * applied. {@code GET /ledger} serves the inbox in the relay's {@code http-ledger} format.
  *
  * <p>System properties: {@code quarkus.http.port}, {@code receiver.jdbc.url}, {@code
  * receiver.jdbc.user}, {@code receiver.destination}, {@code receiver.hmac-secret}, {@code
@@ -49,11 +48,14 @@ import org.postgresql.ds.PGSimpleDataSource;
 public final class InboxChaosReceiver {
   /** The receiver's business table. */
   public static final String EFFECT = "receiver_effect";
+
   /** Printed just before a halt after a commit, so the test can tell halts from its own kills. */
   public static final String HALT_LINE = "HALT after commit of ";
 
-  private static final ObjectMapper JSON = new ObjectMapper().findAndRegisterModules()
-      .disable(SerializationFeature.WRITE_DATES_AS_TIMESTAMPS);
+  private static final ObjectMapper JSON =
+      new ObjectMapper()
+          .findAndRegisterModules()
+          .disable(SerializationFeature.WRITE_DATES_AS_TIMESTAMPS);
 
   private final String destination;
   private final double haltAfterCommit;
@@ -63,7 +65,8 @@ public final class InboxChaosReceiver {
   private final CommittingInbox inbox;
   private final InboxLedger ledger;
 
-  private InboxChaosReceiver(PGSimpleDataSource ds, String destination, String secret, double haltAfterCommit) {
+  private InboxChaosReceiver(
+      PGSimpleDataSource ds, String destination, String secret, double haltAfterCommit) {
     this.destination = destination;
     this.haltAfterCommit = haltAfterCommit;
     this.verifier = WebhookVerifier.of(List.of(secret), Duration.ofMinutes(5), Clock.systemUTC());
@@ -75,11 +78,15 @@ public final class InboxChaosReceiver {
     PGSimpleDataSource ds = new PGSimpleDataSource();
     ds.setURL(System.getProperty("receiver.jdbc.url"));
     ds.setUser(System.getProperty("receiver.jdbc.user"));
-    InboxChaosReceiver receiver = new InboxChaosReceiver(ds, System.getProperty("receiver.destination"),
-        System.getProperty("receiver.hmac-secret"),
-        Double.parseDouble(System.getProperty("receiver.halt-after-commit", "0")));
-    HttpServer server = HttpServer.create(new InetSocketAddress("127.0.0.1",
-        Integer.getInteger("quarkus.http.port")), 64);
+    InboxChaosReceiver receiver =
+        new InboxChaosReceiver(
+            ds,
+            System.getProperty("receiver.destination"),
+            System.getProperty("receiver.hmac-secret"),
+            Double.parseDouble(System.getProperty("receiver.halt-after-commit", "0")));
+    HttpServer server =
+        HttpServer.create(
+            new InetSocketAddress("127.0.0.1", Integer.getInteger("quarkus.http.port")), 64);
     server.setExecutor(Executors.newFixedThreadPool(16));
     server.createContext("/deliveries", receiver::deliver);
     server.createContext("/ledger", receiver::ledger);
@@ -95,8 +102,12 @@ public final class InboxChaosReceiver {
       return;
     }
     String messageId = e.getRequestHeaders().getFirst("X-Outbox-Message-Id");
-    InboxDelivery delivery = new InboxDelivery(e.getRequestHeaders().getFirst("Idempotency-Key"), destination,
-        body, messageId == null ? null : Long.valueOf(messageId));
+    InboxDelivery delivery =
+        new InboxDelivery(
+            e.getRequestHeaders().getFirst("Idempotency-Key"),
+            destination,
+            body,
+            messageId == null ? null : Long.valueOf(messageId));
     InboxReceipt receipt;
     try {
       receipt = inbox.receive(delivery, EFFECT_HANDLER);
@@ -119,14 +130,17 @@ public final class InboxChaosReceiver {
     answer(e, 200, Map.of("operationId", receipt.operationId(), "applied", receipt.applied()));
   }
 
-  private static final InboxHandler EFFECT_HANDLER = (c, d) -> {
-    try (PreparedStatement ps = c.prepareStatement("INSERT INTO " + EFFECT + " (operation_id, payload) VALUES (?, ?)")) {
-      ps.setString(1, d.operationId());
-      ps.setString(2, d.payloadText());
-      ps.executeUpdate();
-    }
-    return null;
-  };
+  private static final InboxHandler EFFECT_HANDLER =
+      (c, d) -> {
+        try (PreparedStatement ps =
+            c.prepareStatement(
+                "INSERT INTO " + EFFECT + " (operation_id, payload) VALUES (?, ?)")) {
+          ps.setString(1, d.operationId());
+          ps.setString(2, d.payloadText());
+          ps.executeUpdate();
+        }
+        return null;
+      };
 
   private void ledger(HttpExchange e) throws IOException {
     Map<String, String> query = new HashMap<>();
@@ -134,7 +148,9 @@ public final class InboxChaosReceiver {
     for (String pair : raw == null ? new String[0] : raw.split("&")) {
       int eq = pair.indexOf('=');
       if (eq > 0) {
-        query.put(pair.substring(0, eq), URLDecoder.decode(pair.substring(eq + 1), StandardCharsets.UTF_8));
+        query.put(
+            pair.substring(0, eq),
+            URLDecoder.decode(pair.substring(eq + 1), StandardCharsets.UTF_8));
       }
     }
     Instant since = query.containsKey("since") ? Instant.parse(query.get("since")) : null;

@@ -23,14 +23,14 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
- * Experiment inbox-kill: the receiving side under faults. Two relay processes deliver to a
- * receiver process built on the inbox ({@link InboxChaosReceiver}: plain JDBC, the JDK HTTP
- * server, its own PostgreSQL schema and business table); every second or two a random one of the
- * three is SIGKILLed and replaced, and the receiver also halts by itself right after a commit,
- * before its answer, for a share of deliveries. The verdict is counted in the receiver's business
- * table, not in the inbox: every job applied exactly once; then a reconciliation run over the
- * receiver's {@code http-ledger} reports every job {@code matched} and nothing else. Prints
- * {@code CHAOS inbox-kill jobs=N applied=N lost=0 duplicates=0 reconciliation_matched=N other=0 ...}.
+ * Experiment inbox-kill: the receiving side under faults. Two relay processes deliver to a receiver
+ * process built on the inbox ({@link InboxChaosReceiver}: plain JDBC, the JDK HTTP server, its own
+ * PostgreSQL schema and business table); every second or two a random one of the three is SIGKILLed
+ * and replaced, and the receiver also halts by itself right after a commit, before its answer, for
+ * a share of deliveries. The verdict is counted in the receiver's business table, not in the inbox:
+ * every job applied exactly once; then a reconciliation run over the receiver's {@code http-ledger}
+ * reports every job {@code matched} and nothing else. Prints {@code CHAOS inbox-kill jobs=N
+ * applied=N lost=0 duplicates=0 reconciliation_matched=N other=0 ...}.
  */
 @ExtendWith(ChaosReporter.class)
 class InboxKillChaosIT {
@@ -45,17 +45,19 @@ class InboxKillChaosIT {
     DataSource receiverDb = receiverDatabase();
     int receiverPort = ServiceProcess.freePort();
     try (ChaosExperiment x = ChaosExperiment.start("inbox-kill");
-         Receivers receivers = new Receivers(x, receiverPort)) {
+        Receivers receivers = new Receivers(x, receiverPort)) {
       // The experiment resets jobs and attempts; earlier runs' reconciliations must go too.
       for (String table : List.of("outbox_reconciliation_item", "outbox_reconciliation_run")) {
         TestDatabases.update(x.dataSource(), "DELETE FROM " + table);
       }
       Map<String, String> relay = relaySettings(receiverPort);
       x.enqueue(jobs);
-      List<ServiceProcess> relays = new ArrayList<>(List.of(x.launchRelay(relay), x.launchRelay(relay)));
+      List<ServiceProcess> relays =
+          new ArrayList<>(List.of(x.launchRelay(relay), x.launchRelay(relay)));
       int relayKills = 0;
       int receiverKills = 0;
-      long killUntil = System.nanoTime() + Duration.ofMinutes(ChaosExperiment.scaled(2, 15)).toNanos();
+      long killUntil =
+          System.nanoTime() + Duration.ofMinutes(ChaosExperiment.scaled(2, 15)).toNanos();
       long giveUp = killUntil + Duration.ofMinutes(3).toNanos();
       long nextKill = System.nanoTime() + killGapNanos(random);
       // Kill while work is left (the receiver and a relay at least once), then only keep the
@@ -82,8 +84,10 @@ class InboxKillChaosIT {
         r.awaitListening(Duration.ofSeconds(120));
       }
       // The receiver may still halt after a commit while the rest drains: keep replacing it.
-      x.awaitCondition("every job settled (no R or W), a halted receiver replaced",
-          Duration.ofMinutes(ChaosExperiment.scaled(3, 10)), () -> {
+      x.awaitCondition(
+          "every job settled (no R or W), a halted receiver replaced",
+          Duration.ofMinutes(ChaosExperiment.scaled(3, 10)),
+          () -> {
             try {
               receivers.restartIfHalted();
             } catch (Exception e) {
@@ -93,20 +97,36 @@ class InboxKillChaosIT {
           });
       assertEquals(jobs, x.count("state = 'S'"), "every job sent: " + x.countByState());
 
-      long applied = TestDatabases.queryLong(receiverDb, "SELECT COUNT(DISTINCT operation_id) FROM "
-          + InboxChaosReceiver.EFFECT);
-      long duplicates = TestDatabases.queryLong(receiverDb, "SELECT COUNT(*) - COUNT(DISTINCT operation_id) FROM "
-          + InboxChaosReceiver.EFFECT);
+      long applied =
+          TestDatabases.queryLong(
+              receiverDb, "SELECT COUNT(DISTINCT operation_id) FROM " + InboxChaosReceiver.EFFECT);
+      long duplicates =
+          TestDatabases.queryLong(
+              receiverDb,
+              "SELECT COUNT(*) - COUNT(DISTINCT operation_id) FROM " + InboxChaosReceiver.EFFECT);
       long lost = jobs - applied;
       Map<String, Integer> counts = reconcile(x, relays.get(0));
       int matched = counts.getOrDefault("matched", 0);
       int other = counts.values().stream().mapToInt(Integer::intValue).sum() - matched;
-      long redeliveries = TestDatabases.queryLong(receiverDb, "SELECT COALESCE(SUM(deliveries - 1), 0) FROM outbox_inbox");
-      ChaosExperiment.report(String.format(Locale.ROOT,
-          "CHAOS %s jobs=%d applied=%d lost=%d duplicates=%d reconciliation_matched=%d other=%d"
-              + " redeliveries=%d relay_kills=%d receiver_kills=%d receiver_halts_after_commit=%d",
-          x.name(), jobs, applied, lost, duplicates, matched, other, redeliveries, relayKills, receiverKills,
-          receivers.halts()));
+      long redeliveries =
+          TestDatabases.queryLong(
+              receiverDb, "SELECT COALESCE(SUM(deliveries - 1), 0) FROM outbox_inbox");
+      ChaosExperiment.report(
+          String.format(
+              Locale.ROOT,
+              "CHAOS %s jobs=%d applied=%d lost=%d duplicates=%d reconciliation_matched=%d other=%d"
+                  + " redeliveries=%d relay_kills=%d receiver_kills=%d receiver_halts_after_commit=%d",
+              x.name(),
+              jobs,
+              applied,
+              lost,
+              duplicates,
+              matched,
+              other,
+              redeliveries,
+              relayKills,
+              receiverKills,
+              receivers.halts()));
       System.out.printf("CHAOS-DETAIL %s seed=%d reconciliation=%s%n", x.name(), seed, counts);
       assertEquals(0, lost, "lost effects");
       assertEquals(0, duplicates, "duplicate effects");
@@ -136,7 +156,8 @@ class InboxKillChaosIT {
     p.put("outbox.relay.max-attempts", "1000");
     p.put("outbox.reconciliation.enabled", "false");
     p.put("outbox.reconciliation.grace-period", "1s");
-    p.put("quarkus.security.users.embedded.users.op",
+    p.put(
+        "quarkus.security.users.embedded.users.op",
         ReconciliationCategoriesIT.sha512Hex("op:Quarkus:" + ReconciliationCategoriesIT.PASSWORD));
     p.put("quarkus.security.users.embedded.roles.op", "outbox-operator");
     return p;
@@ -146,20 +167,34 @@ class InboxKillChaosIT {
   private static DataSource receiverDatabase() {
     DataSource ds = TestDatabases.postgres(RECEIVER_SCHEMA);
     InboxSchema.migrate(ds);
-    TestDatabases.execute(ds, "CREATE TABLE IF NOT EXISTS " + InboxChaosReceiver.EFFECT
-        + " (operation_id VARCHAR(200) NOT NULL, payload TEXT NOT NULL)");
+    TestDatabases.execute(
+        ds,
+        "CREATE TABLE IF NOT EXISTS "
+            + InboxChaosReceiver.EFFECT
+            + " (operation_id VARCHAR(200) NOT NULL, payload TEXT NOT NULL)");
     TestDatabases.update(ds, "DELETE FROM " + InboxChaosReceiver.EFFECT);
     TestDatabases.update(ds, "DELETE FROM outbox_inbox");
     return ds;
   }
 
   /** One reconciliation run over the receiver's ledger once every job is past the grace period. */
-  private static Map<String, Integer> reconcile(ChaosExperiment x, ServiceProcess relay) throws Exception {
-    x.awaitCondition("every job past the 1s grace period", Duration.ofSeconds(30),
+  private static Map<String, Integer> reconcile(ChaosExperiment x, ServiceProcess relay)
+      throws Exception {
+    x.awaitCondition(
+        "every job past the 1s grace period",
+        Duration.ofSeconds(30),
         () -> x.count("sent_at > CURRENT_TIMESTAMP - INTERVAL '2' SECOND") == 0);
-    JsonPath run = given().baseUri(relay.baseUri().toString()).auth().preemptive()
-        .basic("op", ReconciliationCategoriesIT.PASSWORD).post("/reconciliation/runs")
-        .then().statusCode(201).extract().jsonPath();
+    JsonPath run =
+        given()
+            .baseUri(relay.baseUri().toString())
+            .auth()
+            .preemptive()
+            .basic("op", ReconciliationCategoriesIT.PASSWORD)
+            .post("/reconciliation/runs")
+            .then()
+            .statusCode(201)
+            .extract()
+            .jsonPath();
     return run.getMap("counts");
   }
 
@@ -189,14 +224,22 @@ class InboxKillChaosIT {
 
     /**
      * Starts a receiver and waits until it answers. Relays deliver as soon as it listens, so it may
-     * halt after a commit (the fault under test) before its health check answered: that counts as
-     * a halt and another one starts.
+     * halt after a commit (the fault under test) before its health check answered: that counts as a
+     * halt and another one starts.
      */
     private void launch() throws Exception {
       while (true) {
-        current = ServiceProcess.launchMain("receiver-" + (++started), InboxChaosReceiver.class.getName(),
-            jar -> jar.contains("outbox-lib") || jar.contains("postgresql") || jar.contains("jackson"), port,
-            settings, Path.of("target", "chaos", x.name()).toAbsolutePath());
+        current =
+            ServiceProcess.launchMain(
+                "receiver-" + (++started),
+                InboxChaosReceiver.class.getName(),
+                jar ->
+                    jar.contains("outbox-lib")
+                        || jar.contains("postgresql")
+                        || jar.contains("jackson"),
+                port,
+                settings,
+                Path.of("target", "chaos", x.name()).toAbsolutePath());
         try {
           current.awaitReady(Duration.ofSeconds(60));
           return;

@@ -8,9 +8,9 @@ import java.util.OptionalLong;
 import javax.sql.DataSource;
 
 /**
- * PostgreSQL: a transaction of the test holding one job's row lock, so that a relay statement
- * that must update that row waits in the database (a statement in flight, for as long as the
- * test likes). Closing it rolls back and frees the row.
+ * PostgreSQL: a transaction of the test holding one job's row lock, so that a relay statement that
+ * must update that row waits in the database (a statement in flight, for as long as the test
+ * likes). Closing it rolls back and frees the row.
  */
 final class RowLock implements AutoCloseable {
   private final DataSource ds;
@@ -41,8 +41,10 @@ final class RowLock implements AutoCloseable {
 
   /** The backend waiting for this lock, if one does. */
   OptionalLong waiter() {
-    try (Connection c = ds.getConnection(); PreparedStatement ps = c.prepareStatement(
-        "SELECT pid FROM pg_stat_activity WHERE ? = ANY(pg_blocking_pids(pid))")) {
+    try (Connection c = ds.getConnection();
+        PreparedStatement ps =
+            c.prepareStatement(
+                "SELECT pid FROM pg_stat_activity WHERE ? = ANY(pg_blocking_pids(pid))")) {
       ps.setLong(1, holderPid);
       try (ResultSet rs = ps.executeQuery()) {
         return rs.next() ? OptionalLong.of(rs.getLong(1)) : OptionalLong.empty();
@@ -66,7 +68,8 @@ final class RowLock implements AutoCloseable {
   }
 
   private static long single(Connection c, String sql) throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement(sql); ResultSet rs = ps.executeQuery()) {
+    try (PreparedStatement ps = c.prepareStatement(sql);
+        ResultSet rs = ps.executeQuery()) {
       return rs.next() ? rs.getLong(1) : -1;
     }
   }

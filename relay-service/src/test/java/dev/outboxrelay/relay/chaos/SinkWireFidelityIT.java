@@ -33,16 +33,17 @@ import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.junit.jupiter.api.Test;
 
 /**
- * What enqueue accepts reaches a broker byte-for-byte: operation IDs made of every printable
- * ASCII character, IDs that differ only in case, spaces or a {@code ?}, header values with tab or
- * empty, and a content type with quotes, enqueued through the library, delivered by a relay
- * process, read back as raw bytes from a Kafka topic (record key and {@code operation-id} header)
- * and from a RabbitMQ queue (AMQP {@code message-id} and {@code operation-id} header). Two
- * distinct IDs never arrive as one.
+ * What enqueue accepts reaches a broker byte-for-byte: operation IDs made of every printable ASCII
+ * character, IDs that differ only in case, spaces or a {@code ?}, header values with tab or empty,
+ * and a content type with quotes, enqueued through the library, delivered by a relay process, read
+ * back as raw bytes from a Kafka topic (record key and {@code operation-id} header) and from a
+ * RabbitMQ queue (AMQP {@code message-id} and {@code operation-id} header). Two distinct IDs never
+ * arrive as one.
  */
 class SinkWireFidelityIT {
   /** The exchange the relay's RabbitMQ channel publishes to (application.properties). */
   static final String EXCHANGE = "outbox";
+
   /** Every printable ASCII character, a space inside but at neither end. */
   static final String EVERY_PRINTABLE;
 
@@ -68,25 +69,43 @@ class SinkWireFidelityIT {
   /** The IDs to send, each with a suffix that keeps runs apart where the broker is shared. */
   private static List<String> ids(String suffix) {
     List<String> ids = new ArrayList<>();
-    for (String base : List.of(EVERY_PRINTABLE.substring(0, 90), "a?b", "A?b", "a b", "a  b", "order-1",
-        "Order-1", "\"q\" \\ %C3%A4")) {
+    for (String base :
+        List.of(
+            EVERY_PRINTABLE.substring(0, 90),
+            "a?b",
+            "A?b",
+            "a b",
+            "a  b",
+            "order-1",
+            "Order-1",
+            "\"q\" \\ %C3%A4")) {
       ids.add(base + " " + suffix);
     }
     ids.add("x".repeat(OutboxConfig.MAX_OPERATION_ID_LENGTH - suffix.length()) + suffix);
     return ids;
   }
 
-  private static void enqueue(ChaosExperiment x, String destination, List<String> ids) throws Exception {
+  private static void enqueue(ChaosExperiment x, String destination, List<String> ids)
+      throws Exception {
     Outbox outbox = new Outbox(OutboxConfig.builder().destinations(destination).build());
     try (Connection c = x.dataSource().getConnection()) {
       c.setAutoCommit(false);
       for (String id : ids) {
-        outbox.enqueue(c, OutboxMessage.builder().operationId(id).destination(destination)
-            .payload("Zo\u00eb " + id).contentType(CONTENT_TYPE).headers(HEADERS).build());
+        outbox.enqueue(
+            c,
+            OutboxMessage.builder()
+                .operationId(id)
+                .destination(destination)
+                .payload("Zo\u00eb " + id)
+                .contentType(CONTENT_TYPE)
+                .headers(HEADERS)
+                .build());
       }
       c.commit();
     }
-    x.awaitCondition(ids.size() + " jobs sent", Duration.ofSeconds(90),
+    x.awaitCondition(
+        ids.size() + " jobs sent",
+        Duration.ofSeconds(90),
         () -> x.count("state = 'S'") == ids.size());
   }
 
@@ -96,16 +115,22 @@ class SinkWireFidelityIT {
     KafkaBroker broker = KafkaBroker.shared();
     try (ChaosExperiment x = ChaosExperiment.start("sink-wire-kafka")) {
       broker.createTopic(topic);
-      x.startRelay(Map.of(
-          "kafka.bootstrap.servers", broker.bootstrapServers(),
-          "outbox.destinations.orders.type", "kafka",
-          "outbox.destinations.orders.topic", topic,
-          "outbox.destinations.orders.request-timeout", "8s"));
+      x.startRelay(
+          Map.of(
+              "kafka.bootstrap.servers",
+              broker.bootstrapServers(),
+              "outbox.destinations.orders.type",
+              "kafka",
+              "outbox.destinations.orders.topic",
+              topic,
+              "outbox.destinations.orders.request-timeout",
+              "8s"));
       List<String> ids = ids("k");
       enqueue(x, "orders", ids);
 
       Map<String, ConsumerRecord<byte[], byte[]>> byId = consume(broker, topic, ids.size());
-      assertEquals(new TreeSet<>(ids), new TreeSet<>(byId.keySet()), "one record per ID, none merged");
+      assertEquals(
+          new TreeSet<>(ids), new TreeSet<>(byId.keySet()), "one record per ID, none merged");
       for (String id : ids) {
         ConsumerRecord<byte[], byte[]> r = byId.get(id);
         byte[] ascii = id.getBytes(StandardCharsets.US_ASCII);
@@ -129,25 +154,28 @@ class SinkWireFidelityIT {
     factory.setHost("127.0.0.1");
     factory.setPort(5672);
     try (ChaosExperiment x = ChaosExperiment.start("sink-wire-rabbitmq")) {
-      try (com.rabbitmq.client.Connection conn = factory.newConnection(); Channel ch = conn.createChannel()) {
+      try (com.rabbitmq.client.Connection conn = factory.newConnection();
+          Channel ch = conn.createChannel()) {
         // Same exchange properties as the relay's channel declares (application.properties).
         ch.exchangeDeclare(EXCHANGE, "topic", true);
         ch.queueDeclare(queue, true, false, false, null);
         ch.queueBind(queue, EXCHANGE, routingKey);
       }
-      x.startRelay(Map.of(
-          "rabbitmq-host", "127.0.0.1",
-          "rabbitmq-port", "5672",
-          "rabbitmq-username", "guest",
-          "rabbitmq-password", "guest",
-          "outbox.destinations.emails.type", "rabbitmq",
-          "outbox.destinations.emails.routing-key", routingKey,
-          "outbox.destinations.emails.request-timeout", "5s"));
+      x.startRelay(
+          Map.of(
+              "rabbitmq-host", "127.0.0.1",
+              "rabbitmq-port", "5672",
+              "rabbitmq-username", "guest",
+              "rabbitmq-password", "guest",
+              "outbox.destinations.emails.type", "rabbitmq",
+              "outbox.destinations.emails.routing-key", routingKey,
+              "outbox.destinations.emails.request-timeout", "5s"));
       List<String> ids = ids(suffix);
       enqueue(x, "emails", ids);
 
       Map<String, GetResponse> byId = drain(factory, queue, ids.size());
-      assertEquals(new TreeSet<>(ids), new TreeSet<>(byId.keySet()), "one message per ID, none merged");
+      assertEquals(
+          new TreeSet<>(ids), new TreeSet<>(byId.keySet()), "one message per ID, none merged");
       for (String id : ids) {
         GetResponse r = byId.get(id);
         assertEquals(id, r.getProps().getMessageId());
@@ -159,7 +187,8 @@ class SinkWireFidelityIT {
         assertEquals("Zo\u00eb " + id, new String(r.getBody(), StandardCharsets.UTF_8));
       }
     } finally {
-      try (com.rabbitmq.client.Connection conn = factory.newConnection(); Channel ch = conn.createChannel()) {
+      try (com.rabbitmq.client.Connection conn = factory.newConnection();
+          Channel ch = conn.createChannel()) {
         ch.queueDelete(queue);
       }
     }
@@ -182,9 +211,11 @@ class SinkWireFidelityIT {
     return v instanceof LongString s ? s.getBytes() : v.toString().getBytes(StandardCharsets.UTF_8);
   }
 
-  /** Reads the topic from the beginning until {@code distinct} IDs were seen, keyed by operation-id. */
-  private static Map<String, ConsumerRecord<byte[], byte[]>> consume(KafkaBroker broker, String topic,
-      int distinct) {
+  /**
+   * Reads the topic from the beginning until {@code distinct} IDs were seen, keyed by operation-id.
+   */
+  private static Map<String, ConsumerRecord<byte[], byte[]>> consume(
+      KafkaBroker broker, String topic, int distinct) {
     Properties p = new Properties();
     p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, broker.bootstrapServers());
     p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
@@ -192,32 +223,47 @@ class SinkWireFidelityIT {
     p.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
     Map<String, ConsumerRecord<byte[], byte[]>> byId = new HashMap<>();
     try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(p)) {
-      List<TopicPartition> partitions = consumer.partitionsFor(topic, Duration.ofSeconds(30)).stream()
-          .map(i -> new TopicPartition(i.topic(), i.partition())).toList();
+      List<TopicPartition> partitions =
+          consumer.partitionsFor(topic, Duration.ofSeconds(30)).stream()
+              .map(i -> new TopicPartition(i.topic(), i.partition()))
+              .toList();
       consumer.assign(partitions);
       consumer.seekToBeginning(partitions);
       // consumer.poll waits up to 200 ms itself
-      Conditions.collect(Duration.ofSeconds(60), Duration.ofMillis(1), Duration.ZERO, () -> {
-        for (ConsumerRecord<byte[], byte[]> r : consumer.poll(Duration.ofMillis(200))) {
-          byId.put(new String(header(r, "operation-id"), StandardCharsets.ISO_8859_1), r);
-        }
-      }, () -> byId.size() >= distinct);
+      Conditions.collect(
+          Duration.ofSeconds(60),
+          Duration.ofMillis(1),
+          Duration.ZERO,
+          () -> {
+            for (ConsumerRecord<byte[], byte[]> r : consumer.poll(Duration.ofMillis(200))) {
+              byId.put(new String(header(r, "operation-id"), StandardCharsets.ISO_8859_1), r);
+            }
+          },
+          () -> byId.size() >= distinct);
     }
     return byId;
   }
 
-  /** Takes messages (acknowledging them) until {@code distinct} IDs arrived, keyed by message-id. */
-  private static Map<String, GetResponse> drain(ConnectionFactory factory, String queue, int distinct)
-      throws Exception {
+  /**
+   * Takes messages (acknowledging them) until {@code distinct} IDs arrived, keyed by message-id.
+   */
+  private static Map<String, GetResponse> drain(
+      ConnectionFactory factory, String queue, int distinct) throws Exception {
     Map<String, GetResponse> byId = new HashMap<>();
-    try (com.rabbitmq.client.Connection conn = factory.newConnection(); Channel ch = conn.createChannel()) {
-      org.awaitility.Awaitility.await(distinct + " messages in " + queue).atMost(Duration.ofSeconds(60))
-          .pollInterval(Duration.ofMillis(50)).until(() -> {
-            for (GetResponse r = ch.basicGet(queue, true); r != null; r = ch.basicGet(queue, true)) {
-              byId.put(r.getProps().getMessageId(), r);
-            }
-            return byId.size() >= distinct;
-          });
+    try (com.rabbitmq.client.Connection conn = factory.newConnection();
+        Channel ch = conn.createChannel()) {
+      org.awaitility.Awaitility.await(distinct + " messages in " + queue)
+          .atMost(Duration.ofSeconds(60))
+          .pollInterval(Duration.ofMillis(50))
+          .until(
+              () -> {
+                for (GetResponse r = ch.basicGet(queue, true);
+                    r != null;
+                    r = ch.basicGet(queue, true)) {
+                  byId.put(r.getProps().getMessageId(), r);
+                }
+                return byId.size() >= distinct;
+              });
     }
     return byId;
   }

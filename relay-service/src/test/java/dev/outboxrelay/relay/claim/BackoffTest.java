@@ -25,7 +25,8 @@ class BackoffTest {
     Backoff high = new Backoff(Duration.ofSeconds(1), 2.0, Duration.ofSeconds(10), 0.2, () -> 1.0);
     assertEquals(Duration.ofMillis(3200), low.delay(3, Optional.empty()));
     assertEquals(Duration.ofMillis(4800), high.delay(3, Optional.empty()));
-    assertEquals(Duration.ofSeconds(10), high.delay(10, Optional.empty()), "jitter never exceeds the cap");
+    assertEquals(
+        Duration.ofSeconds(10), high.delay(10, Optional.empty()), "jitter never exceeds the cap");
     assertTrue(high.upperBound(3).compareTo(high.delay(3, Optional.empty())) >= 0);
     assertEquals(Duration.ofMillis(3200), low.lowerBound(3), "the lowest draw of the jitter");
     assertEquals(Duration.ofMillis(8000), low.lowerBound(10), "the cap minus the jitter");
@@ -43,8 +44,11 @@ class BackoffTest {
 
   @Test
   void rejectsNonsenseNamingTheKey() {
-    var e = assertThrows(IllegalArgumentException.class,
-        () -> new Backoff(Duration.ofSeconds(1), 0.5, Duration.ofSeconds(10), 0.2, Math::random));
+    var e =
+        assertThrows(
+            IllegalArgumentException.class,
+            () ->
+                new Backoff(Duration.ofSeconds(1), 0.5, Duration.ofSeconds(10), 0.2, Math::random));
     assertTrue(e.getMessage().contains("outbox.relay.backoff.multiplier"), e.getMessage());
   }
 

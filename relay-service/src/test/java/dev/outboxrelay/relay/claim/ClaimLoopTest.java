@@ -44,7 +44,10 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
-/** The claim loop as a service: claimOnce(), back-pressure, idle, errors and shutdown. H2 + real HTTP. */
+/**
+ * The claim loop as a service: claimOnce(), back-pressure, idle, errors and shutdown. H2 + real
+ * HTTP.
+ */
 class ClaimLoopTest {
   static final Duration LEASE = Duration.ofSeconds(5);
 
@@ -77,11 +80,17 @@ class ClaimLoopTest {
   }
 
   ClaimLoop newLoop(JdbcOutboxStore s, int batch, int concurrency) {
-    return newLoop(s, batch, concurrency, Map.of("billing",
-        new HttpSink(receiver.url("/b"), Duration.ofSeconds(1), Duration.ofSeconds(30))));
+    return newLoop(
+        s,
+        batch,
+        concurrency,
+        Map.of(
+            "billing",
+            new HttpSink(receiver.url("/b"), Duration.ofSeconds(1), Duration.ofSeconds(30))));
   }
 
-  ClaimLoop newLoop(JdbcOutboxStore s, int batch, int concurrency, Map<String, MessageSink> destinations) {
+  ClaimLoop newLoop(
+      JdbcOutboxStore s, int batch, int concurrency, Map<String, MessageSink> destinations) {
     return newLoop(s, batch, concurrency, destinations, LEASE, false);
   }
 
@@ -89,16 +98,34 @@ class ClaimLoopTest {
    * A loop as the relay wires it when {@code handingOver}: successes completed in batches, whose
    * transaction hands each key's next job to the loop ({@link CompletionBatcher#handingOverTo}).
    */
-  ClaimLoop newLoop(OutboxStore s, int batch, int concurrency, Map<String, MessageSink> destinations,
-      Duration lease, boolean handingOver) {
+  ClaimLoop newLoop(
+      OutboxStore s,
+      int batch,
+      int concurrency,
+      Map<String, MessageSink> destinations,
+      Duration lease,
+      boolean handingOver) {
     SinkRegistry sinks = new SinkRegistry(destinations);
     RelayMetrics metrics = new RelayMetrics(new SimpleMeterRegistry());
     heartbeat = new LeaseHeartbeat(s, lease, null, c -> metrics.staleCompletion("renew"));
-    Deliverer d = new Deliverer(s, sinks,
-        new Backoff(Duration.ofMillis(10), 2, Duration.ofMillis(100), 0, Math::random),
-        metrics, 5, lease, () -> Duration.ZERO);
-    loop = new ClaimLoop(s, d, heartbeat, batch, concurrency, lease,
-        new IdleWait(Duration.ofMillis(10), Duration.ofMillis(200)));
+    Deliverer d =
+        new Deliverer(
+            s,
+            sinks,
+            new Backoff(Duration.ofMillis(10), 2, Duration.ofMillis(100), 0, Math::random),
+            metrics,
+            5,
+            lease,
+            () -> Duration.ZERO);
+    loop =
+        new ClaimLoop(
+            s,
+            d,
+            heartbeat,
+            batch,
+            concurrency,
+            lease,
+            new IdleWait(Duration.ofMillis(10), Duration.ofMillis(200)));
     if (handingOver) {
       CompletionBatcher completions = new CompletionBatcher(s, batch, Duration.ofMillis(2), lease);
       d.completingInBatches(completions);
@@ -113,8 +140,14 @@ class ClaimLoopTest {
 
   void enqueue(String operationId, String destination, String orderingKey) throws SQLException {
     try (Connection c = ds.getConnection()) {
-      outbox.enqueue(c, OutboxMessage.builder().operationId(operationId).destination(destination)
-          .orderingKey(orderingKey).payload("{}").build());
+      outbox.enqueue(
+          c,
+          OutboxMessage.builder()
+              .operationId(operationId)
+              .destination(destination)
+              .orderingKey(orderingKey)
+              .payload("{}")
+              .build());
     }
   }
 
@@ -125,8 +158,13 @@ class ClaimLoopTest {
   void enqueue(int n, IntFunction<String> destination) throws SQLException {
     try (Connection c = ds.getConnection()) {
       for (int i = 0; i < n; i++) {
-        outbox.enqueue(c, OutboxMessage.builder().operationId("op-" + i).destination(destination.apply(i))
-            .payload("{\"n\":" + i + "}").build());
+        outbox.enqueue(
+            c,
+            OutboxMessage.builder()
+                .operationId("op-" + i)
+                .destination(destination.apply(i))
+                .payload("{\"n\":" + i + "}")
+                .build());
       }
     }
   }
@@ -145,32 +183,49 @@ class ClaimLoopTest {
   }
 
   /**
-   * Guards against one pool of places for every destination: a destination answering after 2 s
-   * took every place and the other destination's jobs waited behind it. Now it takes its own bound
-   * (4 of 8) and the fast destination's jobs, interleaved with the slow ones, go past its waiting
-   * jobs: all of them are received before the slow destination answered its first request.
+   * Guards against one pool of places for every destination: a destination answering after 2 s took
+   * every place and the other destination's jobs waited behind it. Now it takes its own bound (4 of
+   * 8) and the fast destination's jobs, interleaved with the slow ones, go past its waiting jobs:
+   * all of them are received before the slow destination answered its first request.
    */
   @Test
   void aSlowDestinationTakesOnlyItsPlacesAndTheOthersKeepFlowing() throws Exception {
     outbox = new Outbox(OutboxConfig.builder().destinations("billing", "slow").build());
     int slowJobs = 8;
     int fastJobs = 60;
-    // Interleaved: slow, fast, slow, fast, ... until the slow jobs are all enqueued, then fast ones.
+    // Interleaved: slow, fast, slow, fast, ... until the slow jobs are all enqueued, then fast
+    // ones.
     enqueue(slowJobs + fastJobs, i -> i % 2 == 0 && i / 2 < slowJobs ? "slow" : "billing");
     try (RecordingHttpReceiver slow = new RecordingHttpReceiver()) {
       slow.defaultResponse(Response.slow(2_000));
-      ClaimLoop l = newLoop(store, 8, 8, Map.of(
-          "billing", new HttpSink(receiver.url("/b"), Duration.ofSeconds(1), Duration.ofSeconds(30)),
-          "slow", new HttpSink(slow.url("/s"), Duration.ofSeconds(1), Duration.ofSeconds(30))));
+      ClaimLoop l =
+          newLoop(
+              store,
+              8,
+              8,
+              Map.of(
+                  "billing",
+                      new HttpSink(
+                          receiver.url("/b"), Duration.ofSeconds(1), Duration.ofSeconds(30)),
+                  "slow",
+                      new HttpSink(slow.url("/s"), Duration.ofSeconds(1), Duration.ofSeconds(30))));
       l.limitingDestinations(d -> 4);
       l.start();
-      Awaitility.await().atMost(Duration.ofSeconds(30)).until(() -> receiver.requests().size() == fastJobs);
-      long firstSlowAnswerAt = slow.requests().get(0).receivedNanos() + Duration.ofSeconds(2).toNanos();
+      Awaitility.await()
+          .atMost(Duration.ofSeconds(30))
+          .until(() -> receiver.requests().size() == fastJobs);
+      long firstSlowAnswerAt =
+          slow.requests().get(0).receivedNanos() + Duration.ofSeconds(2).toNanos();
       long lastFastReceivedAt = receiver.requests().get(fastJobs - 1).receivedNanos();
-      assertEquals(4, slow.requests().size(), "the slow destination never has more than its 4 places");
-      assertTrue(lastFastReceivedAt < firstSlowAnswerAt, "the fast destination's jobs were all received "
-          + Duration.ofNanos(lastFastReceivedAt - firstSlowAnswerAt) + " after the slow one's first answer");
-      Awaitility.await().atMost(Duration.ofSeconds(30))
+      assertEquals(
+          4, slow.requests().size(), "the slow destination never has more than its 4 places");
+      assertTrue(
+          lastFastReceivedAt < firstSlowAnswerAt,
+          "the fast destination's jobs were all received "
+              + Duration.ofNanos(lastFastReceivedAt - firstSlowAnswerAt)
+              + " after the slow one's first answer");
+      Awaitility.await()
+          .atMost(Duration.ofSeconds(30))
           .until(() -> admin.countByState().getOrDefault('S', 0L) == slowJobs + fastJobs);
       assertEquals(slowJobs, slow.requests().size(), "each slow job sent once");
     }
@@ -182,8 +237,10 @@ class ClaimLoopTest {
     assertEquals(16, ClaimLoop.destinationConcurrency(OptionalInt.empty(), 32, 3));
     assertEquals(1, ClaimLoop.destinationConcurrency(OptionalInt.empty(), 1, 2));
     assertEquals(5, ClaimLoop.destinationConcurrency(OptionalInt.of(5), 32, 3));
-    IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-        () -> ClaimLoop.destinationConcurrency(OptionalInt.of(0), 32, 3));
+    IllegalArgumentException e =
+        assertThrows(
+            IllegalArgumentException.class,
+            () -> ClaimLoop.destinationConcurrency(OptionalInt.of(0), 32, 3));
     assertTrue(e.getMessage().startsWith("outbox.relay.destination-concurrency"), e.getMessage());
   }
 
@@ -199,11 +256,13 @@ class ClaimLoopTest {
     ClaimLoop l = newLoop(store, 10, 2);
     assertEquals(3, l.claimOnce());
     Awaitility.await().atMost(Duration.ofSeconds(5)).until(() -> receiver.requests().size() == 2);
-    assertEquals(2, l.stop(Duration.ofMillis(200)), "two sends interrupted (and one queued job given back)");
+    assertEquals(
+        2, l.stop(Duration.ofMillis(200)), "two sends interrupted (and one queued job given back)");
     Map<Character, Long> counts = admin.countByState();
     assertEquals(0L, counts.get('W'), "no job is left leased after shutdown");
     assertEquals(3L, counts.get('R'));
-    assertEquals(0, admin.findByOperationId("op-0").orElseThrow().attempts(), "release counts no attempt");
+    assertEquals(
+        0, admin.findByOperationId("op-0").orElseThrow().attempts(), "release counts no attempt");
   }
 
   @Test
@@ -222,7 +281,9 @@ class ClaimLoopTest {
     enqueue(40);
     ClaimLoop l = newLoop(store, 8, 4);
     l.start();
-    Awaitility.await().atMost(Duration.ofSeconds(20)).until(() -> admin.countByState().get('S') == 40L);
+    Awaitility.await()
+        .atMost(Duration.ofSeconds(20))
+        .until(() -> admin.countByState().get('S') == 40L);
     for (int i = 0; i < 40; i++) {
       assertEquals(1, receiver.acceptedCount("op-" + i));
     }
@@ -251,13 +312,14 @@ class ClaimLoopTest {
     assertTrue(l.running(), "the loop keeps running");
     assertNotNull(l.lastError());
     // Pauses of 100, 200, 400 ms between the tries: a handful of tries, not a hot loop.
-    assertTrue(took.toMillis() >= 700, "four claim attempts against a failing database took " + took);
+    assertTrue(
+        took.toMillis() >= 700, "four claim attempts against a failing database took " + took);
   }
 
   /**
    * A job handed over by its predecessor's completion is held like a claimed one: it waits in the
-   * queue behind its saturated destination for three leases, the heartbeat renews it meanwhile
-   * (a reaper runs all along and finds nothing expired), and it is sent once, under the claim the
+   * queue behind its saturated destination for three leases, the heartbeat renews it meanwhile (a
+   * reaper runs all along and finds nothing expired), and it is sent once, under the claim the
    * hand-over made, after the destination's place freed.
    */
   @Test
@@ -268,21 +330,28 @@ class ClaimLoopTest {
     enqueue("op-a", "billing", "k");
     enqueue("op-b", "slow", "k");
     receiver.script("op-c", Response.slow(3 * lease.toMillis()));
-    ClaimLoop l = newLoop(store, 4, 2, Map.of("billing", http("/b"), "slow", http("/s")), lease, true);
+    ClaimLoop l =
+        newLoop(store, 4, 2, Map.of("billing", http("/b"), "slow", http("/s")), lease, true);
     l.limitingDestinations(d -> 1);
     heartbeat.start();
     assertEquals(2, l.claimOnce(), "C and A; B waits behind A, its key's head");
-    Awaitility.await().atMost(Duration.ofSeconds(30)).until(() -> {
-      assertEquals(0, store.releaseExpiredLeases(5, 10).total(), "no lease expired");
-      return admin.findByOperationId("op-b").orElseThrow().state() == 'S';
-    });
+    Awaitility.await()
+        .atMost(Duration.ofSeconds(30))
+        .until(
+            () -> {
+              assertEquals(0, store.releaseExpiredLeases(5, 10).total(), "no lease expired");
+              return admin.findByOperationId("op-b").orElseThrow().state() == 'S';
+            });
     assertEquals(1, l.claimStatements(), "B came by the hand-over, not by a claim");
     assertEquals(1, receiver.requestsFor("op-b").size(), "B sent once");
     long cAnswered = receiver.requestsFor("op-c").get(0).receivedNanos() + 3 * lease.toNanos();
-    assertTrue(receiver.requestsFor("op-b").get(0).receivedNanos() >= cAnswered,
+    assertTrue(
+        receiver.requestsFor("op-b").get(0).receivedNanos() >= cAnswered,
         "B was sent once C had answered, three leases after the hand-over");
     long b = admin.findByOperationId("op-b").orElseThrow().id();
-    assertEquals(List.of(AttemptOutcome.DELIVERED), admin.attempts(b).stream().map(StoredAttempt::outcome).toList(),
+    assertEquals(
+        List.of(AttemptOutcome.DELIVERED),
+        admin.attempts(b).stream().map(StoredAttempt::outcome).toList(),
         "delivered at the first try: no expired lease, no stale completion");
   }
 
@@ -303,31 +372,46 @@ class ClaimLoopTest {
     }
     CountDownLatch handingOver = new CountDownLatch(1);
     CountDownLatch goOn = new CountDownLatch(1);
-    OutboxStore heldUp = (OutboxStore) Proxy.newProxyInstance(getClass().getClassLoader(),
-        new Class<?>[] {OutboxStore.class}, (proxy, method, args) -> {
-          if (method.getName().equals("markDeliveredAll") && args.length == 2 && handingOver.getCount() > 0) {
-            handingOver.countDown();
-            goOn.await();
-          }
-          try {
-            return method.invoke(store, args);
-          } catch (InvocationTargetException e) {
-            throw e.getCause();
-          }
-        });
+    OutboxStore heldUp =
+        (OutboxStore)
+            Proxy.newProxyInstance(
+                getClass().getClassLoader(),
+                new Class<?>[] {OutboxStore.class},
+                (proxy, method, args) -> {
+                  if (method.getName().equals("markDeliveredAll")
+                      && args.length == 2
+                      && handingOver.getCount() > 0) {
+                    handingOver.countDown();
+                    goOn.await();
+                  }
+                  try {
+                    return method.invoke(store, args);
+                  } catch (InvocationTargetException e) {
+                    throw e.getCause();
+                  }
+                });
     ClaimLoop l = newLoop(heldUp, 2, 2, Map.of("billing", http("/b")), LEASE, true);
     l.start();
     assertTrue(handingOver.await(30, TimeUnit.SECONDS), "the first keyed batch hands over");
     // Meanwhile the loop claims the free jobs, whose completions wait behind the held-up batch.
-    Awaitility.await().atMost(Duration.ofSeconds(30)).until(() -> l.inFlight() + l.reserved() == l.maxHeld());
+    Awaitility.await()
+        .atMost(Duration.ofSeconds(30))
+        .until(() -> l.inFlight() + l.reserved() == l.maxHeld());
     assertTrue(l.reserved() > 0, "the hand-over's room stayed reserved while the loop claimed");
     assertEquals(0, l.room());
     goOn.countDown();
-    Awaitility.await().atMost(Duration.ofSeconds(30)).until(() -> admin.countByState().get('S') == 24L);
+    Awaitility.await()
+        .atMost(Duration.ofSeconds(30))
+        .until(() -> admin.countByState().get('S') == 24L);
     assertTrue(l.heldPeak() <= l.maxHeld(), "held at most " + l.heldPeak() + " of " + l.maxHeld());
-    List<String> order = receiver.requests().stream().map(r -> r.header("Idempotency-Key"))
-        .filter(k -> k.startsWith("k")).toList();
-    assertTrue(order.indexOf("k1-a") < order.indexOf("k1-b") && order.indexOf("k2-a") < order.indexOf("k2-b"),
+    List<String> order =
+        receiver.requests().stream()
+            .map(r -> r.header("Idempotency-Key"))
+            .filter(k -> k.startsWith("k"))
+            .toList();
+    assertTrue(
+        order.indexOf("k1-a") < order.indexOf("k1-b")
+            && order.indexOf("k2-a") < order.indexOf("k2-b"),
         "each key in order: " + order);
     assertEquals(24, receiver.requests().size(), "each job sent once");
   }

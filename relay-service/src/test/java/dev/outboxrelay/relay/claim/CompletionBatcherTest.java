@@ -43,20 +43,28 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
-/** The batched completion: batches form, stale claims stay stale, a failed flush commits nothing. H2. */
+/**
+ * The batched completion: batches form, stale claims stay stale, a failed flush commits nothing.
+ * H2.
+ */
 class CompletionBatcherTest {
   static final Duration LEASE = Duration.ofSeconds(30);
 
   JdbcOutboxStore store;
 
   JdbcOutboxAdminStore admin;
+
   /** Sizes of the batches the store was asked to complete. */
   final List<Integer> flushes = new CopyOnWriteArrayList<>();
+
   final AtomicBoolean failFlushes = new AtomicBoolean();
+
   /** The next flush commits, then its answer is lost (a connection reset after the commit). */
   final AtomicBoolean loseNextAnswer = new AtomicBoolean();
+
   /** Flushes wait for this latch (a relay frozen while its completion batch is in flight). */
   volatile CountDownLatch frozen = new CountDownLatch(0);
+
   OutboxStore recording;
   final ExecutorService workers = Executors.newFixedThreadPool(16);
 
@@ -67,34 +75,42 @@ class CompletionBatcherTest {
     OutboxSchema.migrate(h2);
     store = new JdbcOutboxStore(h2, new H2Dialect());
     admin = new JdbcOutboxAdminStore(h2, new H2Dialect());
-    try (Connection c = h2.getConnection(); PreparedStatement ps = c.prepareStatement(
-        "INSERT INTO outbox_message (operation_id, destination, payload, content_type) VALUES (?, 'b', '{}', 'application/json')")) {
+    try (Connection c = h2.getConnection();
+        PreparedStatement ps =
+            c.prepareStatement(
+                "INSERT INTO outbox_message (operation_id, destination, payload, content_type) VALUES (?, 'b', '{}', 'application/json')")) {
       for (int i = 0; i < 16; i++) {
         ps.setString(1, "op-" + i);
         ps.executeUpdate();
       }
     }
     // The real store, except that markDeliveredAll is counted and can be made to fail.
-    recording = (OutboxStore) Proxy.newProxyInstance(getClass().getClassLoader(),
-        new Class<?>[] {OutboxStore.class}, (proxy, method, args) -> {
-          if (method.getName().equals("markDeliveredAll")) {
-            flushes.add(((List<?>) args[0]).size());
-            if (failFlushes.get()) {
-              throw new OutboxStoreException("injected: connection reset", null);
-            }
-            frozen.await();
-          }
-          Object result;
-          try {
-            result = method.invoke(store, args);
-          } catch (InvocationTargetException e) {
-            throw e.getCause();
-          }
-          if (method.getName().equals("markDeliveredAll") && loseNextAnswer.getAndSet(false)) {
-            throw new OutboxStoreException("injected: connection reset after the commit", null);
-          }
-          return result;
-        });
+    recording =
+        (OutboxStore)
+            Proxy.newProxyInstance(
+                getClass().getClassLoader(),
+                new Class<?>[] {OutboxStore.class},
+                (proxy, method, args) -> {
+                  if (method.getName().equals("markDeliveredAll")) {
+                    flushes.add(((List<?>) args[0]).size());
+                    if (failFlushes.get()) {
+                      throw new OutboxStoreException("injected: connection reset", null);
+                    }
+                    frozen.await();
+                  }
+                  Object result;
+                  try {
+                    result = method.invoke(store, args);
+                  } catch (InvocationTargetException e) {
+                    throw e.getCause();
+                  }
+                  if (method.getName().equals("markDeliveredAll")
+                      && loseNextAnswer.getAndSet(false)) {
+                    throw new OutboxStoreException(
+                        "injected: connection reset after the commit", null);
+                  }
+                  return result;
+                });
   }
 
   @AfterEach
@@ -102,10 +118,13 @@ class CompletionBatcherTest {
     workers.shutdownNow();
   }
 
-  private List<Future<Boolean>> completeConcurrently(CompletionBatcher batcher, List<ClaimedMessage> jobs) {
+  private List<Future<Boolean>> completeConcurrently(
+      CompletionBatcher batcher, List<ClaimedMessage> jobs) {
     List<Future<Boolean>> results = new ArrayList<>();
     for (ClaimedMessage m : jobs) {
-      results.add(workers.submit(() -> batcher.markDelivered(m, AttemptRecord.success(Duration.ofMillis(1), "200"))));
+      results.add(
+          workers.submit(
+              () -> batcher.markDelivered(m, AttemptRecord.success(Duration.ofMillis(1), "200"))));
     }
     return results;
   }
@@ -114,11 +133,22 @@ class CompletionBatcherTest {
   void concurrentSendsShareFewBatchesAndEachLearnsItsOwnOutcome() throws Exception {
     List<ClaimedMessage> claimed = new ArrayList<>(store.claimBatch(ClaimRequest.of(16, LEASE)));
     ClaimedMessage lost = claimed.remove(15);
-    ClaimedMessage stale = new ClaimedMessage(lost.id(), lost.operationId(), lost.destination(),
-        lost.orderingKey(), lost.payload(), lost.contentType(), lost.headers(), lost.attempts(),
-        UUID.randomUUID(), lost.createdAt(), lost.leaseUntil());
+    ClaimedMessage stale =
+        new ClaimedMessage(
+            lost.id(),
+            lost.operationId(),
+            lost.destination(),
+            lost.orderingKey(),
+            lost.payload(),
+            lost.contentType(),
+            lost.headers(),
+            lost.attempts(),
+            UUID.randomUUID(),
+            lost.createdAt(),
+            lost.leaseUntil());
     claimed.add(stale);
-    try (CompletionBatcher batcher = new CompletionBatcher(recording, 8, Duration.ofMillis(200), LEASE)) {
+    try (CompletionBatcher batcher =
+        new CompletionBatcher(recording, 8, Duration.ofMillis(200), LEASE)) {
       List<Future<Boolean>> results = completeConcurrently(batcher, claimed);
       for (int i = 0; i < 15; i++) {
         assertTrue(results.get(i).get(), "job " + claimed.get(i).id());
@@ -129,8 +159,10 @@ class CompletionBatcherTest {
     assertTrue(flushes.size() < 16, "batched, not one by one: " + flushes);
     assertTrue(flushes.stream().allMatch(n -> n <= 8), "no batch above its size: " + flushes);
     assertEquals(15L, admin.countByState().get('S'));
-    assertEquals('W', admin.findMessage(lost.id()).orElseThrow().state(), "the real owner keeps the job");
-    assertEquals(List.of(AttemptOutcome.STALE),
+    assertEquals(
+        'W', admin.findMessage(lost.id()).orElseThrow().state(), "the real owner keeps the job");
+    assertEquals(
+        List.of(AttemptOutcome.STALE),
         admin.attempts(lost.id()).stream().map(StoredAttempt::outcome).toList());
   }
 
@@ -139,10 +171,12 @@ class CompletionBatcherTest {
   }
 
   @Test
-  void aWorkerHandsItsJobInWithoutWaitingAndAFailedFlushIsRetriedUntilItCompletesEachJobOnce() throws Exception {
+  void aWorkerHandsItsJobInWithoutWaitingAndAFailedFlushIsRetriedUntilItCompletesEachJobOnce()
+      throws Exception {
     List<ClaimedMessage> claimed = store.claimBatch(ClaimRequest.of(4, LEASE));
     Map<Long, Completion> answers = new ConcurrentHashMap<>();
-    try (CompletionBatcher batcher = new CompletionBatcher(recording, 64, Duration.ofMillis(20), LEASE)) {
+    try (CompletionBatcher batcher =
+        new CompletionBatcher(recording, 64, Duration.ofMillis(20), LEASE)) {
       failFlushes.set(true);
       for (ClaimedMessage m : claimed) {
         batcher.submit(m, ok(), c -> answers.put(m.id(), c));
@@ -150,11 +184,13 @@ class CompletionBatcherTest {
       Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> flushes.size() >= 2);
       assertTrue(answers.isEmpty(), "no answer while every flush fails: " + answers);
       assertEquals(4L, admin.countByState().get('W'), "nothing completed: the jobs stay leased");
-      assertTrue(claimed.stream().allMatch(m -> admin.attempts(m.id()).isEmpty()), "and no attempt row");
+      assertTrue(
+          claimed.stream().allMatch(m -> admin.attempts(m.id()).isEmpty()), "and no attempt row");
 
       failFlushes.set(false);
       Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> answers.size() == 4);
-      assertTrue(answers.values().stream().allMatch(c -> c == Completion.COMPLETED), answers.toString());
+      assertTrue(
+          answers.values().stream().allMatch(c -> c == Completion.COMPLETED), answers.toString());
       for (ClaimedMessage m : claimed) {
         assertFalse(batcher.markDelivered(m, ok()), "a repeated completion finds the claim gone");
       }
@@ -162,7 +198,8 @@ class CompletionBatcherTest {
     }
     assertEquals(4L, admin.countByState().get('S'));
     for (ClaimedMessage m : claimed) {
-      assertEquals(List.of(AttemptOutcome.DELIVERED, AttemptOutcome.STALE),
+      assertEquals(
+          List.of(AttemptOutcome.DELIVERED, AttemptOutcome.STALE),
           admin.attempts(m.id()).stream().map(StoredAttempt::outcome).toList());
     }
   }
@@ -171,7 +208,8 @@ class CompletionBatcherTest {
   void aBatchThatCommittedButLostItsAnswerIsReadBackAsCompletedNotStale() throws Exception {
     List<ClaimedMessage> claimed = store.claimBatch(ClaimRequest.of(3, LEASE));
     Map<Long, Completion> answers = new ConcurrentHashMap<>();
-    try (CompletionBatcher batcher = new CompletionBatcher(recording, 64, Duration.ofMillis(20), LEASE)) {
+    try (CompletionBatcher batcher =
+        new CompletionBatcher(recording, 64, Duration.ofMillis(20), LEASE)) {
       loseNextAnswer.set(true);
       for (ClaimedMessage m : claimed) {
         batcher.submit(m, ok(), c -> answers.put(m.id(), c));
@@ -179,37 +217,45 @@ class CompletionBatcherTest {
       Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> answers.size() == 3);
     }
     assertTrue(flushes.size() >= 2, "the lost answer made the batch run again: " + flushes);
-    assertTrue(answers.values().stream().allMatch(c -> c == Completion.COMPLETED),
+    assertTrue(
+        answers.values().stream().allMatch(c -> c == Completion.COMPLETED),
         "the retry found its own committed attempt: completed, not stale: " + answers);
     for (ClaimedMessage m : claimed) {
-      assertEquals(List.of(AttemptOutcome.DELIVERED),
+      assertEquals(
+          List.of(AttemptOutcome.DELIVERED),
           admin.attempts(m.id()).stream().map(StoredAttempt::outcome).toList(),
           "one DELIVERED attempt under the claim's token, no STALE row for the retry");
     }
   }
 
   @Test
-  void frozenPastTheLeaseWhileTheBatchWasInFlightTheCompletionIsStaleOnlyBecauseTheTokenCheckChangedNoRow()
-      throws Exception {
+  void
+      frozenPastTheLeaseWhileTheBatchWasInFlightTheCompletionIsStaleOnlyBecauseTheTokenCheckChangedNoRow()
+          throws Exception {
     ClaimedMessage mine = store.claimBatch(ClaimRequest.of(1, Duration.ofMillis(50))).get(0);
     ClaimedMessage other = store.claimBatch(ClaimRequest.of(1, LEASE)).get(0);
     CompletableFuture<Completion> mineDone = new CompletableFuture<>();
     CompletableFuture<Completion> otherDone = new CompletableFuture<>();
     frozen = new CountDownLatch(1);
-    try (CompletionBatcher batcher = new CompletionBatcher(recording, 64, Duration.ofMillis(20), LEASE)) {
+    try (CompletionBatcher batcher =
+        new CompletionBatcher(recording, 64, Duration.ofMillis(20), LEASE)) {
       batcher.submit(mine, ok(), mineDone::complete);
       batcher.submit(other, ok(), otherDone::complete);
       Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> flushes.size() == 1);
       // While the batch is frozen, mine's lease expires and another relay claims the job again.
-      Awaitility.await().atMost(Duration.ofSeconds(10))
+      Awaitility.await()
+          .atMost(Duration.ofSeconds(10))
           .until(() -> store.releaseExpiredLeases(5, 10).total() == 1);
       ClaimedMessage again = store.claimBatch(ClaimRequest.of(1, LEASE)).get(0);
       assertEquals(mine.id(), again.id());
       frozen.countDown();
-      assertEquals(Completion.STALE, mineDone.get(10, TimeUnit.SECONDS), "its token check changed no row");
+      assertEquals(
+          Completion.STALE, mineDone.get(10, TimeUnit.SECONDS), "its token check changed no row");
       assertEquals(Completion.COMPLETED, otherDone.get(10, TimeUnit.SECONDS));
-      assertEquals('W', admin.findMessage(mine.id()).orElseThrow().state(), "the new owner keeps it");
-      assertEquals(List.of(AttemptOutcome.LEASE_EXPIRED, AttemptOutcome.STALE),
+      assertEquals(
+          'W', admin.findMessage(mine.id()).orElseThrow().state(), "the new owner keeps it");
+      assertEquals(
+          List.of(AttemptOutcome.LEASE_EXPIRED, AttemptOutcome.STALE),
           admin.attempts(mine.id()).stream().map(StoredAttempt::outcome).toList());
     }
   }
@@ -219,25 +265,28 @@ class CompletionBatcherTest {
     ClaimedMessage m = store.claimBatch(ClaimRequest.of(1, LEASE)).get(0);
     CompletableFuture<Completion> done = new CompletableFuture<>();
     failFlushes.set(true);
-    try (CompletionBatcher batcher = new CompletionBatcher(recording, 64, Duration.ofMillis(2),
-        Duration.ofMillis(300))) {
+    try (CompletionBatcher batcher =
+        new CompletionBatcher(recording, 64, Duration.ofMillis(2), Duration.ofMillis(300))) {
       batcher.submit(m, ok(), done::complete);
       assertEquals(Completion.UNKNOWN, done.get(10, TimeUnit.SECONDS));
     }
-    assertEquals('W', admin.findMessage(m.id()).orElseThrow().state(), "nothing committed: still leased");
+    assertEquals(
+        'W', admin.findMessage(m.id()).orElseThrow().state(), "nothing committed: still leased");
     assertTrue(admin.attempts(m.id()).isEmpty(), "no STALE attempt: nothing was found lost");
   }
 
   @Test
   void aBatchHoldingEveryJobInFlightIsFlushedWithoutWaitingOutMaxWait() throws Exception {
     List<ClaimedMessage> claimed = store.claimBatch(ClaimRequest.of(3, LEASE));
-    try (CompletionBatcher batcher = new CompletionBatcher(recording, 64, Duration.ofSeconds(20), LEASE)
-        .flushWhenAllWaiting(() -> 3)) {
+    try (CompletionBatcher batcher =
+        new CompletionBatcher(recording, 64, Duration.ofSeconds(20), LEASE)
+            .flushWhenAllWaiting(() -> 3)) {
       long t0 = System.nanoTime();
       for (Future<Boolean> f : completeConcurrently(batcher, claimed)) {
         assertTrue(f.get());
       }
-      assertTrue(Duration.ofNanos(System.nanoTime() - t0).compareTo(Duration.ofSeconds(10)) < 0,
+      assertTrue(
+          Duration.ofNanos(System.nanoTime() - t0).compareTo(Duration.ofSeconds(10)) < 0,
           "flushed once all 3 jobs in flight waited, not after the 20 s max wait");
     }
     assertEquals(List.of(3), flushes);
@@ -251,17 +300,23 @@ class CompletionBatcherTest {
 
     assertTrue(batcher.markDelivered(m, AttemptRecord.success(Duration.ofMillis(1), "200")));
     assertEquals(List.of(1), flushes);
-    assertEquals(Set.of(), store.markDeliveredAll(List.of(new DeliveredJob(m, AttemptRecord.success(
-        Duration.ofMillis(1), "again")))));
+    assertEquals(
+        Set.of(),
+        store.markDeliveredAll(
+            List.of(new DeliveredJob(m, AttemptRecord.success(Duration.ofMillis(1), "again")))));
   }
 
   @Test
   void badSettingsNameTheirKey() {
-    IllegalArgumentException size = assertThrows(IllegalArgumentException.class,
-        () -> new CompletionBatcher(recording, 0, Duration.ofMillis(2), LEASE));
+    IllegalArgumentException size =
+        assertThrows(
+            IllegalArgumentException.class,
+            () -> new CompletionBatcher(recording, 0, Duration.ofMillis(2), LEASE));
     assertTrue(size.getMessage().contains("outbox.relay.completion-batch-size"), size.getMessage());
-    IllegalArgumentException wait = assertThrows(IllegalArgumentException.class,
-        () -> new CompletionBatcher(recording, 8, Duration.ofMillis(-1), LEASE));
+    IllegalArgumentException wait =
+        assertThrows(
+            IllegalArgumentException.class,
+            () -> new CompletionBatcher(recording, 8, Duration.ofMillis(-1), LEASE));
     assertTrue(wait.getMessage().contains("outbox.relay.completion-max-wait"), wait.getMessage());
   }
 }

@@ -46,6 +46,7 @@ import org.junit.jupiter.api.Test;
  */
 class PayloadResolverTest {
   static final Duration LEASE = Duration.ofSeconds(5);
+
   /** Small, so that a few kilobytes are stored by reference. */
   static final int INLINE = 1024;
 
@@ -54,7 +55,8 @@ class PayloadResolverTest {
   JdbcOutboxAdminStore admin;
   RecordingHttpReceiver receiver;
   LeaseHeartbeat heartbeat;
-  final Outbox outbox = new Outbox(OutboxConfig.builder().destinations("billing").inlinePayloadBytes(INLINE).build());
+  final Outbox outbox =
+      new Outbox(OutboxConfig.builder().destinations("billing").inlinePayloadBytes(INLINE).build());
 
   @BeforeEach
   void setUp() throws Exception {
@@ -79,8 +81,8 @@ class PayloadResolverTest {
     enqueue("op-inline", "{\"small\":true}");
     ClaimedMessage m = claimOne();
     // Payload reads fail on this store: an inline job must not make one.
-    PayloadResolver.Resolution r = new PayloadResolver(new JdbcOutboxStore(failingPayloadReads(), new H2Dialect()))
-        .resolve(m);
+    PayloadResolver.Resolution r =
+        new PayloadResolver(new JdbcOutboxStore(failingPayloadReads(), new H2Dialect())).resolve(m);
     assertSame(m, r.message());
     assertNull(r.failure());
   }
@@ -97,7 +99,8 @@ class PayloadResolverTest {
     StoredMessage m = admin.findByOperationId("op-large").orElseThrow();
     assertEquals('S', m.state());
     RecordingHttpReceiver.Request req = receiver.requestsFor("op-large").get(0);
-    assertArrayEquals(body.getBytes(StandardCharsets.UTF_8), req.body().getBytes(StandardCharsets.UTF_8));
+    assertArrayEquals(
+        body.getBytes(StandardCharsets.UTF_8), req.body().getBytes(StandardCharsets.UTF_8));
     assertEquals(List.of(AttemptOutcome.DELIVERED), outcomes(m));
   }
 
@@ -106,18 +109,25 @@ class PayloadResolverTest {
     enqueue("op-missing", "x".repeat(INLINE + 1));
     ClaimedMessage claimed = claimOne();
     try (Connection c = ds.getConnection()) {
-      c.createStatement().executeUpdate("DELETE FROM outbox_payload WHERE message_id = " + claimed.id());
+      c.createStatement()
+          .executeUpdate("DELETE FROM outbox_payload WHERE message_id = " + claimed.id());
     }
 
     PayloadResolver.Resolution r = new PayloadResolver(store).resolve(claimed);
-    SinkResult.PermanentFailure f = assertInstanceOf(SinkResult.PermanentFailure.class, r.failure());
+    SinkResult.PermanentFailure f =
+        assertInstanceOf(SinkResult.PermanentFailure.class, r.failure());
     assertEquals(PayloadResolver.MISSING, f.errorClass());
 
     deliverer(store).deliver(heartbeat.hold(claimed, System.nanoTime()), () -> {});
     StoredMessage m = admin.findByOperationId("op-missing").orElseThrow();
     assertEquals('D', m.state());
-    assertTrue(m.lastError().startsWith("PayloadMissing: permanent failure: the by-reference payload of message "
-        + m.id() + " is missing"), m.lastError());
+    assertTrue(
+        m.lastError()
+            .startsWith(
+                "PayloadMissing: permanent failure: the by-reference payload of message "
+                    + m.id()
+                    + " is missing"),
+        m.lastError());
     assertEquals(List.of(), receiver.requests());
   }
 
@@ -132,8 +142,13 @@ class PayloadResolverTest {
     StoredMessage m = admin.findByOperationId("op-db-down").orElseThrow();
     assertEquals('R', m.state(), "back to ready, with backoff");
     assertEquals(1, m.attempts());
-    assertTrue(m.lastError().startsWith("PayloadLoadFailed: loading the by-reference payload of message "
-        + m.id() + " failed"), m.lastError());
+    assertTrue(
+        m.lastError()
+            .startsWith(
+                "PayloadLoadFailed: loading the by-reference payload of message "
+                    + m.id()
+                    + " failed"),
+        m.lastError());
     assertTrue(m.lastError().contains("connection reset (test)"), m.lastError());
     assertEquals(List.of(AttemptOutcome.RETRY), outcomes(m));
     assertEquals(List.of(), receiver.requests());
@@ -143,8 +158,14 @@ class PayloadResolverTest {
 
   void enqueue(String op, String payload) throws SQLException {
     try (Connection c = ds.getConnection()) {
-      outbox.enqueue(c, OutboxMessage.builder().operationId(op).destination("billing")
-          .contentType("text/plain; charset=utf-8").payload(payload).build());
+      outbox.enqueue(
+          c,
+          OutboxMessage.builder()
+              .operationId(op)
+              .destination("billing")
+              .contentType("text/plain; charset=utf-8")
+              .payload(payload)
+              .build());
     }
   }
 
@@ -155,38 +176,56 @@ class PayloadResolverTest {
   }
 
   Deliverer deliverer(JdbcOutboxStore s) {
-    SinkRegistry sinks = new SinkRegistry(Map.of("billing",
-        new HttpSink(receiver.url("/b"), Duration.ofSeconds(1), Duration.ofSeconds(10))));
+    SinkRegistry sinks =
+        new SinkRegistry(
+            Map.of(
+                "billing",
+                new HttpSink(receiver.url("/b"), Duration.ofSeconds(1), Duration.ofSeconds(10))));
     RelayMetrics metrics = new RelayMetrics(new SimpleMeterRegistry());
     heartbeat = new LeaseHeartbeat(s, LEASE, null, c -> metrics.staleCompletion("renew"));
-    return new Deliverer(s, sinks,
+    return new Deliverer(
+        s,
+        sinks,
         new Backoff(Duration.ofMillis(10), 2, Duration.ofMillis(100), 0, Math::random),
-        metrics, 5, LEASE, () -> Duration.ZERO);
+        metrics,
+        5,
+        LEASE,
+        () -> Duration.ZERO);
   }
 
   List<AttemptOutcome> outcomes(StoredMessage m) {
     return admin.attempts(m.id()).stream().map(a -> a.outcome()).toList();
   }
 
-  /** The H2 database, except that every statement reading outbox_payload fails like a dropped connection. */
+  /**
+   * The H2 database, except that every statement reading outbox_payload fails like a dropped
+   * connection.
+   */
   DataSource failingPayloadReads() {
-    return (DataSource) Proxy.newProxyInstance(DataSource.class.getClassLoader(), new Class<?>[] {DataSource.class},
-        (proxy, method, args) -> {
-          Object result = invoke(ds, method, args);
-          if (!(result instanceof Connection real)) {
-            return result;
-          }
-          return Proxy.newProxyInstance(Connection.class.getClassLoader(), new Class<?>[] {Connection.class},
-              (p, m, a) -> {
-                if (m.getName().equals("prepareStatement") && String.valueOf(a[0]).contains("FROM outbox_payload")) {
-                  throw new SQLException("connection reset (test)", "08006");
-                }
-                return invoke(real, m, a);
-              });
-        });
+    return (DataSource)
+        Proxy.newProxyInstance(
+            DataSource.class.getClassLoader(),
+            new Class<?>[] {DataSource.class},
+            (proxy, method, args) -> {
+              Object result = invoke(ds, method, args);
+              if (!(result instanceof Connection real)) {
+                return result;
+              }
+              return Proxy.newProxyInstance(
+                  Connection.class.getClassLoader(),
+                  new Class<?>[] {Connection.class},
+                  (p, m, a) -> {
+                    if (m.getName().equals("prepareStatement")
+                        && String.valueOf(a[0]).contains("FROM outbox_payload")) {
+                      throw new SQLException("connection reset (test)", "08006");
+                    }
+                    return invoke(real, m, a);
+                  });
+            });
   }
 
-  private static Object invoke(Object target, java.lang.reflect.Method method, Object[] args) throws Throwable {
+  private static Object invoke(Object target, java.lang.reflect.Method method, Object[] args)
+      throws Throwable {
     try {
       return method.invoke(target, args);
     } catch (InvocationTargetException e) {

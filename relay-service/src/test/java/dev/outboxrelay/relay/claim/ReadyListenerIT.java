@@ -47,6 +47,7 @@ class ReadyListenerIT {
   static final String SCHEMA = "relay_notify";
   static final Duration LEASE = Duration.ofSeconds(30);
   static final Duration IDLE = Duration.ofSeconds(5);
+
   /** Far under the 5 s idle wait, far over a notification's way on an idle machine. */
   static final Duration WOKEN_WITHIN = Duration.ofMillis(1500);
 
@@ -59,48 +60,73 @@ class ReadyListenerIT {
   LeaseHeartbeat heartbeat;
   ClaimLoop loop;
   ReadyListener listener;
+
   /** A per-test application_name, so the test finds its own listener among other sessions. */
-  final String applicationName = "outbox-relay-listener-it-" + UUID.randomUUID().toString().substring(0, 8);
+  final String applicationName =
+      "outbox-relay-listener-it-" + UUID.randomUUID().toString().substring(0, 8);
+
   /** While true, the listener cannot (re)connect: the database is "unreachable" for it only. */
   final AtomicBoolean listenerCut = new AtomicBoolean();
-  /** The loop's thread, named after this test's listener so that no other test's loop is taken for it. */
+
+  /**
+   * The loop's thread, named after this test's listener so that no other test's loop is taken for
+   * it.
+   */
   final String loopThread = "outbox-claim-loop-" + applicationName;
+
   /** Wake-ups the listener has handed to the loop. */
   final AtomicInteger wakeUps = new AtomicInteger();
+
   /** The loop's claim statements counted just after the last wake-up was handed to it. */
   final AtomicInteger statementsAtLastWakeUp = new AtomicInteger();
 
   @BeforeEach
   void setUp() throws Exception {
     ds = TestDatabases.postgres(SCHEMA);
-    try (Connection c = ds.getConnection(); Statement s = c.createStatement()) {
+    try (Connection c = ds.getConnection();
+        Statement s = c.createStatement()) {
       s.execute("DELETE FROM outbox_message");
     }
     store = new JdbcOutboxStore(ds, new PostgresDialect());
     admin = new JdbcOutboxAdminStore(ds, new PostgresDialect());
     outbox = new Outbox(OutboxConfig.builder().destinations("billing").build());
     receiver = new RecordingHttpReceiver();
-    SinkRegistry sinks = new SinkRegistry(Map.of("billing",
-        new HttpSink(receiver.url("/b"), Duration.ofSeconds(1), Duration.ofSeconds(30))));
+    SinkRegistry sinks =
+        new SinkRegistry(
+            Map.of(
+                "billing",
+                new HttpSink(receiver.url("/b"), Duration.ofSeconds(1), Duration.ofSeconds(30))));
     metrics = new RelayMetrics(new SimpleMeterRegistry());
     heartbeat = new LeaseHeartbeat(store, LEASE, null, c -> metrics.staleCompletion("renew"));
-    Deliverer d = new Deliverer(store, sinks,
-        new Backoff(Duration.ofMillis(10), 2, Duration.ofMillis(100), 0, Math::random),
-        metrics, 5, LEASE, () -> Duration.ZERO);
+    Deliverer d =
+        new Deliverer(
+            store,
+            sinks,
+            new Backoff(Duration.ofMillis(10), 2, Duration.ofMillis(100), 0, Math::random),
+            metrics,
+            5,
+            LEASE,
+            () -> Duration.ZERO);
     // The idle wait at its maximum all the time: without a wake-up a job waits up to 5 s.
-    loop = new ClaimLoop(store, d, heartbeat, 8, 8, LEASE, new IdleWait(IDLE, IDLE))
-        .namedAfter(applicationName);
-    listener = new ReadyListener(() -> {
-      if (listenerCut.get()) {
-        throw new SQLException("test: the listener's database is unreachable");
-      }
-      return ds.getConnection();
-    }, new PostgresDialect().readyNotifications().orElseThrow(), () -> {
-      metrics.claimWakeup();
-      loop.wake();
-      statementsAtLastWakeUp.set(loop.claimStatements());
-      wakeUps.incrementAndGet();
-    }, applicationName);
+    loop =
+        new ClaimLoop(store, d, heartbeat, 8, 8, LEASE, new IdleWait(IDLE, IDLE))
+            .namedAfter(applicationName);
+    listener =
+        new ReadyListener(
+            () -> {
+              if (listenerCut.get()) {
+                throw new SQLException("test: the listener's database is unreachable");
+              }
+              return ds.getConnection();
+            },
+            new PostgresDialect().readyNotifications().orElseThrow(),
+            () -> {
+              metrics.claimWakeup();
+              loop.wake();
+              statementsAtLastWakeUp.set(loop.claimStatements());
+              wakeUps.incrementAndGet();
+            },
+            applicationName);
   }
 
   @AfterEach
@@ -132,9 +158,12 @@ class ReadyListenerIT {
       double wakeupsBefore = metrics.claimWakeupCount();
       String op = enqueue();
       // Polling alone would take up to 5 s; the notification makes it well under that.
-      await("round " + round + ": the job sent after the notification's wake-up").atMost(WOKEN_WITHIN)
-          .pollInterval(Duration.ofMillis(20)).until(() -> sent(op));
-      assertTrue(metrics.claimWakeupCount() > wakeupsBefore, "round " + round + ": no wake-up counted");
+      await("round " + round + ": the job sent after the notification's wake-up")
+          .atMost(WOKEN_WITHIN)
+          .pollInterval(Duration.ofMillis(20))
+          .until(() -> sent(op));
+      assertTrue(
+          metrics.claimWakeupCount() > wakeupsBefore, "round " + round + ": no wake-up counted");
     }
     assertEquals(3, receiver.requests().size());
   }
@@ -152,7 +181,9 @@ class ReadyListenerIT {
     for (int i = 0; i < 3; i++) {
       ops.add(enqueue());
     }
-    await().atMost(IDLE.multipliedBy(3)).pollInterval(Duration.ofMillis(100))
+    await()
+        .atMost(IDLE.multipliedBy(3))
+        .pollInterval(Duration.ofMillis(100))
         .until(() -> ops.stream().allMatch(this::sent));
     assertTrue(listener.state().startsWith("reconnecting"), listener.state());
 
@@ -167,7 +198,8 @@ class ReadyListenerIT {
     double wakeupsBefore = metrics.claimWakeupCount();
     String op = enqueue();
     await().atMost(WOKEN_WITHIN).pollInterval(Duration.ofMillis(20)).until(() -> sent(op));
-    assertTrue(metrics.claimWakeupCount() > wakeupsBefore, "no wake-up counted after the reconnect");
+    assertTrue(
+        metrics.claimWakeupCount() > wakeupsBefore, "no wake-up counted after the reconnect");
     assertEquals(4, receiver.requests().size());
   }
 
@@ -185,25 +217,43 @@ class ReadyListenerIT {
    * #WOKEN_WITHIN} only through a new wake-up, not through a claim already under way.
    */
   private void awaitIdle(int wakeUpsHanded) {
-    await("the loop idle after " + wakeUpsHanded + " wake-up(s)").atMost(Duration.ofSeconds(15))
+    await("the loop idle after " + wakeUpsHanded + " wake-up(s)")
+        .atMost(Duration.ofSeconds(15))
         .pollInterval(Duration.ofMillis(20))
-        .until(() -> wakeUps.get() >= wakeUpsHanded && loop.claimStatements() > statementsAtLastWakeUp.get()
-            && parkedInIdleWait());
+        .until(
+            () ->
+                wakeUps.get() >= wakeUpsHanded
+                    && loop.claimStatements() > statementsAtLastWakeUp.get()
+                    && parkedInIdleWait());
   }
 
-  /** The loop's thread waits inside {@link IdleWait#await}, which parks only with no wake-up pending. */
+  /**
+   * The loop's thread waits inside {@link IdleWait#await}, which parks only with no wake-up
+   * pending.
+   */
   private boolean parkedInIdleWait() {
     return Thread.getAllStackTraces().entrySet().stream()
         .filter(e -> e.getKey().getName().equals(loopThread))
-        .anyMatch(e -> e.getKey().getState() == Thread.State.TIMED_WAITING && Arrays.stream(e.getValue())
-            .anyMatch(f -> f.getClassName().equals(IdleWait.class.getName()) && f.getMethodName().equals("await")));
+        .anyMatch(
+            e ->
+                e.getKey().getState() == Thread.State.TIMED_WAITING
+                    && Arrays.stream(e.getValue())
+                        .anyMatch(
+                            f ->
+                                f.getClassName().equals(IdleWait.class.getName())
+                                    && f.getMethodName().equals("await")));
   }
 
   private String enqueue() throws SQLException {
     String op = "op-" + UUID.randomUUID();
     try (Connection c = ds.getConnection()) {
-      outbox.enqueue(c, OutboxMessage.builder().operationId(op).destination("billing")
-          .payload("{\"op\":\"" + op + "\"}").build());
+      outbox.enqueue(
+          c,
+          OutboxMessage.builder()
+              .operationId(op)
+              .destination("billing")
+              .payload("{\"op\":\"" + op + "\"}")
+              .build());
     }
     return op;
   }
@@ -214,8 +264,9 @@ class ReadyListenerIT {
 
   private int listenerPid() throws SQLException {
     try (Connection c = ds.getConnection();
-        PreparedStatement ps = c.prepareStatement(
-            "SELECT pid FROM pg_stat_activity WHERE application_name = ? AND datname = current_database()")) {
+        PreparedStatement ps =
+            c.prepareStatement(
+                "SELECT pid FROM pg_stat_activity WHERE application_name = ? AND datname = current_database()")) {
       ps.setString(1, applicationName);
       try (ResultSet rs = ps.executeQuery()) {
         assertTrue(rs.next(), "no session with application_name " + applicationName);
@@ -227,7 +278,8 @@ class ReadyListenerIT {
   }
 
   private void terminate(int pid) throws SQLException {
-    try (Connection c = ds.getConnection(); PreparedStatement ps = c.prepareStatement("SELECT pg_terminate_backend(?)")) {
+    try (Connection c = ds.getConnection();
+        PreparedStatement ps = c.prepareStatement("SELECT pg_terminate_backend(?)")) {
       ps.setInt(1, pid);
       try (ResultSet rs = ps.executeQuery()) {
         assertTrue(rs.next() && rs.getBoolean(1), "pg_terminate_backend(" + pid + ")");

@@ -34,14 +34,16 @@ import java.util.stream.Stream;
  * docs/configuration.md, generated from the relay's {@link ConfigMapping} interfaces: every key
  * (SmallRye's names: kebab case, {@link WithName}, {@link WithParentName}, a map key as {@code
  * <name>}), its type, its {@link WithDefault} and its Javadoc, read by {@link JavadocIndex} from
- * the source file of each group (an interface of relay-service's own sources). The interfaces are the one place a key is described; this file is derived.
+ * the source file of each group (an interface of relay-service's own sources). The interfaces are
+ * the one place a key is described; this file is derived.
  */
 final class ConfigurationReference {
   static final Path DOC = RelayKeys.ROOT.resolve("docs/configuration.md");
   static final Path SOURCES = RelayKeys.ROOT.resolve("relay-service/src/main/java");
-  static final String REGENERATE = "mvn -B -pl outbox-lib,relay-service -am test"
-      + " -Dtest=ConfigurationReferenceTest -Dsurefire.failIfNoSpecifiedTests=false"
-      + " -Dconfig.reference.write=true";
+  static final String REGENERATE =
+      "mvn -B -pl outbox-lib,relay-service -am test"
+          + " -Dtest=ConfigurationReferenceTest -Dsurefire.failIfNoSpecifiedTests=false"
+          + " -Dconfig.reference.write=true";
   static final String MAP_KEY = "<name>";
 
   /** One key: its full name ({@code <name>} for a map key), type, default and description. */
@@ -52,15 +54,14 @@ final class ConfigurationReference {
   }
 
   /** The keys of one group, under its prefix, with the group's description. */
-  record Section(String prefix, String description, List<Key> keys) {
-  }
+  record Section(String prefix, String description, List<Key> keys) {}
 
   /** The Javadoc of each source file the groups are declared in, by top-level class. */
   private final Map<Class<?>, JavadocIndex> javadoc = new LinkedHashMap<>();
+
   private final List<Section> sections = new ArrayList<>();
 
-  private ConfigurationReference() {
-  }
+  private ConfigurationReference() {}
 
   /** The {@code @ConfigMapping} interfaces of relay-service's sources, by class name. */
   static List<Class<?>> mappings() throws IOException {
@@ -68,11 +69,13 @@ final class ConfigurationReference {
     try (Stream<Path> files = Files.walk(SOURCES)) {
       for (Path f : files.filter(p -> p.toString().endsWith(".java")).sorted().toList()) {
         if (Files.readString(f).contains("@ConfigMapping(")) {
-          String name = SOURCES.relativize(f).toString().replace('/', '.').replaceAll("\\.java$", "");
+          String name =
+              SOURCES.relativize(f).toString().replace('/', '.').replaceAll("\\.java$", "");
           try {
             found.add(Class.forName(name));
           } catch (ClassNotFoundException e) {
-            throw new IllegalStateException(f + " declares a @ConfigMapping but " + name + " is not on the classpath", e);
+            throw new IllegalStateException(
+                f + " declares a @ConfigMapping but " + name + " is not on the classpath", e);
           }
         }
       }
@@ -99,9 +102,14 @@ final class ConfigurationReference {
     int at = sections.size();
     sections.add(section);
     for (Method m : declaredProperties(type)) {
-      String name = m.isAnnotationPresent(WithParentName.class) ? prefix
-          : prefix + "." + (m.isAnnotationPresent(WithName.class)
-              ? m.getAnnotation(WithName.class).value() : kebab(m.getName()));
+      String name =
+          m.isAnnotationPresent(WithParentName.class)
+              ? prefix
+              : prefix
+                  + "."
+                  + (m.isAnnotationPresent(WithName.class)
+                      ? m.getAnnotation(WithName.class).value()
+                      : kebab(m.getName()));
       Type returned = m.getGenericReturnType();
       Class<?> raw = raw(returned);
       if (raw == Map.class) {
@@ -128,7 +136,9 @@ final class ConfigurationReference {
 
   /** A group's description: the Javadoc of the method that returns it, then its type's. */
   private String intro(Method m, Class<?> group) throws IOException {
-    return Stream.of(doc(m), doc(group)).flatMap(Optional::stream).distinct()
+    return Stream.of(doc(m), doc(group))
+        .flatMap(Optional::stream)
+        .distinct()
         .collect(Collectors.joining(" "));
   }
 
@@ -145,13 +155,15 @@ final class ConfigurationReference {
     JavadocIndex source = javadoc(type);
     return Arrays.stream(type.getDeclaredMethods())
         .filter(m -> Modifier.isAbstract(m.getModifiers()) && m.getParameterCount() == 0)
-        .sorted(Comparator.<Method>comparingInt(m -> source.order(owner, m.getName()))
-            .thenComparing(Method::getName))
+        .sorted(
+            Comparator.<Method>comparingInt(m -> source.order(owner, m.getName()))
+                .thenComparing(Method::getName))
         .toList();
   }
 
   private Optional<String> doc(Method m) throws IOException {
-    return javadoc(m.getDeclaringClass()).doc(nestedName(m.getDeclaringClass()) + "#" + m.getName());
+    return javadoc(m.getDeclaringClass())
+        .doc(nestedName(m.getDeclaringClass()) + "#" + m.getName());
   }
 
   private Optional<String> doc(Class<?> type) throws IOException {
@@ -196,7 +208,9 @@ final class ConfigurationReference {
   }
 
   private static boolean isOptional(Class<?> raw) {
-    return raw == Optional.class || raw == OptionalInt.class || raw == OptionalLong.class
+    return raw == Optional.class
+        || raw == OptionalInt.class
+        || raw == OptionalLong.class
         || raw == OptionalDouble.class;
   }
 
@@ -212,11 +226,18 @@ final class ConfigurationReference {
     if (raw == Duration.class) {
       return "duration";
     }
-    if (raw == int.class || raw == Integer.class || raw == long.class || raw == Long.class
-        || raw == OptionalInt.class || raw == OptionalLong.class) {
+    if (raw == int.class
+        || raw == Integer.class
+        || raw == long.class
+        || raw == Long.class
+        || raw == OptionalInt.class
+        || raw == OptionalLong.class) {
       return "integer";
     }
-    if (raw == double.class || raw == Double.class || raw == float.class || raw == OptionalDouble.class) {
+    if (raw == double.class
+        || raw == Double.class
+        || raw == float.class
+        || raw == OptionalDouble.class) {
       return "decimal";
     }
     if (raw == boolean.class || raw == Boolean.class) {
@@ -226,16 +247,19 @@ final class ConfigurationReference {
       return "URI";
     }
     if (raw.isEnum()) {
-      return "one of " + Arrays.stream(raw.getEnumConstants())
-          .map(e -> "`" + e.toString().toLowerCase(Locale.ROOT).replace('_', '-') + "`")
-          .collect(Collectors.joining(", "));
+      return "one of "
+          + Arrays.stream(raw.getEnumConstants())
+              .map(e -> "`" + e.toString().toLowerCase(Locale.ROOT).replace('_', '-') + "`")
+              .collect(Collectors.joining(", "));
     }
     return raw == String.class ? "string" : raw.getSimpleName();
   }
 
   /** SmallRye's default (kebab-case) name of a method: {@code batchSize} is {@code batch-size}. */
   static String kebab(String method) {
-    return method.replaceAll("([a-z0-9])([A-Z])", "$1-$2").replaceAll("([A-Z])([A-Z][a-z])", "$1-$2")
+    return method
+        .replaceAll("([a-z0-9])([A-Z])", "$1-$2")
+        .replaceAll("([A-Z])([A-Z][a-z])", "$1-$2")
         .toLowerCase(Locale.ROOT);
   }
 
@@ -264,40 +288,51 @@ final class ConfigurationReference {
   static String render(Map<Class<?>, List<Section>> mappings) {
     StringBuilder b = new StringBuilder();
     b.append("# Configuration reference\n\n")
-        .append("<!-- Generated from the @ConfigMapping interfaces of relay-service by"
-            + " ConfigurationReferenceTest; do not edit. -->\n\n")
-        .append("Every key the relay reads under `outbox.*`, generated from its `@ConfigMapping`"
-            + " interfaces (names, types, `@WithDefault` values, Javadoc). To change a description or a"
-            + " default, edit the interface and regenerate this file:\n\n")
-        .append("    ").append(REGENERATE).append("\n\n")
-        .append("- **Where to set a key**: `application.properties` (or `config/application.properties`"
-            + " beside the jar), a system property (`-Doutbox.relay.batch-size=64`) or an environment"
-            + " variable: the key in upper case with every character other than a letter or digit as"
-            + " `_` (`OUTBOX_RELAY_BATCH_SIZE=64`, `OUTBOX_DESTINATIONS_BILLING_URL=...`).\n")
-        .append("- **`<name>`** is a name you choose (a destination's name); it is part of the key.\n")
-        .append("- **Durations**: a number with `ms`, `s`, `m`, `h` or `d` (`500ms`, `30s`, `5m`, `7d`),"
-            + " or ISO-8601 (`PT30S`); a bare number is seconds.\n")
-        .append("- **Defaults**: `(unset)` means the key is optional and has no value unless set;"
-            + " **required** means a group that exists (a destination) must set it.\n")
-        .append("- **Unknown keys**: an `outbox.*` key in a properties file or a system property that"
-            + " matches no key here (a misspelling such as `outbox.relay.batch-sise`) fails start-up,"
-            + " naming the key and where it was set (`SRCFG00050: outbox.relay.batch-sise in"
-            + " SysPropConfigSource does not map to any root`). An environment variable cannot be"
-            + " mapped back to one key (`_` stands for `.`, `-` and more), so a misspelt `OUTBOX_*`"
-            + " variable does not stop the relay: it is ignored, and logged as a warning at start-up with"
-            + " the nearest key (`did you mean OUTBOX_RELAY_BATCH_SIZE`).\n")
-        .append("- Keys outside `outbox.*` (datasources, Kafka, RabbitMQ, users, logging) are Quarkus'"
-            + " own; docs/relay.md lists the ones the relay uses.\n");
-    mappings.forEach((mapping, sections) -> {
-      for (Section s : sections) {
-        b.append("\n## `").append(s.prefix()).append("`\n\n");
-        if (!s.description().isEmpty()) {
-          b.append(cell(s.description()).replace("\\|", "|")).append("\n\n");
-        }
-        b.append("| Key | Type | Default | Description |\n|---|---|---|---|\n");
-        s.keys().forEach(k -> b.append(k.row()).append('\n'));
-      }
-    });
+        .append(
+            "<!-- Generated from the @ConfigMapping interfaces of relay-service by"
+                + " ConfigurationReferenceTest; do not edit. -->\n\n")
+        .append(
+            "Every key the relay reads under `outbox.*`, generated from its `@ConfigMapping`"
+                + " interfaces (names, types, `@WithDefault` values, Javadoc). To change a description or a"
+                + " default, edit the interface and regenerate this file:\n\n")
+        .append("    ")
+        .append(REGENERATE)
+        .append("\n\n")
+        .append(
+            "- **Where to set a key**: `application.properties` (or `config/application.properties`"
+                + " beside the jar), a system property (`-Doutbox.relay.batch-size=64`) or an environment"
+                + " variable: the key in upper case with every character other than a letter or digit as"
+                + " `_` (`OUTBOX_RELAY_BATCH_SIZE=64`, `OUTBOX_DESTINATIONS_BILLING_URL=...`).\n")
+        .append(
+            "- **`<name>`** is a name you choose (a destination's name); it is part of the key.\n")
+        .append(
+            "- **Durations**: a number with `ms`, `s`, `m`, `h` or `d` (`500ms`, `30s`, `5m`, `7d`),"
+                + " or ISO-8601 (`PT30S`); a bare number is seconds.\n")
+        .append(
+            "- **Defaults**: `(unset)` means the key is optional and has no value unless set;"
+                + " **required** means a group that exists (a destination) must set it.\n")
+        .append(
+            "- **Unknown keys**: an `outbox.*` key in a properties file or a system property that"
+                + " matches no key here (a misspelling such as `outbox.relay.batch-sise`) fails start-up,"
+                + " naming the key and where it was set (`SRCFG00050: outbox.relay.batch-sise in"
+                + " SysPropConfigSource does not map to any root`). An environment variable cannot be"
+                + " mapped back to one key (`_` stands for `.`, `-` and more), so a misspelt `OUTBOX_*`"
+                + " variable does not stop the relay: it is ignored, and logged as a warning at start-up with"
+                + " the nearest key (`did you mean OUTBOX_RELAY_BATCH_SIZE`).\n")
+        .append(
+            "- Keys outside `outbox.*` (datasources, Kafka, RabbitMQ, users, logging) are Quarkus'"
+                + " own; docs/relay.md lists the ones the relay uses.\n");
+    mappings.forEach(
+        (mapping, sections) -> {
+          for (Section s : sections) {
+            b.append("\n## `").append(s.prefix()).append("`\n\n");
+            if (!s.description().isEmpty()) {
+              b.append(cell(s.description()).replace("\\|", "|")).append("\n\n");
+            }
+            b.append("| Key | Type | Default | Description |\n|---|---|---|---|\n");
+            s.keys().forEach(k -> b.append(k.row()).append('\n'));
+          }
+        });
     return b.toString();
   }
 

@@ -42,8 +42,10 @@ class ConfigurationReferenceTest {
       Files.writeString(ConfigurationReference.DOC, generated);
       System.out.println("wrote " + ConfigurationReference.DOC);
     }
-    String current = Files.exists(ConfigurationReference.DOC)
-        ? Files.readString(ConfigurationReference.DOC) : "";
+    String current =
+        Files.exists(ConfigurationReference.DOC)
+            ? Files.readString(ConfigurationReference.DOC)
+            : "";
     if (generated.equals(current)) {
       return;
     }
@@ -52,8 +54,10 @@ class ConfigurationReferenceTest {
     List<String> problems = new ArrayList<>();
     List<String> missing = want.keySet().stream().filter(k -> !have.containsKey(k)).toList();
     List<String> gone = have.keySet().stream().filter(k -> !want.containsKey(k)).toList();
-    List<String> changed = want.keySet().stream()
-        .filter(k -> have.containsKey(k) && !Objects.equals(want.get(k), have.get(k))).toList();
+    List<String> changed =
+        want.keySet().stream()
+            .filter(k -> have.containsKey(k) && !Objects.equals(want.get(k), have.get(k)))
+            .toList();
     if (!missing.isEmpty()) {
       problems.add("keys missing from it: " + missing);
     }
@@ -66,39 +70,60 @@ class ConfigurationReferenceTest {
     if (problems.isEmpty()) {
       problems.add("the text around the tables (or the order of keys) changed");
     }
-    fail(ConfigurationReference.DOC + " is out of date with the @ConfigMapping interfaces: "
-        + String.join("; ", problems) + ". Regenerate it with:\n  " + ConfigurationReference.REGENERATE);
+    fail(
+        ConfigurationReference.DOC
+            + " is out of date with the @ConfigMapping interfaces: "
+            + String.join("; ", problems)
+            + ". Regenerate it with:\n  "
+            + ConfigurationReference.REGENERATE);
   }
 
   /** The generator names keys exactly as SmallRye Config does at run time. */
   @Test
   void everyKeyIsNamedAsSmallRyeNamesIt() {
-    MAPPINGS.forEach((mapping, sections) -> {
-      TreeSet<String> documented = ConfigurationReference.keys(sections).stream()
-          .map(k -> k.name().replace(ConfigurationReference.MAP_KEY, "*"))
-          .collect(Collectors.toCollection(TreeSet::new));
-      TreeSet<String> mapped = new TreeSet<>(
-          ConfigMappings.getProperties(ConfigMappings.ConfigClass.configClass(mapping)).keySet());
-      assertEquals(mapped, documented, mapping.getName());
-    });
+    MAPPINGS.forEach(
+        (mapping, sections) -> {
+          TreeSet<String> documented =
+              ConfigurationReference.keys(sections).stream()
+                  .map(k -> k.name().replace(ConfigurationReference.MAP_KEY, "*"))
+                  .collect(Collectors.toCollection(TreeSet::new));
+          TreeSet<String> mapped =
+              new TreeSet<>(
+                  ConfigMappings.getProperties(ConfigMappings.ConfigClass.configClass(mapping))
+                      .keySet());
+          assertEquals(mapped, documented, mapping.getName());
+        });
   }
 
   /** CONTRIBUTING.md: every key has Javadoc; here it is the key's only description. */
   @Test
   void everyKeyIsDescribed() {
-    List<String> undescribed = MAPPINGS.values().stream()
-        .flatMap(s -> ConfigurationReference.keys(s).stream())
-        .filter(k -> k.description().isBlank()).map(Key::name).toList();
-    assertEquals(List.of(), undescribed, "keys without Javadoc on their method (add it, then regenerate: "
-        + ConfigurationReference.REGENERATE + ")");
+    List<String> undescribed =
+        MAPPINGS.values().stream()
+            .flatMap(s -> ConfigurationReference.keys(s).stream())
+            .filter(k -> k.description().isBlank())
+            .map(Key::name)
+            .toList();
+    assertEquals(
+        List.of(),
+        undescribed,
+        "keys without Javadoc on their method (add it, then regenerate: "
+            + ConfigurationReference.REGENERATE
+            + ")");
   }
 
   @Test
   void typesDefaultsAndMapKeysAreTheMappings() {
     Map<String, Key> keys = new LinkedHashMap<>();
-    ConfigurationReference.keys(MAPPINGS.get(RelayConfig.class)).forEach(k -> keys.put(k.name(), k));
-    assertEquals(new Key("outbox.relay.lease-duration", "duration", "`30s`",
-        "Lease taken by a claim; renewed every lease/3 while a send runs."), keys.get("outbox.relay.lease-duration"));
+    ConfigurationReference.keys(MAPPINGS.get(RelayConfig.class))
+        .forEach(k -> keys.put(k.name(), k));
+    assertEquals(
+        new Key(
+            "outbox.relay.lease-duration",
+            "duration",
+            "`30s`",
+            "Lease taken by a claim; renewed every lease/3 while a send runs."),
+        keys.get("outbox.relay.lease-duration"));
     assertEquals("integer", keys.get("outbox.relay.batch-size").type());
     assertEquals("decimal", keys.get("outbox.relay.backoff.multiplier").type());
     assertEquals("boolean", keys.get("outbox.retention.enabled").type());
@@ -112,13 +137,16 @@ class ConfigurationReferenceTest {
 
   @Test
   void javadocBecomesOneLineOfMarkdown() {
-    assertEquals("First wait after an empty claim; doubles up to `idle-max-wait`. See `a.b=<c>` and Backoff.",
-        JavadocIndex.clean("""
+    assertEquals(
+        "First wait after an empty claim; doubles up to `idle-max-wait`. See `a.b=<c>` and Backoff.",
+        JavadocIndex.clean(
+            """
              * First wait after an empty claim; doubles up to {@link #idleMaxWait()}.
              * <p>See {@code a.b=<c>} and {@link RelayConfig.Backoff Backoff}.
              * @see Other
             """));
     // Code spans keep < and >; elsewhere they would be read as HTML.
-    assertEquals("`a.<name>` &lt;b&gt; a \\| b", ConfigurationReference.cell("`a.<name>` <b> a | b"));
+    assertEquals(
+        "`a.<name>` &lt;b&gt; a \\| b", ConfigurationReference.cell("`a.<name>` <b> a | b"));
   }
 }

@@ -43,7 +43,8 @@ class DocsLinksTest {
         Path resolved = path.isEmpty() ? file : file.getParent().resolve(path).normalize();
         if (!Files.exists(resolved)) {
           dead.add(RelayKeys.ROOT.relativize(file) + ": no file " + target);
-        } else if (!anchor.isEmpty() && resolved.toString().endsWith(".md")
+        } else if (!anchor.isEmpty()
+            && resolved.toString().endsWith(".md")
             && !anchors(resolved).contains(anchor)) {
           dead.add(RelayKeys.ROOT.relativize(file) + ": no heading for " + target);
         }
@@ -55,7 +56,8 @@ class DocsLinksTest {
   @Test
   void slugsFollowGitHub() {
     assertEquals("performance-binbench", slug("Performance (`bin/bench`)"));
-    assertEquals("what-ids-headers-and-content-types-may-hold",
+    assertEquals(
+        "what-ids-headers-and-content-types-may-hold",
         slug("What IDs, headers and content types may hold"));
   }
 
@@ -86,7 +88,10 @@ class DocsLinksTest {
 
   /** GitHub's heading anchor: lower case, punctuation dropped, spaces become hyphens. */
   static String slug(String heading) {
-    return heading.strip().toLowerCase(Locale.ROOT).replaceAll("[^\\p{L}\\p{N}_\\- ]", "")
+    return heading
+        .strip()
+        .toLowerCase(Locale.ROOT)
+        .replaceAll("[^\\p{L}\\p{N}_\\- ]", "")
         .replace(' ', '-');
   }
 

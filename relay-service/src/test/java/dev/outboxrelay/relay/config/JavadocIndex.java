@@ -16,19 +16,20 @@ import java.util.regex.Pattern;
 /**
  * The Javadoc of the types and no-argument methods of one Java source file, read from the source
  * (reflection cannot see Javadoc). Enough Java for configuration interfaces: comments, strings,
- * braces, type declarations and {@code name();} method declarations; nested types are named
- * {@code Outer.Inner}, methods {@code Outer.Inner#name}.
+ * braces, type declarations and {@code name();} method declarations; nested types are named {@code
+ * Outer.Inner}, methods {@code Outer.Inner#name}.
  */
 final class JavadocIndex {
-  private static final Pattern TYPE = Pattern.compile("\\b(?:interface|class|record|enum)\\s+(\\w+)");
+  private static final Pattern TYPE =
+      Pattern.compile("\\b(?:interface|class|record|enum)\\s+(\\w+)");
   private static final Pattern METHOD = Pattern.compile("(\\w+)\\s*\\(\\s*\\)\\s*$");
 
   private final Map<String, String> docs = new HashMap<>();
+
   /** Method names per type in declaration order. */
   private final Map<String, List<String>> methods = new HashMap<>();
 
-  private JavadocIndex() {
-  }
+  private JavadocIndex() {}
 
   static JavadocIndex of(Path source) throws IOException {
     JavadocIndex index = new JavadocIndex();
@@ -116,9 +117,9 @@ final class JavadocIndex {
   }
 
   /**
-   * Javadoc as one line of Markdown: leading asterisks and block tags dropped, {@code {@code x}}
-   * as {@code `x`}, {@code {@link #name()}} as the key's last segment ({@code `kebab-name`}),
-   * other links as their label, HTML paragraphs as spaces.
+   * Javadoc as one line of Markdown: leading asterisks and block tags dropped, {@code {@code x}} as
+   * {@code `x`}, {@code {@link #name()}} as the key's last segment ({@code `kebab-name`}), other
+   * links as their label, HTML paragraphs as spaces.
    */
   static String clean(String raw) {
     StringBuilder text = new StringBuilder();
@@ -133,17 +134,30 @@ final class JavadocIndex {
       text.append(l).append(' ');
     }
     String s = text.toString();
-    s = replace(s, Pattern.compile("\\{@link(?:plain)?\\s+#(\\w+)\\([^)]*\\)\\s*}"),
-        m -> "`" + ConfigurationReference.kebab(m.group(1)) + "`");
-    s = replace(s, Pattern.compile("\\{@link(?:plain)?\\s+[\\w.#()]*?\\s+([^}]+)}"), m -> m.group(1));
-    s = replace(s, Pattern.compile("\\{@link(?:plain)?\\s+(?:[\\w.]*\\.)?([\\w#]+)(?:\\([^)]*\\))?\\s*}"),
-        m -> "`" + m.group(1).replace('#', '.') + "`");
-    s = replace(s, Pattern.compile("\\{@(?:code|literal)\\s+([^}]*)}"), m -> "`" + m.group(1).strip() + "`");
+    s =
+        replace(
+            s,
+            Pattern.compile("\\{@link(?:plain)?\\s+#(\\w+)\\([^)]*\\)\\s*}"),
+            m -> "`" + ConfigurationReference.kebab(m.group(1)) + "`");
+    s =
+        replace(
+            s, Pattern.compile("\\{@link(?:plain)?\\s+[\\w.#()]*?\\s+([^}]+)}"), m -> m.group(1));
+    s =
+        replace(
+            s,
+            Pattern.compile("\\{@link(?:plain)?\\s+(?:[\\w.]*\\.)?([\\w#]+)(?:\\([^)]*\\))?\\s*}"),
+            m -> "`" + m.group(1).replace('#', '.') + "`");
+    s =
+        replace(
+            s,
+            Pattern.compile("\\{@(?:code|literal)\\s+([^}]*)}"),
+            m -> "`" + m.group(1).strip() + "`");
     s = s.replaceAll("</?p>", " ").replaceAll("\\s+", " ").strip();
     return s;
   }
 
-  private static String replace(String s, Pattern p, java.util.function.Function<Matcher, String> f) {
+  private static String replace(
+      String s, Pattern p, java.util.function.Function<Matcher, String> f) {
     Matcher m = p.matcher(s);
     StringBuilder out = new StringBuilder();
     while (m.find()) {

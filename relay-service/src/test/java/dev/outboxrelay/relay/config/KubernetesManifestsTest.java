@@ -27,8 +27,8 @@ import org.yaml.snakeyaml.Yaml;
 /**
  * src-docker/k8s/ runs the relay on Kubernetes; no cluster checks it here (no kubectl, no
  * kubeconform offline). This test reads the manifests as kustomize would list them and holds them
- * against the relay: its HTTP port and health paths, every environment variable against a key
- * the relay reads ({@link RelayKeys}), the settings resolved as SmallRye would at run time, the
+ * against the relay: its HTTP port and health paths, every environment variable against a key the
+ * relay reads ({@link RelayKeys}), the settings resolved as SmallRye would at run time, the
  * termination grace period against {@code outbox.relay.shutdown-grace}, replicas, the disruption
  * budget's selector and the memory the JVM may take. {@code RelayStartupIT} requests the probe
  * paths from the running relay.
@@ -37,16 +37,20 @@ class KubernetesManifestsTest {
   static final Path K8S = RelayKeys.ROOT.resolve("src-docker/k8s");
   static final Path DOCKERFILE = RelayKeys.ROOT.resolve("src-docker/relay-service.Dockerfile");
   static final Path COMPOSE = RelayKeys.ROOT.resolve("src-docker/compose.yaml");
+
   /** The heap the relay runs with in this project's process tests and benchmarks. */
   static final long TESTED_HEAP = 256L << 20;
+
   /**
    * Room outside the heap: metaspace, code cache, thread stacks, direct buffers. The benchmark's
-   * relay peaked at 305 MB RSS with 166 MB of heap used (docs/performance.md "Performance"): about 140 MB.
+   * relay peaked at 305 MB RSS with 166 MB of heap used (docs/performance.md "Performance"): about
+   * 140 MB.
    */
   static final long NON_HEAP_ROOM = 192L << 20;
 
   static RelayKeys keys;
   static Map<String, Object> kustomization;
+
   /** Every resource listed in kustomization.yaml, by kind. */
   static Map<String, Map<String, Object>> byKind = new TreeMap<>();
 
@@ -66,12 +70,21 @@ class KubernetesManifestsTest {
   void kustomizationListsEveryManifestAndTheRelayKinds() throws IOException {
     List<String> files;
     try (Stream<Path> s = Files.list(K8S)) {
-      files = s.map(p -> p.getFileName().toString())
-          .filter(n -> n.endsWith(".yaml") && !n.equals("kustomization.yaml")).sorted().toList();
+      files =
+          s.map(p -> p.getFileName().toString())
+              .filter(n -> n.endsWith(".yaml") && !n.equals("kustomization.yaml"))
+              .sorted()
+              .toList();
     }
-    assertEquals(files, list(kustomization.get("resources"), "resources").stream()
-        .map(String::valueOf).sorted().toList(), "kustomization.yaml resources");
-    assertEquals(List.of("ConfigMap", "Deployment", "PodDisruptionBudget", "Secret", "Service"),
+    assertEquals(
+        files,
+        list(kustomization.get("resources"), "resources").stream()
+            .map(String::valueOf)
+            .sorted()
+            .toList(),
+        "kustomization.yaml resources");
+    assertEquals(
+        List.of("ConfigMap", "Deployment", "PodDisruptionBudget", "Secret", "Service"),
         List.copyOf(byKind.keySet()));
   }
 
@@ -83,8 +96,10 @@ class KubernetesManifestsTest {
     Object composeImage = map(map(compose, "services"), "relay-service").get("image");
     assertEquals(composeImage, container().get("image"), "the image compose.yaml builds");
     String repository = String.valueOf(composeImage).replaceFirst(":[^:/]+$", "");
-    assertTrue(list(kustomization.get("images"), "images").stream()
-        .anyMatch(i -> repository.equals(((Map<?, ?>) i).get("name"))), "kustomization images name " + repository);
+    assertTrue(
+        list(kustomization.get("images"), "images").stream()
+            .anyMatch(i -> repository.equals(((Map<?, ?>) i).get("name"))),
+        "kustomization images name " + repository);
     Matcher user = Pattern.compile("(?m)^USER (\\d+)$").matcher(Files.readString(DOCKERFILE));
     assertTrue(user.find(), "relay-service.Dockerfile USER");
     Map<String, Object> security = map(podSpec(), "securityContext");
@@ -102,23 +117,37 @@ class KubernetesManifestsTest {
     String portName = String.valueOf(containerPort.get("name"));
 
     Map<String, String> probes = probePaths();
-    assertEquals(Map.of("livenessProbe", "/q/health/live", "readinessProbe", "/q/health/ready",
-        "startupProbe", "/q/health/live"), probes);
+    assertEquals(
+        Map.of(
+            "livenessProbe",
+            "/q/health/live",
+            "readinessProbe",
+            "/q/health/ready",
+            "startupProbe",
+            "/q/health/live"),
+        probes);
     for (String probe : probes.keySet()) {
       Object probePort = map(map(container(), probe), "httpGet").get("port");
-      assertTrue(portName.equals(probePort) || Integer.valueOf(port).equals(probePort),
+      assertTrue(
+          portName.equals(probePort) || Integer.valueOf(port).equals(probePort),
           probe + " port " + probePort + " is not the relay's " + portName + "/" + port);
     }
     // The paths are SmallRye Health's defaults: nothing in the relay moves them.
-    List<String> moved = keys.relayProperties().stringPropertyNames().stream()
-        .filter(k -> k.startsWith("quarkus.smallrye-health.") || k.contains("non-application-root-path")
-            || k.equals("quarkus.http.root-path"))
-        .toList();
+    List<String> moved =
+        keys.relayProperties().stringPropertyNames().stream()
+            .filter(
+                k ->
+                    k.startsWith("quarkus.smallrye-health.")
+                        || k.contains("non-application-root-path")
+                        || k.equals("quarkus.http.root-path"))
+            .toList();
     assertEquals(List.of(), moved, "keys that move /q/health/*");
-    assertFalse(env().containsKey("QUARKUS_HTTP_PORT"), "the port is the application's, not overridden");
+    assertFalse(
+        env().containsKey("QUARKUS_HTTP_PORT"), "the port is the application's, not overridden");
 
     Map<String, Object> service = map(byKind.get("Service"), "spec");
-    Map<String, Object> servicePort = cast(list(service.get("ports"), "Service ports").get(0), "Service port");
+    Map<String, Object> servicePort =
+        cast(list(service.get("ports"), "Service ports").get(0), "Service port");
     assertEquals(port, servicePort.get("port"));
     assertEquals(portName, servicePort.get("targetPort"));
   }
@@ -126,30 +155,42 @@ class KubernetesManifestsTest {
   @Test
   void everyVariableIsAKeyTheRelayReads() throws IOException {
     Map<String, Object> container = container();
-    assertEquals(List.of("relay-service-config", "relay-service-secrets"),
-        list(container.get("envFrom"), "envFrom").stream().map(e -> {
-          Map<String, Object> from = cast(e, "envFrom");
-          Map<String, Object> ref = from.containsKey("configMapRef")
-              ? map(from, "configMapRef") : map(from, "secretRef");
-          return String.valueOf(ref.get("name"));
-        }).toList(), "envFrom refers to the ConfigMap and the Secret");
+    assertEquals(
+        List.of("relay-service-config", "relay-service-secrets"),
+        list(container.get("envFrom"), "envFrom").stream()
+            .map(
+                e -> {
+                  Map<String, Object> from = cast(e, "envFrom");
+                  Map<String, Object> ref =
+                      from.containsKey("configMapRef")
+                          ? map(from, "configMapRef")
+                          : map(from, "secretRef");
+                  return String.valueOf(ref.get("name"));
+                })
+            .toList(),
+        "envFrom refers to the ConfigMap and the Secret");
     assertEquals("relay-service-config", map(byKind.get("ConfigMap"), "metadata").get("name"));
     assertEquals("relay-service-secrets", map(byKind.get("Secret"), "metadata").get("name"));
 
     List<String> names = new ArrayList<>(env().keySet());
     // JAVA_OPTS is read by the image's entrypoint, not by the relay.
     names.remove("JAVA_OPTS");
-    assertTrue(Files.readString(DOCKERFILE).contains("$JAVA_OPTS"), "the entrypoint reads JAVA_OPTS");
+    assertTrue(
+        Files.readString(DOCKERFILE).contains("$JAVA_OPTS"), "the entrypoint reads JAVA_OPTS");
     assertEquals(List.of(), keys.unknown(names), "variables that match no key of the relay");
 
     // Credentials only in the Secret.
     for (String name : map(byKind.get("ConfigMap"), "data").keySet()) {
-      assertFalse(name.matches(".*(PASSWORD|SECRET)|QUARKUS_SECURITY_USERS_EMBEDDED_USERS_.*"),
+      assertFalse(
+          name.matches(".*(PASSWORD|SECRET)|QUARKUS_SECURITY_USERS_EMBEDDED_USERS_.*"),
           name + " belongs in the Secret");
     }
     RelayConfig relay = RelayKeys.resolve(env());
-    String datasource = relay.relay().datasource().orElseThrow(
-        () -> new AssertionError("OUTBOX_RELAY_DATASOURCE is not set"));
+    String datasource =
+        relay
+            .relay()
+            .datasource()
+            .orElseThrow(() -> new AssertionError("OUTBOX_RELAY_DATASOURCE is not set"));
     assertTrue(keys.datasources().contains(datasource), datasource + " is declared by the relay");
     for (String k : RelayKeys.DATASOURCE_KEYS) {
       String name = RelayKeys.envName("quarkus.datasource." + datasource + "." + k);
@@ -164,14 +205,22 @@ class KubernetesManifestsTest {
     Duration configured = RelayKeys.resolve(env()).relay().shutdownGrace();
     Duration byDefault = RelayKeys.resolve(Map.of()).relay().shutdownGrace();
     Duration preStop = Duration.ofSeconds(preStopSleepSeconds());
-    Duration termination = Duration.ofSeconds(((Number) podSpec().get("terminationGracePeriodSeconds")).longValue());
+    Duration termination =
+        Duration.ofSeconds(((Number) podSpec().get("terminationGracePeriodSeconds")).longValue());
     // The preStop hook runs inside the termination grace period, before SIGTERM.
     for (Duration grace : List.of(configured, byDefault)) {
-      assertTrue(termination.compareTo(preStop.plus(grace)) > 0, "terminationGracePeriodSeconds "
-          + termination.toSeconds() + "s must exceed preStop " + preStop.toSeconds()
-          + "s + outbox.relay.shutdown-grace " + grace.toSeconds() + "s");
+      assertTrue(
+          termination.compareTo(preStop.plus(grace)) > 0,
+          "terminationGracePeriodSeconds "
+              + termination.toSeconds()
+              + "s must exceed preStop "
+              + preStop.toSeconds()
+              + "s + outbox.relay.shutdown-grace "
+              + grace.toSeconds()
+              + "s");
     }
-    assertTrue(preStop.compareTo(Duration.ZERO) > 0, "a preStop sleep lets the endpoints update first");
+    assertTrue(
+        preStop.compareTo(Duration.ZERO) > 0, "a preStop sleep lets the endpoints update first");
   }
 
   @Test
@@ -184,8 +233,10 @@ class KubernetesManifestsTest {
 
     Map<String, Object> pdb = map(byKind.get("PodDisruptionBudget"), "spec");
     assertEquals(1, pdb.get("minAvailable"), "PodDisruptionBudget minAvailable");
-    assertEquals(selector, map(map(pdb, "selector"), "matchLabels"), "PDB selector = Deployment selector");
-    assertSubset(map(map(byKind.get("Service"), "spec"), "selector"), podLabels, "Service selector");
+    assertEquals(
+        selector, map(map(pdb, "selector"), "matchLabels"), "PDB selector = Deployment selector");
+    assertSubset(
+        map(map(byKind.get("Service"), "spec"), "selector"), podLabels, "Service selector");
   }
 
   @Test
@@ -202,13 +253,18 @@ class KubernetesManifestsTest {
     Matcher pct = Pattern.compile("-XX:MaxRAMPercentage=(\\d+(?:\\.\\d+)?)").matcher(javaOpts);
     assertTrue(pct.find(), "JAVA_OPTS sets -XX:MaxRAMPercentage: " + javaOpts);
     long heap = (long) (limit * Double.parseDouble(pct.group(1)) / 100);
-    assertTrue(heap >= TESTED_HEAP, "max heap " + (heap >> 20) + "Mi is below the tested " + (TESTED_HEAP >> 20) + "Mi");
-    assertTrue(limit - heap >= NON_HEAP_ROOM, "only " + ((limit - heap) >> 20) + "Mi outside the heap");
+    assertTrue(
+        heap >= TESTED_HEAP,
+        "max heap " + (heap >> 20) + "Mi is below the tested " + (TESTED_HEAP >> 20) + "Mi");
+    assertTrue(
+        limit - heap >= NON_HEAP_ROOM, "only " + ((limit - heap) >> 20) + "Mi outside the heap");
     // The image's other JVM flags stay (JAVA_OPTS replaces the image's default as a whole).
     Matcher dockerOpts = Pattern.compile("JAVA_OPTS=\"([^\"]*)\"").matcher(readDockerfile());
     assertTrue(dockerOpts.find(), "relay-service.Dockerfile sets JAVA_OPTS");
-    assertTrue(dockerOpts.group(1).contains(HttpSink.COMMON_POOL_FLAG),
-        "the image keeps the JDK HTTP client from starting a thread per answer: " + HttpSink.COMMON_POOL_FLAG);
+    assertTrue(
+        dockerOpts.group(1).contains(HttpSink.COMMON_POOL_FLAG),
+        "the image keeps the JDK HTTP client from starting a thread per answer: "
+            + HttpSink.COMMON_POOL_FLAG);
     for (String flag : dockerOpts.group(1).split("\\s+")) {
       if (!flag.startsWith("-XX:MaxRAMPercentage=")) {
         assertTrue(javaOpts.contains(flag), "JAVA_OPTS keeps the image's " + flag);
@@ -270,11 +326,14 @@ class KubernetesManifestsTest {
   static long bytes(Object quantity) {
     Matcher m = Pattern.compile("(\\d+)(Ki|Mi|Gi)?").matcher(String.valueOf(quantity));
     assertTrue(m.matches(), "memory quantity " + quantity);
-    int shift = m.group(2) == null ? 0 : switch (m.group(2)) {
-      case "Ki" -> 10;
-      case "Mi" -> 20;
-      default -> 30;
-    };
+    int shift =
+        m.group(2) == null
+            ? 0
+            : switch (m.group(2)) {
+              case "Ki" -> 10;
+              case "Mi" -> 20;
+              default -> 30;
+            };
     return Long.parseLong(m.group(1)) << shift;
   }
 
@@ -286,7 +345,8 @@ class KubernetesManifestsTest {
     }
   }
 
-  private static void assertSubset(Map<String, Object> selector, Map<String, Object> labels, String what) {
+  private static void assertSubset(
+      Map<String, Object> selector, Map<String, Object> labels, String what) {
     assertFalse(selector.isEmpty(), what + " is empty");
     selector.forEach((k, v) -> assertEquals(v, labels.get(k), what + " " + k + " on the pods"));
   }

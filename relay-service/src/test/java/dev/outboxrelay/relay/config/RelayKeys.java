@@ -18,24 +18,30 @@ import java.util.Properties;
 import java.util.regex.Pattern;
 
 /**
- * The configuration keys the relay reads, and whether an environment variable name is one of
- * them in SmallRye's environment form (upper case, every character other than a letter or digit
- * as {@code _}, a map key as any name: {@link UnknownVariableCheck.Key}). Deployment files (compose.yaml, the Kubernetes manifests)
- * configure the relay by environment variables, which nothing checks at run time: a misspelt name
- * is silently ignored.
+ * The configuration keys the relay reads, and whether an environment variable name is one of them
+ * in SmallRye's environment form (upper case, every character other than a letter or digit as
+ * {@code _}, a map key as any name: {@link UnknownVariableCheck.Key}). Deployment files
+ * (compose.yaml, the Kubernetes manifests) configure the relay by environment variables, which
+ * nothing checks at run time: a misspelt name is silently ignored.
  */
 final class RelayKeys {
   static final Path ROOT = Path.of("..").toAbsolutePath().normalize();
-  static final Path RELAY_PROPERTIES = ROOT.resolve("relay-service/src/main/resources/application.properties");
+  static final Path RELAY_PROPERTIES =
+      ROOT.resolve("relay-service/src/main/resources/application.properties");
 
   /**
    * Keys the relay reads outside {@code outbox.*}, the datasources and its application.properties,
    * as the relay's README names them (a {@code *} stands for a user name).
    */
-  static final List<String> OTHER_RELAY_KEYS = List.of(
-      "kafka.bootstrap.servers",
-      "rabbitmq-host", "rabbitmq-port", "rabbitmq-username", "rabbitmq-password",
-      "quarkus.security.users.embedded.users.*", "quarkus.security.users.embedded.roles.*");
+  static final List<String> OTHER_RELAY_KEYS =
+      List.of(
+          "kafka.bootstrap.servers",
+          "rabbitmq-host",
+          "rabbitmq-port",
+          "rabbitmq-username",
+          "rabbitmq-password",
+          "quarkus.security.users.embedded.users.*",
+          "quarkus.security.users.embedded.roles.*");
 
   /** Connection keys of a named datasource, {@code quarkus.datasource.<name>.*}. */
   static final List<String> DATASOURCE_KEYS = List.of("jdbc.url", "username", "password");
@@ -47,12 +53,15 @@ final class RelayKeys {
   private RelayKeys(Properties relayProperties) {
     this.relayProperties = relayProperties;
     ConfigMappings.getProperties(ConfigMappings.ConfigClass.configClass(RelayConfig.class))
-        .keySet().forEach(key -> outboxKeys.add(envPattern(key)));
+        .keySet()
+        .forEach(key -> outboxKeys.add(envPattern(key)));
     OTHER_RELAY_KEYS.forEach(key -> otherKeys.add(envPattern(key)));
     for (String datasource : datasources()) {
-      DATASOURCE_KEYS.forEach(k -> otherKeys.add(envPattern("quarkus.datasource." + datasource + "." + k)));
+      DATASOURCE_KEYS.forEach(
+          k -> otherKeys.add(envPattern("quarkus.datasource." + datasource + "." + k)));
     }
-    relayProperties.stringPropertyNames().stream().filter(k -> !k.startsWith("%"))
+    relayProperties.stringPropertyNames().stream()
+        .filter(k -> !k.startsWith("%"))
         .forEach(k -> otherKeys.add(envPattern(k)));
   }
 
@@ -69,7 +78,8 @@ final class RelayKeys {
     return relayProperties.stringPropertyNames().stream()
         .filter(k -> k.startsWith("quarkus.datasource.") && k.endsWith(".db-kind"))
         .map(k -> k.substring("quarkus.datasource.".length(), k.length() - ".db-kind".length()))
-        .sorted().toList();
+        .sorted()
+        .toList();
   }
 
   /** True when {@code name} is the environment form of a key the relay reads. */
@@ -94,17 +104,19 @@ final class RelayKeys {
   }
 
   /**
-   * The relay's {@code outbox.*} configuration from these environment variables alone, resolved
-   * by SmallRye Config as at run time (defaults, map keys, Quarkus' {@code 2s} durations).
+   * The relay's {@code outbox.*} configuration from these environment variables alone, resolved by
+   * SmallRye Config as at run time (defaults, map keys, Quarkus' {@code 2s} durations).
    */
   static RelayConfig resolve(Map<String, String> environment) {
-    SmallRyeConfig config = new SmallRyeConfigBuilder()
-        // Expressions, as Quarkus expands them: outbox.rabbitmq.* default to ${rabbitmq-host:...}.
-        .addDefaultInterceptors()
-        .withSources(new EnvConfigSource(environment, EnvConfigSource.ORDINAL))
-        .withConverter(Duration.class, 100, new DurationConverter())
-        .withMapping(RelayConfig.class)
-        .build();
+    SmallRyeConfig config =
+        new SmallRyeConfigBuilder()
+            // Expressions, as Quarkus expands them: outbox.rabbitmq.* default to
+            // ${rabbitmq-host:...}.
+            .addDefaultInterceptors()
+            .withSources(new EnvConfigSource(environment, EnvConfigSource.ORDINAL))
+            .withConverter(Duration.class, 100, new DurationConverter())
+            .withMapping(RelayConfig.class)
+            .build();
     return config.getConfigMapping(RelayConfig.class);
   }
 

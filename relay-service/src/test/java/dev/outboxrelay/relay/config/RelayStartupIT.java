@@ -21,7 +21,8 @@ import org.junit.jupiter.api.Test;
  * The packaged relay ({@code java -jar quarkus-run.jar}) started as operators start it, on a
  * private in-memory H2 database: plain-text logs by default and JSON lines with the one switch
  * README documents; the Kubernetes probe paths answer; a misspelt {@code outbox.*} key, or a
- * hostile {@code outbox.table} / {@code outbox.schema}, stops start-up naming the key; a misspelt {@code OUTBOX_*} variable is named in a warning.
+ * hostile {@code outbox.table} / {@code outbox.schema}, stops start-up naming the key; a misspelt
+ * {@code OUTBOX_*} variable is named in a warning.
  */
 class RelayStartupIT {
   static final Path LOGS = Path.of("target", "relay-startup-it").toAbsolutePath();
@@ -35,42 +36,54 @@ class RelayStartupIT {
 
   @Test
   void logsArePlainTextByDefaultAndTheKubernetesProbePathsAnswer() throws Exception {
-    try (ServiceProcess relay = ServiceProcess.start("plain", jar(), ServiceProcess.freePort(),
-        properties("plain"), LOGS)) {
+    try (ServiceProcess relay =
+        ServiceProcess.start(
+            "plain", jar(), ServiceProcess.freePort(), properties("plain"), LOGS)) {
       String started = line(relay, "started in");
-      assertTrue(started.matches("^\\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d:\\d\\d,\\d+ INFO .*"), started);
+      assertTrue(
+          started.matches("^\\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d:\\d\\d,\\d+ INFO .*"), started);
       Map<String, String> probes = KubernetesManifestsTest.probePaths();
       assertEquals(3, probes.size(), "startup, liveness and readiness probes: " + probes);
       for (Map.Entry<String, String> probe : probes.entrySet()) {
-        assertEquals(200, relay.get(probe.getValue()).statusCode(), probe.getKey() + " " + probe.getValue());
+        assertEquals(
+            200, relay.get(probe.getValue()).statusCode(), probe.getKey() + " " + probe.getValue());
       }
     }
   }
 
   @Test
   void logsAreJsonLinesWithTheSwitchAndAMisspeltVariableIsNamed() throws Exception {
-    Map<String, String> env = Map.of("QUARKUS_LOG_CONSOLE_JSON_ENABLED", "true",
-        "OUTBOX_RELAY_BATCH_SISE", "5");
-    try (ServiceProcess relay = ServiceProcess.start("json", jar(), ServiceProcess.freePort(),
-        properties("json"), env, LOGS)) {
+    Map<String, String> env =
+        Map.of("QUARKUS_LOG_CONSOLE_JSON_ENABLED", "true", "OUTBOX_RELAY_BATCH_SISE", "5");
+    try (ServiceProcess relay =
+        ServiceProcess.start(
+            "json", jar(), ServiceProcess.freePort(), properties("json"), env, LOGS)) {
       List<JsonNode> records = new ArrayList<>();
       for (String l : logLines(relay)) {
         records.add(JSON.readTree(l)); // every line is one JSON object
       }
-      JsonNode started = records.stream()
-          .filter(r -> r.path("message").asText().contains("started in")).findFirst()
-          .orElseThrow(() -> new AssertionError("no start-up record in\n" + relay.tail()));
+      JsonNode started =
+          records.stream()
+              .filter(r -> r.path("message").asText().contains("started in"))
+              .findFirst()
+              .orElseThrow(() -> new AssertionError("no start-up record in\n" + relay.tail()));
       for (String field : List.of("timestamp", "level", "loggerName", "message")) {
         assertTrue(started.hasNonNull(field), field + " in " + started);
       }
       assertEquals("INFO", started.get("level").asText());
       assertEquals("io.quarkus", started.get("loggerName").asText());
-      JsonNode warning = records.stream()
-          .filter(r -> r.path("message").asText().contains("OUTBOX_RELAY_BATCH_SISE")).findFirst()
-          .orElseThrow(() -> new AssertionError("no warning about OUTBOX_RELAY_BATCH_SISE\n" + relay.tail()));
+      JsonNode warning =
+          records.stream()
+              .filter(r -> r.path("message").asText().contains("OUTBOX_RELAY_BATCH_SISE"))
+              .findFirst()
+              .orElseThrow(
+                  () ->
+                      new AssertionError(
+                          "no warning about OUTBOX_RELAY_BATCH_SISE\n" + relay.tail()));
       assertEquals("WARN", warning.get("level").asText());
       assertEquals(UnknownVariableCheck.class.getName(), warning.get("loggerName").asText());
-      assertTrue(warning.get("message").asText().contains("did you mean OUTBOX_RELAY_BATCH_SIZE"),
+      assertTrue(
+          warning.get("message").asText().contains("did you mean OUTBOX_RELAY_BATCH_SIZE"),
           warning.toString());
     }
   }
@@ -91,21 +104,32 @@ class RelayStartupIT {
    */
   @Test
   void aHostileTableOrSchemaNameStopsStartUpNamingIt() throws Exception {
-    assertStartUpFails("hostile-table", "outbox.table", "x;drop table y",
+    assertStartUpFails(
+        "hostile-table",
+        "outbox.table",
+        "x;drop table y",
         "outbox.table='x;drop table y' is rejected: it must be a plain identifier ([a-z_][a-z0-9_]*");
-    assertStartUpFails("hostile-schema", "outbox.schema", "public\"--",
+    assertStartUpFails(
+        "hostile-schema",
+        "outbox.schema",
+        "public\"--",
         "outbox.schema='public\"--' is rejected: it must be a plain identifier ([a-z_][a-z0-9_]*");
   }
 
   private static void assertStartUpFails(String name, String key, String value) throws Exception {
-    assertStartUpFails(name, key, value, "SRCFG00050: " + key + " in SysPropConfigSource does not map to any root");
+    assertStartUpFails(
+        name,
+        key,
+        value,
+        "SRCFG00050: " + key + " in SysPropConfigSource does not map to any root");
   }
 
   private static void assertStartUpFails(String name, String key, String value, String message)
       throws Exception {
     Map<String, String> p = properties(name);
     p.put(key, value);
-    try (ServiceProcess relay = ServiceProcess.launch(name, jar(), ServiceProcess.freePort(), p, LOGS)) {
+    try (ServiceProcess relay =
+        ServiceProcess.launch(name, jar(), ServiceProcess.freePort(), p, LOGS)) {
       int exit = relay.awaitExit(START);
       assertNotEquals(0, exit, "exit code");
       String log = relay.logText();
@@ -120,14 +144,18 @@ class RelayStartupIT {
   }
 
   private static String line(ServiceProcess relay, String needle) throws IOException {
-    return logLines(relay).stream().filter(l -> l.contains(needle)).findFirst()
+    return logLines(relay).stream()
+        .filter(l -> l.contains(needle))
+        .findFirst()
         .orElseThrow(() -> new AssertionError("no line with '" + needle + "' in\n" + relay.tail()));
   }
 
   /** A relay of its own: an in-memory H2 database named after the test, nothing else to reach. */
   private static Map<String, String> properties(String name) {
     Map<String, String> p = new LinkedHashMap<>();
-    p.put("quarkus.datasource.h2.jdbc.url", "jdbc:h2:mem:relay-startup-" + name + ";DB_CLOSE_DELAY=-1");
+    p.put(
+        "quarkus.datasource.h2.jdbc.url",
+        "jdbc:h2:mem:relay-startup-" + name + ";DB_CLOSE_DELAY=-1");
     p.put("outbox.reconciliation.enabled", "false");
     p.put("outbox.retention.enabled", "false");
     return p;

@@ -3,10 +3,10 @@ package dev.outboxrelay.relay.lease;
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
+import dev.outboxrelay.outbox.schema.OutboxTables;
 import dev.outboxrelay.outbox.store.ClaimRequest;
 import dev.outboxrelay.outbox.store.ClaimedMessage;
 import dev.outboxrelay.outbox.store.JdbcOutboxStore;
-import dev.outboxrelay.outbox.schema.OutboxTables;
 import dev.outboxrelay.outbox.store.dialect.BoundSql;
 import dev.outboxrelay.outbox.store.dialect.PostgresDialect;
 import dev.outboxrelay.outbox.testing.TestDatabases;
@@ -28,15 +28,15 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * The batched heartbeat's row locks on real PostgreSQL. Guards against the deadlock seen in
- * {@code ManyRelaysChaosIT} at large scale on a loaded host (2 s lease): the heartbeat statements
- * of several relays deadlocked with each other (each waiting {@code deadlock_timeout}, 1 s, before
- * PostgreSQL killed one), and the claims they should have renewed expired. The statement locked
- * its rows in whatever order its join met them; here two transactions renew the same claims, one
- * handing them in ascending and one in descending id order (the nested loop over the id array
- * that the sessions are held to takes them in that order), while a third transaction holds the
- * middle row, so both are under way when it lets go. Locked in the plan's order they wait for each
- * other; locked in id order the second waits behind the first, and both renew every claim.
+ * The batched heartbeat's row locks on real PostgreSQL. Guards against the deadlock seen in {@code
+ * ManyRelaysChaosIT} at large scale on a loaded host (2 s lease): the heartbeat statements of
+ * several relays deadlocked with each other (each waiting {@code deadlock_timeout}, 1 s, before
+ * PostgreSQL killed one), and the claims they should have renewed expired. The statement locked its
+ * rows in whatever order its join met them; here two transactions renew the same claims, one
+ * handing them in ascending and one in descending id order (the nested loop over the id array that
+ * the sessions are held to takes them in that order), while a third transaction holds the middle
+ * row, so both are under way when it lets go. Locked in the plan's order they wait for each other;
+ * locked in id order the second waits behind the first, and both renew every claim.
  */
 class HeartbeatLockOrderIT {
   static final String SCHEMA = "relay_heartbeat_locks";
@@ -52,22 +52,26 @@ class HeartbeatLockOrderIT {
   }
 
   @Test
-  void twoRenewalsOfTheSameClaimsInOppositeOrderWaitForEachOtherWithoutADeadlock() throws Exception {
+  void twoRenewalsOfTheSameClaimsInOppositeOrderWaitForEachOtherWithoutADeadlock()
+      throws Exception {
     DataSource ds = TestDatabases.postgres(SCHEMA);
     TestDatabases.reset(ds);
     TestDatabases.insertReady(ds, 2_000);
     TestDatabases.execute(ds, "ANALYZE outbox_message");
     // The join as the index on a large table makes it: a nested loop over the array of ids.
-    DataSource nestedLoop = TestDatabases.postgres(SCHEMA, "-c enable_hashjoin=off -c enable_mergejoin=off");
-    List<ClaimedMessage> claimed = new ArrayList<>(
-        new JdbcOutboxStore(ds, DIALECT).claimBatch(ClaimRequest.of(CLAIMS, LEASE)));
+    DataSource nestedLoop =
+        TestDatabases.postgres(SCHEMA, "-c enable_hashjoin=off -c enable_mergejoin=off");
+    List<ClaimedMessage> claimed =
+        new ArrayList<>(
+            new JdbcOutboxStore(ds, DIALECT).claimBatch(ClaimRequest.of(CLAIMS, LEASE)));
     assertEquals(CLAIMS, claimed.size());
     List<ClaimedMessage> descending = new ArrayList<>(claimed);
     Collections.reverse(descending);
     long deadlocksBefore = deadlocks(ds);
     long ascendingPid;
     long descendingPid;
-    try (Connection middle = ds.getConnection(); Connection up = nestedLoop.getConnection();
+    try (Connection middle = ds.getConnection();
+        Connection up = nestedLoop.getConnection();
         Connection down = nestedLoop.getConnection()) {
       middle.setAutoCommit(false);
       lock(middle, claimed.get(CLAIMS / 2).id());
@@ -75,18 +79,24 @@ class HeartbeatLockOrderIT {
       descendingPid = pid(down);
       Future<List<Long>> ascending = renewers.submit(() -> renew(up, claimed));
       Future<List<Long>> descendingRenewal = renewers.submit(() -> renew(down, descending));
-      await("both renewals waiting for a row lock").atMost(Duration.ofSeconds(30))
+      await("both renewals waiting for a row lock")
+          .atMost(Duration.ofSeconds(30))
           .until(() -> waiting(ds, ascendingPid) && waiting(ds, descendingPid));
       middle.rollback();
 
       List<Long> all = claimed.stream().map(ClaimedMessage::id).sorted().toList();
-      assertEquals(all, ascending.get(30, TimeUnit.SECONDS).stream().sorted().toList(),
+      assertEquals(
+          all,
+          ascending.get(30, TimeUnit.SECONDS).stream().sorted().toList(),
           "the ascending renewal renewed every claim");
-      assertEquals(all, descendingRenewal.get(30, TimeUnit.SECONDS).stream().sorted().toList(),
+      assertEquals(
+          all,
+          descendingRenewal.get(30, TimeUnit.SECONDS).stream().sorted().toList(),
           "the descending renewal renewed every claim");
     }
     // A backend reports its deadlocks to pg_stat_database at the latest when it exits.
-    await("the renewing sessions gone").atMost(Duration.ofSeconds(30))
+    await("the renewing sessions gone")
+        .atMost(Duration.ofSeconds(30))
         .until(() -> !alive(ds, ascendingPid) && !alive(ds, descendingPid));
     assertEquals(deadlocksBefore, deadlocks(ds), "pg_stat_database.deadlocks of this database");
   }
@@ -96,7 +106,8 @@ class HeartbeatLockOrderIT {
     c.setAutoCommit(false);
     List<Long> ids = claims.stream().map(ClaimedMessage::id).toList();
     List<UUID> tokens = claims.stream().map(ClaimedMessage::claimToken).toList();
-    BoundSql renewal = DIALECT.jobs(OutboxTables.DEFAULT).renewLeases(ids, tokens, LEASE.toMillis());
+    BoundSql renewal =
+        DIALECT.jobs(OutboxTables.DEFAULT).renewLeases(ids, tokens, LEASE.toMillis());
     List<Long> renewed = new ArrayList<>();
     try (PreparedStatement ps = c.prepareStatement(renewal.sql())) {
       DIALECT.binding().bindAll(ps, renewal.params());
@@ -111,28 +122,35 @@ class HeartbeatLockOrderIT {
   }
 
   private static void lock(Connection c, long id) throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement("SELECT id FROM outbox_message WHERE id = ? FOR UPDATE")) {
+    try (PreparedStatement ps =
+        c.prepareStatement("SELECT id FROM outbox_message WHERE id = ? FOR UPDATE")) {
       ps.setLong(1, id);
       ps.executeQuery().close();
     }
   }
 
   private static long pid(Connection c) throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement("SELECT pg_backend_pid()"); ResultSet rs = ps.executeQuery()) {
+    try (PreparedStatement ps = c.prepareStatement("SELECT pg_backend_pid()");
+        ResultSet rs = ps.executeQuery()) {
       rs.next();
       return rs.getLong(1);
     }
   }
 
   private static boolean waiting(DataSource ds, long pid) {
-    return TestDatabases.queryLong(ds, "SELECT cardinality(pg_blocking_pids(CAST(? AS INTEGER)))", pid) > 0;
+    return TestDatabases.queryLong(
+            ds, "SELECT cardinality(pg_blocking_pids(CAST(? AS INTEGER)))", pid)
+        > 0;
   }
 
   private static boolean alive(DataSource ds, long pid) {
-    return TestDatabases.queryLong(ds, "SELECT COUNT(*) FROM pg_stat_activity WHERE pid = CAST(? AS INTEGER)", pid) > 0;
+    return TestDatabases.queryLong(
+            ds, "SELECT COUNT(*) FROM pg_stat_activity WHERE pid = CAST(? AS INTEGER)", pid)
+        > 0;
   }
 
   private static long deadlocks(DataSource ds) {
-    return TestDatabases.queryLong(ds, "SELECT deadlocks FROM pg_stat_database WHERE datname = current_database()");
+    return TestDatabases.queryLong(
+        ds, "SELECT deadlocks FROM pg_stat_database WHERE datname = current_database()");
   }
 }

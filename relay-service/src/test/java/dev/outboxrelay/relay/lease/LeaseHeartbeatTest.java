@@ -28,15 +28,20 @@ import org.h2.jdbcx.JdbcDataSource;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
-/** The batched heartbeat: one statement per pass for every claim held; a lost claim is reported once. H2. */
+/**
+ * The batched heartbeat: one statement per pass for every claim held; a lost claim is reported
+ * once. H2.
+ */
 class LeaseHeartbeatTest {
   static final Duration LEASE = Duration.ofSeconds(30);
 
   JdbcOutboxStore store;
 
   JdbcOutboxAdminStore admin;
+
   /** How many claims each renewLeases call carried. */
   final List<Integer> renewals = new CopyOnWriteArrayList<>();
+
   OutboxStore counting;
 
   @BeforeEach
@@ -46,35 +51,45 @@ class LeaseHeartbeatTest {
     OutboxSchema.migrate(h2);
     store = new JdbcOutboxStore(h2, new H2Dialect());
     admin = new JdbcOutboxAdminStore(h2, new H2Dialect());
-    try (Connection c = h2.getConnection(); PreparedStatement ps = c.prepareStatement(
-        "INSERT INTO outbox_message (operation_id, destination, payload, content_type) VALUES (?, 'b', '{}', 'application/json')")) {
+    try (Connection c = h2.getConnection();
+        PreparedStatement ps =
+            c.prepareStatement(
+                "INSERT INTO outbox_message (operation_id, destination, payload, content_type) VALUES (?, 'b', '{}', 'application/json')")) {
       for (int i = 0; i < 5; i++) {
         ps.setString(1, "op-" + i);
         ps.executeUpdate();
       }
     }
-    counting = (OutboxStore) Proxy.newProxyInstance(getClass().getClassLoader(),
-        new Class<?>[] {OutboxStore.class}, (proxy, method, args) -> {
-          if (method.getName().equals("renewLeases")) {
-            renewals.add(((java.util.Map<?, ?>) args[0]).size());
-          }
-          try {
-            return method.invoke(store, args);
-          } catch (InvocationTargetException e) {
-            throw e.getCause();
-          }
-        });
+    counting =
+        (OutboxStore)
+            Proxy.newProxyInstance(
+                getClass().getClassLoader(),
+                new Class<?>[] {OutboxStore.class},
+                (proxy, method, args) -> {
+                  if (method.getName().equals("renewLeases")) {
+                    renewals.add(((java.util.Map<?, ?>) args[0]).size());
+                  }
+                  try {
+                    return method.invoke(store, args);
+                  } catch (InvocationTargetException e) {
+                    throw e.getCause();
+                  }
+                });
   }
 
   @Test
   void onePassRenewsEveryHeldClaimInOneStatementAndReportsALostOneOnce() {
     List<ClaimedMessage> claimed = store.claimBatch(ClaimRequest.of(4, Duration.ofSeconds(2)));
     AtomicInteger lost = new AtomicInteger();
-    LeaseHeartbeat heartbeat = new LeaseHeartbeat(counting, LEASE, null, c -> lost.incrementAndGet());
-    List<LeaseHeartbeat.Claim> held = claimed.stream().map(m -> heartbeat.hold(m, System.nanoTime())).toList();
+    LeaseHeartbeat heartbeat =
+        new LeaseHeartbeat(counting, LEASE, null, c -> lost.incrementAndGet());
+    List<LeaseHeartbeat.Claim> held =
+        claimed.stream().map(m -> heartbeat.hold(m, System.nanoTime())).toList();
     // The fourth claim is lost: its lease expires and the reaper re-offers it.
     store.renewLease(claimed.get(3).id(), claimed.get(3).claimToken(), Duration.ofMillis(1));
-    Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> store.releaseExpiredLeases(5, 10).total() == 1);
+    Awaitility.await()
+        .atMost(Duration.ofSeconds(10))
+        .until(() -> store.releaseExpiredLeases(5, 10).total() == 1);
 
     assertEquals(1, heartbeat.runOnce().work(), "one claim found lost");
     assertEquals(List.of(4), renewals, "one statement for the four claims held");
@@ -82,12 +97,19 @@ class LeaseHeartbeatTest {
     assertTrue(held.get(3).lost());
     for (int i = 0; i < 3; i++) {
       assertFalse(held.get(i).lost());
-      assertTrue(held.get(i).ownedFor().compareTo(LEASE.minusSeconds(5)) > 0, "renewed for a whole lease");
-      assertTrue(admin.findMessage(claimed.get(i).id()).orElseThrow().leaseUntil()
-          .isAfter(admin.databaseNow().plus(LEASE.minusSeconds(5))), "lease_until extended");
+      assertTrue(
+          held.get(i).ownedFor().compareTo(LEASE.minusSeconds(5)) > 0, "renewed for a whole lease");
+      assertTrue(
+          admin
+              .findMessage(claimed.get(i).id())
+              .orElseThrow()
+              .leaseUntil()
+              .isAfter(admin.databaseNow().plus(LEASE.minusSeconds(5))),
+          "lease_until extended");
     }
 
-    assertEquals(0, heartbeat.runOnce().work(), "a lost claim is not asked about (or counted) again");
+    assertEquals(
+        0, heartbeat.runOnce().work(), "a lost claim is not asked about (or counted) again");
     assertEquals(List.of(4, 3), renewals);
     assertEquals(1, lost.get());
   }
@@ -96,13 +118,16 @@ class LeaseHeartbeatTest {
   void aRecordingClaimThatIsGoneIsLeftToItsOwnTransitionAndAForgottenOneIsNotRenewed() {
     List<ClaimedMessage> claimed = store.claimBatch(ClaimRequest.of(2, LEASE));
     AtomicInteger lost = new AtomicInteger();
-    LeaseHeartbeat heartbeat = new LeaseHeartbeat(counting, LEASE, null, c -> lost.incrementAndGet());
+    LeaseHeartbeat heartbeat =
+        new LeaseHeartbeat(counting, LEASE, null, c -> lost.incrementAndGet());
     LeaseHeartbeat.Claim recording = heartbeat.hold(claimed.get(0), System.nanoTime());
     LeaseHeartbeat.Claim finished = heartbeat.hold(claimed.get(1), System.nanoTime());
     recording.recording();
     // Its own completion just committed: the row is S, the heartbeat gets nothing back for it.
-    assertTrue(store.markDelivered(claimed.get(0),
-        dev.outboxrelay.outbox.store.AttemptRecord.success(Duration.ofMillis(1), "200")));
+    assertTrue(
+        store.markDelivered(
+            claimed.get(0),
+            dev.outboxrelay.outbox.store.AttemptRecord.success(Duration.ofMillis(1), "200")));
     heartbeat.forget(finished);
 
     assertEquals(0, heartbeat.runOnce().work());
@@ -125,34 +150,45 @@ class LeaseHeartbeatTest {
   void aFailedRenewalIsReportedToTheSourceStateAndTheNextPassRecovers() {
     List<ClaimedMessage> claimed = store.claimBatch(ClaimRequest.of(1, LEASE));
     AtomicInteger failing = new AtomicInteger(1);
-    OutboxStore flaky = (OutboxStore) Proxy.newProxyInstance(getClass().getClassLoader(),
-        new Class<?>[] {OutboxStore.class}, (proxy, method, args) -> {
-          if (method.getName().equals("renewLeases") && failing.getAndDecrement() > 0) {
-            throw new IllegalStateException("connection refused");
-          }
-          try {
-            return method.invoke(store, args);
-          } catch (InvocationTargetException e) {
-            throw e.getCause();
-          }
-        });
+    OutboxStore flaky =
+        (OutboxStore)
+            Proxy.newProxyInstance(
+                getClass().getClassLoader(),
+                new Class<?>[] {OutboxStore.class},
+                (proxy, method, args) -> {
+                  if (method.getName().equals("renewLeases") && failing.getAndDecrement() > 0) {
+                    throw new IllegalStateException("connection refused");
+                  }
+                  try {
+                    return method.invoke(store, args);
+                  } catch (InvocationTargetException e) {
+                    throw e.getCause();
+                  }
+                });
     List<String> lines = new CopyOnWriteArrayList<>();
-    StateChangeLog database = new StateChangeLog("source 'test' database", (level, line) -> lines.add(line),
-        Clock.systemUTC(), Duration.ofMinutes(1), 1);
+    StateChangeLog database =
+        new StateChangeLog(
+            "source 'test' database",
+            (level, line) -> lines.add(line),
+            Clock.systemUTC(),
+            Duration.ofMinutes(1),
+            1);
     // A short lease: passes every 100 ms, so the runner's retry comes quickly too.
-    LeaseHeartbeat heartbeat = new LeaseHeartbeat(flaky, Duration.ofMillis(300), null, c -> {})
-        .reportingTo(database);
+    LeaseHeartbeat heartbeat =
+        new LeaseHeartbeat(flaky, Duration.ofMillis(300), null, c -> {}).reportingTo(database);
     heartbeat.hold(claimed.get(0), System.nanoTime());
     heartbeat.start();
     try {
-      Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> heartbeat.runner().passes() >= 2
-          && database.up());
+      Awaitility.await()
+          .atMost(Duration.ofSeconds(10))
+          .until(() -> heartbeat.runner().passes() >= 2 && database.up());
     } finally {
       heartbeat.close();
     }
     assertEquals(1, heartbeat.runner().failures());
     assertEquals(2, lines.size(), "one line DOWN, one line UP: " + lines);
-    assertTrue(lines.get(0).contains("DOWN: renewing leases failed: connection refused"), lines.get(0));
+    assertTrue(
+        lines.get(0).contains("DOWN: renewing leases failed: connection refused"), lines.get(0));
     assertFalse(heartbeat.runner().running());
   }
 }

@@ -26,7 +26,9 @@ import org.h2.jdbcx.JdbcDataSource;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
-/** The reaper: an expired lease is an attempt, and is followed by the back-off of a failed one. H2. */
+/**
+ * The reaper: an expired lease is an attempt, and is followed by the back-off of a failed one. H2.
+ */
 class LeaseReaperTest {
   static final Duration LEASE = Duration.ofSeconds(30);
   static final Duration BACK_OFF = Duration.ofHours(1);
@@ -42,17 +44,21 @@ class LeaseReaperTest {
     OutboxSchema.migrate(h2);
     store = new JdbcOutboxStore(h2, new H2Dialect());
     admin = new JdbcOutboxAdminStore(h2, new H2Dialect());
-    execute("INSERT INTO outbox_message (operation_id, destination, payload, content_type)"
-        + " VALUES ('op-1', 'b', '{}', 'application/json')");
+    execute(
+        "INSERT INTO outbox_message (operation_id, destination, payload, content_type)"
+            + " VALUES ('op-1', 'b', '{}', 'application/json')");
   }
 
   private void execute(String sql) throws SQLException {
-    try (Connection c = h2.getConnection(); PreparedStatement ps = c.prepareStatement(sql)) {
+    try (Connection c = h2.getConnection();
+        PreparedStatement ps = c.prepareStatement(sql)) {
       ps.executeUpdate();
     }
   }
 
-  /** Claims the job with a lease that has expired by the time the reaper's pass runs, then reaps it. */
+  /**
+   * Claims the job with a lease that has expired by the time the reaper's pass runs, then reaps it.
+   */
   private void claimAndLetExpire(LeaseReaper reaper) {
     assertEquals(1, store.claimBatch(ClaimRequest.of(1, Duration.ofMillis(1))).size());
     Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> reaper.runOnce().work() == 1);
@@ -67,17 +73,25 @@ class LeaseReaperTest {
   @Test
   void anExpiredLeaseIsDueAgainOnlyAfterTheBackOffAndTheLastOneIsDead() throws Exception {
     List<Integer> delaysAskedFor = new CopyOnWriteArrayList<>();
-    LeaseReaper reaper = new LeaseReaper(store, new RelayMetrics(new SimpleMeterRegistry()), 3, 10, attempt -> {
-      delaysAskedFor.add(attempt);
-      return BACK_OFF;
-    });
+    LeaseReaper reaper =
+        new LeaseReaper(
+            store,
+            new RelayMetrics(new SimpleMeterRegistry()),
+            3,
+            10,
+            attempt -> {
+              delaysAskedFor.add(attempt);
+              return BACK_OFF;
+            });
     claimAndLetExpire(reaper);
     StoredMessage reaped = admin.findByOperationId("op-1").orElseThrow();
     assertEquals('R', reaped.state());
     assertEquals(1, reaped.attempts(), "an expired lease counts as an attempt");
-    assertTrue(reaped.deliverAfter().isAfter(Instant.now().plus(BACK_OFF).minus(Duration.ofMinutes(5))),
+    assertTrue(
+        reaped.deliverAfter().isAfter(Instant.now().plus(BACK_OFF).minus(Duration.ofMinutes(5))),
         "due after the back-off of attempt 1: " + reaped.deliverAfter());
-    assertEquals(List.of(), store.claimBatch(ClaimRequest.of(1, LEASE)), "not offered again before then");
+    assertEquals(
+        List.of(), store.claimBatch(ClaimRequest.of(1, LEASE)), "not offered again before then");
 
     execute("UPDATE outbox_message SET deliver_after = CURRENT_TIMESTAMP");
     claimAndLetExpire(reaper);
@@ -86,7 +100,11 @@ class LeaseReaperTest {
     StoredMessage dead = admin.findByOperationId("op-1").orElseThrow();
     assertEquals('D', dead.state(), "the third expiry of three attempts is the last");
     assertEquals(List.of(1, 2), delaysAskedFor, "a back-off after every expiry but the last");
-    assertEquals(List.of(AttemptOutcome.LEASE_EXPIRED, AttemptOutcome.LEASE_EXPIRED, AttemptOutcome.LEASE_EXPIRED),
+    assertEquals(
+        List.of(
+            AttemptOutcome.LEASE_EXPIRED,
+            AttemptOutcome.LEASE_EXPIRED,
+            AttemptOutcome.LEASE_EXPIRED),
         admin.attempts(dead.id()).stream().map(StoredAttempt::outcome).toList());
   }
 }

@@ -31,8 +31,8 @@ import org.junit.jupiter.api.Test;
  * The relay on an outbox with configured names: {@code outbox.schema=relay_names_it}, {@code
  * outbox.table=orders}, while its PostgreSQL connections' own schema is {@code relay_it} (which
  * holds a default-named outbox). It migrates {@code relay_names_it.orders_*} at start-up, delivers
- * a job enqueued there to the HTTP receiver, leaves the default-named outbox alone, and is woken
- * by the renamed notification ({@code orders_ready}, payload the configured schema).
+ * a job enqueued there to the HTTP receiver, leaves the default-named outbox alone, and is woken by
+ * the renamed notification ({@code orders_ready}, payload the configured schema).
  */
 @QuarkusTest
 @TestProfile(ConfiguredNamesRelayTest.Named.class)
@@ -65,29 +65,50 @@ class ConfiguredNamesRelayTest {
     assertEquals(TABLES, relay.tables());
     // The connection's schema holds a default-named outbox too, as a default relay would leave it.
     OutboxSchema.migrate(ds);
-    Awaitility.await().atMost(WAIT).until(() -> relay.source(null).readyListenerState().equals("listening"));
+    Awaitility.await()
+        .atMost(WAIT)
+        .until(() -> relay.source(null).readyListenerState().equals("listening"));
     double wakeups = registry.find("outbox.claim.wakeups").counter().count();
-    Outbox outbox = new Outbox(OutboxConfig.builder().destinations("billing").tables(relay.tables()).build());
+    Outbox outbox =
+        new Outbox(OutboxConfig.builder().destinations("billing").tables(relay.tables()).build());
     String op = "names-" + UUID.randomUUID();
     try (Connection c = ds.getConnection()) {
-      outbox.enqueue(c, OutboxMessage.builder().operationId(op).destination("billing")
-          .payload("{\"order\":1}").build());
+      outbox.enqueue(
+          c,
+          OutboxMessage.builder()
+              .operationId(op)
+              .destination("billing")
+              .payload("{\"order\":1}")
+              .build());
     }
 
-    Awaitility.await().atMost(WAIT).until(() -> !RelayTestResources.receiver.requestsFor(op).isEmpty());
-    Awaitility.await().atMost(WAIT).until(() -> relay.admin().findByOperationId(op)
-        .map(StoredMessage::state).orElse('?') == 'S');
-    assertEquals(1, count("SELECT COUNT(*) FROM relay_names_it.orders_message WHERE operation_id = ?", op));
-    assertEquals(1, count("SELECT COUNT(*) FROM relay_names_it.orders_attempt a JOIN"
-        + " relay_names_it.orders_message m ON m.id = a.message_id WHERE m.operation_id = ?", op));
-    assertEquals(0, count("SELECT COUNT(*) FROM relay_it.outbox_message WHERE operation_id = ?", op),
+    Awaitility.await()
+        .atMost(WAIT)
+        .until(() -> !RelayTestResources.receiver.requestsFor(op).isEmpty());
+    Awaitility.await()
+        .atMost(WAIT)
+        .until(
+            () -> relay.admin().findByOperationId(op).map(StoredMessage::state).orElse('?') == 'S');
+    assertEquals(
+        1, count("SELECT COUNT(*) FROM relay_names_it.orders_message WHERE operation_id = ?", op));
+    assertEquals(
+        1,
+        count(
+            "SELECT COUNT(*) FROM relay_names_it.orders_attempt a JOIN"
+                + " relay_names_it.orders_message m ON m.id = a.message_id WHERE m.operation_id = ?",
+            op));
+    assertEquals(
+        0,
+        count("SELECT COUNT(*) FROM relay_it.outbox_message WHERE operation_id = ?", op),
         "nothing in the default-named outbox of the connection's schema");
-    assertTrue(registry.find("outbox.claim.wakeups").counter().count() > wakeups,
+    assertTrue(
+        registry.find("outbox.claim.wakeups").counter().count() > wakeups,
         "woken by NOTIFY orders_ready with payload relay_names_it");
   }
 
   private long count(String sql, String op) throws SQLException {
-    try (Connection c = ds.getConnection(); PreparedStatement ps = c.prepareStatement(sql)) {
+    try (Connection c = ds.getConnection();
+        PreparedStatement ps = c.prepareStatement(sql)) {
       ps.setString(1, op);
       try (ResultSet rs = ps.executeQuery()) {
         rs.next();

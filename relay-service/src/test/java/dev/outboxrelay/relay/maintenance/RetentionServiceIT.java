@@ -7,8 +7,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.outboxrelay.outbox.store.AttemptRecord;
 import dev.outboxrelay.outbox.store.ClaimRequest;
 import dev.outboxrelay.outbox.store.ClaimedMessage;
-import dev.outboxrelay.outbox.store.JdbcOutboxStore;
 import dev.outboxrelay.outbox.store.JdbcFleetLock;
+import dev.outboxrelay.outbox.store.JdbcOutboxStore;
 import dev.outboxrelay.outbox.testing.TestDatabases;
 import dev.outboxrelay.relay.maintenance.RetentionService.RetentionPass;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -52,11 +52,15 @@ class RetentionServiceIT {
     MeterRegistry registryA = new SimpleMeterRegistry();
     MeterRegistry registryB = new SimpleMeterRegistry();
     RetentionSettings settings = RetentionSettings.of(true, KEEP, Duration.ofHours(1), 2, 100);
-    RetentionService relayA = new RetentionService(store, locks, settings, new RetentionMetrics(registryA), "relay-a");
-    RetentionService relayB = new RetentionService(store, locks, settings, new RetentionMetrics(registryB), "relay-b");
+    RetentionService relayA =
+        new RetentionService(store, locks, settings, new RetentionMetrics(registryA), "relay-a");
+    RetentionService relayB =
+        new RetentionService(store, locks, settings, new RetentionMetrics(registryB), "relay-b");
 
-    assertTrue(locks.acquire(RETENTION_LOCK, "relay-b", Duration.ofMinutes(1)), "relay b runs a pass");
-    assertEquals(Optional.empty(), relayA.retainOnce(), "relay a must not run while b holds the lease");
+    assertTrue(
+        locks.acquire(RETENTION_LOCK, "relay-b", Duration.ofMinutes(1)), "relay b runs a pass");
+    assertEquals(
+        Optional.empty(), relayA.retainOnce(), "relay a must not run while b holds the lease");
     assertEquals(Optional.empty(), relayA.runScheduled());
     assertEquals(7, TestDatabases.countMessages(ds), "nothing deleted by relay a");
     assertEquals(0.0, deletedTotal(registryA));
@@ -64,28 +68,46 @@ class RetentionServiceIT {
 
     // The 5 old jobs in batches of 2: 2 + 2 + 1 (fewer than a batch ends the pass).
     assertEquals(Optional.of(new RetentionPass(5, 3, false)), relayA.retainOnce());
-    assertEquals(sent.subList(5, 7), TestDatabases.queryLongs(ds, "SELECT id FROM outbox_message ORDER BY id"));
-    assertEquals(0, TestDatabases.queryLong(ds, "SELECT COUNT(*) FROM outbox_attempt WHERE message_id <= ?",
-        sent.get(4)), "their attempts went with them");
+    assertEquals(
+        sent.subList(5, 7),
+        TestDatabases.queryLongs(ds, "SELECT id FROM outbox_message ORDER BY id"));
+    assertEquals(
+        0,
+        TestDatabases.queryLong(
+            ds, "SELECT COUNT(*) FROM outbox_attempt WHERE message_id <= ?", sent.get(4)),
+        "their attempts went with them");
     assertEquals(5.0, deletedTotal(registryA));
     assertTrue(lastRunAge(registryA) < 5, "last run age " + lastRunAge(registryA));
-    assertTrue(locks.holder(RETENTION_LOCK).orElseThrow().expired(), "the lease is released after the pass");
+    assertTrue(
+        locks.holder(RETENTION_LOCK).orElseThrow().expired(),
+        "the lease is released after the pass");
 
-    assertEquals(Optional.empty(), relayB.runScheduled(), "a pass ended moments ago: relay b's tick skips");
-    assertTrue(lastRunAge(registryB) < 5, "relay b shows the fleet's last pass: " + lastRunAge(registryB));
-    assertEquals(Optional.of(new RetentionPass(0, 1, false)), relayB.retainOnce(), "nothing old is left");
+    assertEquals(
+        Optional.empty(), relayB.runScheduled(), "a pass ended moments ago: relay b's tick skips");
+    assertTrue(
+        lastRunAge(registryB) < 5, "relay b shows the fleet's last pass: " + lastRunAge(registryB));
+    assertEquals(
+        Optional.of(new RetentionPass(0, 1, false)), relayB.retainOnce(), "nothing old is left");
   }
 
   @Test
   void aPassStopsAtMaxPerPassAndTheNextGoesOn() {
     List<Long> sent = sentJobs(5);
     makeOld(sent);
-    RetentionService relay = new RetentionService(store, locks, RetentionSettings.of(true, KEEP, Duration.ofHours(1),
-        2, 3), new RetentionMetrics(new SimpleMeterRegistry()), "relay-a");
+    RetentionService relay =
+        new RetentionService(
+            store,
+            locks,
+            RetentionSettings.of(true, KEEP, Duration.ofHours(1), 2, 3),
+            new RetentionMetrics(new SimpleMeterRegistry()),
+            "relay-a");
 
-    assertEquals(Optional.of(new RetentionPass(3, 2, true)), relay.retainOnce(), "2 + a last batch of 1");
+    assertEquals(
+        Optional.of(new RetentionPass(3, 2, true)), relay.retainOnce(), "2 + a last batch of 1");
     assertEquals(2, TestDatabases.countMessages(ds));
-    assertEquals(Optional.of(new RetentionPass(2, 2, false)), relay.retainOnce(),
+    assertEquals(
+        Optional.of(new RetentionPass(2, 2, false)),
+        relay.retainOnce(),
         "a full batch of 2, then an empty one ends the pass");
     assertEquals(0, TestDatabases.countMessages(ds));
   }
@@ -101,8 +123,12 @@ class RetentionServiceIT {
 
   private void makeOld(List<Long> ids) {
     for (long id : ids) {
-      TestDatabases.update(ds, "UPDATE outbox_message SET sent_at = " + TestDatabases.secondsAgo(ds, 7200)
-          + " WHERE id = ?", id);
+      TestDatabases.update(
+          ds,
+          "UPDATE outbox_message SET sent_at = "
+              + TestDatabases.secondsAgo(ds, 7200)
+              + " WHERE id = ?",
+          id);
     }
   }
 

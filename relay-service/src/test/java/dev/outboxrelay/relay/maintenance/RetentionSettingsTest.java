@@ -21,11 +21,20 @@ class RetentionSettingsTest {
 
   @Test
   void rejectsBadValuesNamingTheKey() {
-    assertKey("outbox.retention.keep", () -> RetentionSettings.of(true, Duration.ZERO, TEN_MINUTES, 500, 1000));
-    assertKey("outbox.retention.interval", () -> RetentionSettings.of(true, DAY, Duration.ofSeconds(-1), 500, 1000));
-    assertKey("outbox.retention.batch-size", () -> RetentionSettings.of(true, DAY, TEN_MINUTES, 0, 1000));
-    assertKey("outbox.retention.batch-size", () -> RetentionSettings.of(true, DAY, TEN_MINUTES, 5001, 10_000));
-    assertKey("outbox.retention.max-per-pass", () -> RetentionSettings.of(true, DAY, TEN_MINUTES, 500, 499));
+    assertKey(
+        "outbox.retention.keep",
+        () -> RetentionSettings.of(true, Duration.ZERO, TEN_MINUTES, 500, 1000));
+    assertKey(
+        "outbox.retention.interval",
+        () -> RetentionSettings.of(true, DAY, Duration.ofSeconds(-1), 500, 1000));
+    assertKey(
+        "outbox.retention.batch-size", () -> RetentionSettings.of(true, DAY, TEN_MINUTES, 0, 1000));
+    assertKey(
+        "outbox.retention.batch-size",
+        () -> RetentionSettings.of(true, DAY, TEN_MINUTES, 5001, 10_000));
+    assertKey(
+        "outbox.retention.max-per-pass",
+        () -> RetentionSettings.of(true, DAY, TEN_MINUTES, 500, 499));
   }
 
   private static void assertKey(String key, Runnable settings) {

@@ -40,10 +40,13 @@ class DestinationBacklogMetricsTest {
 
   @Inject RelayService relay;
 
-  /** Jobs other test classes left waiting (held behind a key, say) would keep billing's backlog up. */
+  /**
+   * Jobs other test classes left waiting (held behind a key, say) would keep billing's backlog up.
+   */
   @BeforeEach
   void clean() throws Exception {
-    try (Connection c = ds.getConnection(); Statement s = c.createStatement()) {
+    try (Connection c = ds.getConnection();
+        Statement s = c.createStatement()) {
       for (String table : List.of("outbox_attempt", "outbox_payload", "outbox_message")) {
         s.execute("DELETE FROM " + table);
       }
@@ -62,36 +65,65 @@ class DestinationBacklogMetricsTest {
     try (Connection c = ds.getConnection()) {
       outbox.enqueue(c, message(first, key));
     }
-    Awaitility.await().atMost(WAIT).until(() -> relay.admin().findByOperationId(first).orElseThrow().state() == 'W');
+    Awaitility.await()
+        .atMost(WAIT)
+        .until(() -> relay.admin().findByOperationId(first).orElseThrow().state() == 'W');
     try (Connection c = ds.getConnection()) {
       outbox.enqueue(c, message(second, key));
     }
 
-    Awaitility.await().atMost(WAIT).untilAsserted(() -> {
-      String scrape = scrape();
-      assertEquals(1.0, gauge(scrape, "outbox_destination_ready", "billing"), "held back behind its key");
-      assertTrue(gauge(scrape, "outbox_destination_ready_oldest_age_seconds", "billing") > 0, scrape);
-      assertEquals(0.0, gauge(scrape, "outbox_destination_ready", "signed"), "another destination has none");
-      assertEquals(0.0, gauge(scrape, "outbox_destination_ready_oldest_age_seconds", "signed"));
-    });
+    Awaitility.await()
+        .atMost(WAIT)
+        .untilAsserted(
+            () -> {
+              String scrape = scrape();
+              assertEquals(
+                  1.0,
+                  gauge(scrape, "outbox_destination_ready", "billing"),
+                  "held back behind its key");
+              assertTrue(
+                  gauge(scrape, "outbox_destination_ready_oldest_age_seconds", "billing") > 0,
+                  scrape);
+              assertEquals(
+                  0.0,
+                  gauge(scrape, "outbox_destination_ready", "signed"),
+                  "another destination has none");
+              assertEquals(
+                  0.0, gauge(scrape, "outbox_destination_ready_oldest_age_seconds", "signed"));
+            });
 
-    Awaitility.await().atMost(WAIT).until(() -> relay.admin().findByOperationId(second).orElseThrow().state() == 'S');
-    Awaitility.await().atMost(WAIT).untilAsserted(() -> {
-      String scrape = scrape();
-      assertEquals(0.0, gauge(scrape, "outbox_destination_ready", "billing"), "drained");
-      assertEquals(0.0, gauge(scrape, "outbox_destination_ready_oldest_age_seconds", "billing"), "drained");
-    });
+    Awaitility.await()
+        .atMost(WAIT)
+        .until(() -> relay.admin().findByOperationId(second).orElseThrow().state() == 'S');
+    Awaitility.await()
+        .atMost(WAIT)
+        .untilAsserted(
+            () -> {
+              String scrape = scrape();
+              assertEquals(0.0, gauge(scrape, "outbox_destination_ready", "billing"), "drained");
+              assertEquals(
+                  0.0,
+                  gauge(scrape, "outbox_destination_ready_oldest_age_seconds", "billing"),
+                  "drained");
+            });
   }
 
   private static OutboxMessage message(String op, String key) {
-    return OutboxMessage.builder().operationId(op).destination("billing").orderingKey(key).payload("{}").build();
+    return OutboxMessage.builder()
+        .operationId(op)
+        .destination("billing")
+        .orderingKey(key)
+        .payload("{}")
+        .build();
   }
 
   private static String scrape() {
     return given().get("/q/metrics").then().statusCode(200).extract().asString();
   }
 
-  /** The value of {@code name{destination=...,source="default"}}; fails when the series is absent. */
+  /**
+   * The value of {@code name{destination=...,source="default"}}; fails when the series is absent.
+   */
   private static double gauge(String scrape, String name, String destination) {
     String series = name + "{destination=\"" + destination + "\",source=\"default\"} ";
     for (String line : scrape.split("\n")) {

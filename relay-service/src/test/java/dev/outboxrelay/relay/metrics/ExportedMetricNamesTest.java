@@ -41,12 +41,22 @@ class ExportedMetricNamesTest {
     String op = "metrics-" + System.nanoTime();
     try (Connection c = ds.getConnection()) {
       new Outbox(OutboxConfig.builder().destinations("billing").build())
-          .enqueue(c, OutboxMessage.builder().operationId(op).destination("billing").payload("{}").build());
+          .enqueue(
+              c,
+              OutboxMessage.builder().operationId(op).destination("billing").payload("{}").build());
     }
-    Awaitility.await().atMost(Duration.ofSeconds(30))
+    Awaitility.await()
+        .atMost(Duration.ofSeconds(30))
         .until(() -> relay.admin().findByOperationId(op).orElseThrow().state() == 'S');
-    given().auth().preemptive().basic("operator", "operator-pw").contentType("application/json").body("")
-        .post("/reconciliation/runs").then().statusCode(201);
+    given()
+        .auth()
+        .preemptive()
+        .basic("operator", "operator-pw")
+        .contentType("application/json")
+        .body("")
+        .post("/reconciliation/runs")
+        .then()
+        .statusCode(201);
 
     String scrape = given().get("/q/metrics").then().statusCode(200).extract().asString();
     Set<String> exported = new TreeSet<>();
@@ -59,6 +69,9 @@ class ExportedMetricNamesTest {
     assertTrue(used.size() >= 10, "the files use the relay's metrics: " + used);
     Set<String> missing = new TreeSet<>(used);
     missing.removeAll(exported);
-    assertEquals(Set.of(), missing, "queried by src-docker's dashboard or rules but not exported by the relay");
+    assertEquals(
+        Set.of(),
+        missing,
+        "queried by src-docker's dashboard or rules but not exported by the relay");
   }
 }

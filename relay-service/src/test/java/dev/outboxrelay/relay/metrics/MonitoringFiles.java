@@ -55,7 +55,10 @@ final class MonitoringFiles {
     }
   }
 
-  /** The relay metric names (samples, e.g. {@code outbox_delivery_seconds_bucket}) the dashboard and rules use. */
+  /**
+   * The relay metric names (samples, e.g. {@code outbox_delivery_seconds_bucket}) the dashboard and
+   * rules use.
+   */
   static Set<String> metricNamesUsed() throws IOException {
     Set<String> names = new TreeSet<>();
     for (String e : dashboardExpressions()) {

@@ -16,20 +16,27 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The alert rules pass {@code promtool check rules} and their unit tests ({@code promtool test
- * rules}, sample series under which each alert must fire or stay quiet); every alert says what
- * it means and what to do; the dashboard is JSON Grafana can import (a Prometheus data-source
- * input, PromQL in every panel). Debian's {@code prometheus} package provides {@code promtool}.
+ * rules}, sample series under which each alert must fire or stay quiet); every alert says what it
+ * means and what to do; the dashboard is JSON Grafana can import (a Prometheus data-source input,
+ * PromQL in every panel). Debian's {@code prometheus} package provides {@code promtool}.
  */
 class PrometheusRulesTest {
-  static final Set<String> ALERTS = Set.of("OutboxBacklogTooOld", "OutboxDeadJobsIncreasing",
-      "OutboxReconciliationMismatch", "OutboxReconciliationNotRunning", "OutboxSourceDown", "OutboxDestinationDown",
-      "OutboxStaleCompletionsClimbing");
+  static final Set<String> ALERTS =
+      Set.of(
+          "OutboxBacklogTooOld",
+          "OutboxDeadJobsIncreasing",
+          "OutboxReconciliationMismatch",
+          "OutboxReconciliationNotRunning",
+          "OutboxSourceDown",
+          "OutboxDestinationDown",
+          "OutboxStaleCompletionsClimbing");
 
   @Test
   void promtoolAcceptsTheRules() throws Exception {
     String out = promtool("check", "rules", MonitoringFiles.RULES.toString());
     // OutboxReconciliationNotRunning is two rules: a run too long ago, and none ever while enabled.
-    assertTrue(out.contains("SUCCESS: " + MonitoringFiles.alertRules().size() + " rules found"), out);
+    assertTrue(
+        out.contains("SUCCESS: " + MonitoringFiles.alertRules().size() + " rules found"), out);
     assertEquals(ALERTS.size() + 1, MonitoringFiles.alertRules().size());
   }
 
@@ -65,8 +72,9 @@ class PrometheusRulesTest {
 
   @Test
   void theDashboardIsImportableAndEveryPanelHasAQuery() throws IOException {
-    com.fasterxml.jackson.databind.JsonNode dash = new com.fasterxml.jackson.databind.ObjectMapper()
-        .readTree(MonitoringFiles.DASHBOARD.toFile());
+    com.fasterxml.jackson.databind.JsonNode dash =
+        new com.fasterxml.jackson.databind.ObjectMapper()
+            .readTree(MonitoringFiles.DASHBOARD.toFile());
     assertEquals("DS_PROMETHEUS", dash.path("__inputs").path(0).path("name").asText());
     assertEquals("outbox-relay", dash.path("uid").asText());
     int panels = 0;
@@ -77,22 +85,30 @@ class PrometheusRulesTest {
       panels++;
       assertTrue(panel.path("targets").size() > 0, panel.path("title").asText());
       for (com.fasterxml.jackson.databind.JsonNode t : panel.path("targets")) {
-        assertFalse(MonitoringFiles.metrics(t.path("expr").asText()).isEmpty(), t.path("expr").asText());
+        assertFalse(
+            MonitoringFiles.metrics(t.path("expr").asText()).isEmpty(), t.path("expr").asText());
         assertEquals("${DS_PROMETHEUS}", t.path("datasource").path("uid").asText());
       }
     }
-    assertTrue(panels >= 10, "backlog, age, throughput, dead, latencies, ownership, states, reconciliation");
+    assertTrue(
+        panels >= 10,
+        "backlog, age, throughput, dead, latencies, ownership, states, reconciliation");
   }
 
   private static String promtool(String... args) throws Exception {
     if (!Files.isExecutable(MonitoringFiles.PROMTOOL)) {
-      throw new AssertionError(MonitoringFiles.PROMTOOL + " is missing: install Debian's prometheus package"
-          + " (the test set-up does)");
+      throw new AssertionError(
+          MonitoringFiles.PROMTOOL
+              + " is missing: install Debian's prometheus package"
+              + " (the test set-up does)");
     }
     List<String> command = new java.util.ArrayList<>(List.of(MonitoringFiles.PROMTOOL.toString()));
     command.addAll(List.of(args));
-    Process p = new ProcessBuilder(command).redirectErrorStream(true)
-        .directory(MonitoringFiles.RULES.getParent().toFile()).start();
+    Process p =
+        new ProcessBuilder(command)
+            .redirectErrorStream(true)
+            .directory(MonitoringFiles.RULES.getParent().toFile())
+            .start();
     String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
     assertTrue(p.waitFor(60, TimeUnit.SECONDS), "promtool finished");
     assertEquals(0, p.exitValue(), "promtool " + String.join(" ", args) + ":\n" + out);

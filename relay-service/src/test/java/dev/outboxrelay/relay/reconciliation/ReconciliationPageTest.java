@@ -27,9 +27,10 @@ import org.openqa.selenium.support.ui.Select;
 
 /**
  * The report page for people, {@code GET /reconciliation}, opened in a real headless Chromium
- * (Debian's, driven by Selenium WebDriver through Debian's chromedriver): after two runs over jobs that fall into several
- * categories, the numbers, the items and the chart the page renders must be exactly those of the
- * JSON API, and its filters must narrow the table. Screenshots go to {@code target/}.
+ * (Debian's, driven by Selenium WebDriver through Debian's chromedriver): after two runs over jobs
+ * that fall into several categories, the numbers, the items and the chart the page renders must be
+ * exactly those of the JSON API, and its filters must narrow the table. Screenshots go to {@code
+ * target/}.
  */
 @QuarkusTest
 @QuarkusTestResource(RelayTestResources.class)
@@ -41,33 +42,69 @@ class ReconciliationPageTest extends BrowserPageTest {
     List<String> ops = List.of("ok-1", "ok-2", "ok-3", "twice-1", "dead-1");
     for (String op : ops) {
       try (Connection c = ds.getConnection()) {
-        outbox.enqueue(c, OutboxMessage.builder().operationId(op).destination(DEST)
-            .payload("{\"op\":\"" + op + "\"}").build());
+        outbox.enqueue(
+            c,
+            OutboxMessage.builder()
+                .operationId(op)
+                .destination(DEST)
+                .payload("{\"op\":\"" + op + "\"}")
+                .build());
       }
     }
-    Awaitility.await().atMost(WAIT).until(() -> ops.stream().allMatch(op -> {
-      char state = admin.findByOperationId(op).orElseThrow().state();
-      return op.startsWith("dead") ? state == 'D' : state == 'S';
-    }));
+    Awaitility.await()
+        .atMost(WAIT)
+        .until(
+            () ->
+                ops.stream()
+                    .allMatch(
+                        op -> {
+                          char state = admin.findByOperationId(op).orElseThrow().state();
+                          return op.startsWith("dead") ? state == 'D' : state == 'S';
+                        }));
     receiver.applyAgainInLedger("twice-1");
     receiver.confirmInLedger("ghost-1", DEST);
     receiver.confirmInLedger("ghost-2", DEST);
-    String window = "{\"window_start\":\"" + start + "\",\"window_end\":\"" + admin.databaseNow().plusSeconds(60)
-        + "\"}";
+    String window =
+        "{\"window_start\":\""
+            + start
+            + "\",\"window_end\":\""
+            + admin.databaseNow().plusSeconds(60)
+            + "\"}";
     for (int run = 0; run < 2; run++) {
-      as("operator").contentType("application/json").body(window)
-          .post("/reconciliation/runs").then().statusCode(201);
+      as("operator")
+          .contentType("application/json")
+          .body(window)
+          .post("/reconciliation/runs")
+          .then()
+          .statusCode(201);
     }
-    JsonPath report = as("viewer").get("/reconciliation/report").then().statusCode(200).extract().jsonPath();
-    JsonPath runs = as("viewer").get("/reconciliation/runs?limit=20").then().statusCode(200).extract().jsonPath();
+    JsonPath report =
+        as("viewer").get("/reconciliation/report").then().statusCode(200).extract().jsonPath();
+    JsonPath runs =
+        as("viewer")
+            .get("/reconciliation/runs?limit=20")
+            .then()
+            .statusCode(200)
+            .extract()
+            .jsonPath();
     Map<String, Integer> counts = report.getMap("counts");
-    assertTrue(counts.get("matched") >= 3 && counts.get("duplicate_effects") == 1 && counts.get("dead") == 1
-        && counts.get("confirmed_not_sent") == 2, "the data covers several categories: " + counts);
+    assertTrue(
+        counts.get("matched") >= 3
+            && counts.get("duplicate_effects") == 1
+            && counts.get("dead") == 1
+            && counts.get("confirmed_not_sent") == 2,
+        "the data covers several categories: " + counts);
     List<String> itemOps = report.getList("items.operation_id", String.class);
 
     // Only logged-in people see the page at all.
     given().get("/reconciliation").then().statusCode(401);
-    given().auth().preemptive().basic("nobody", "nobody-pw").get("/reconciliation").then().statusCode(403);
+    given()
+        .auth()
+        .preemptive()
+        .basic("nobody", "nobody-pw")
+        .get("/reconciliation")
+        .then()
+        .statusCode(403);
 
     String page = page("viewer", "/reconciliation");
     Path shots = SCREENSHOTS;
@@ -92,7 +129,8 @@ class ReconciliationPageTest extends BrowserPageTest {
       assertEquals(2, runIds.size());
       chromium.screenshot(shots.resolve("reconciliation-page.png"));
 
-      // Filter to the dead jobs as a person would: the table narrows and the filter lands in the address.
+      // Filter to the dead jobs as a person would: the table narrows and the filter lands in the
+      // address.
       new Select(chromium.find("#f-category")).selectByValue("dead");
       List<String> deadOps = new ArrayList<>();
       for (Map<String, Object> item : report.<Map<String, Object>>getList("items")) {
@@ -109,7 +147,8 @@ class ReconciliationPageTest extends BrowserPageTest {
       new Select(chromium.find("#f-category")).selectByValue("confirmed_not_sent");
       chromium.find("#f-operation").sendKeys("host-2");
       assertEquals(List.of("ghost-2"), rows(chromium));
-      assertEquals("?category=confirmed_not_sent&operation=host-2", chromium.text("location.search"));
+      assertEquals(
+          "?category=confirmed_not_sent&operation=host-2", chromium.text("location.search"));
 
       // A filtered address opens filtered, on its own.
       chromium.navigate(page + "?category=confirmed_not_sent&operation=ghost-1");
@@ -120,7 +159,8 @@ class ReconciliationPageTest extends BrowserPageTest {
   }
 
   private static List<String> rows(Browser chromium) {
-    return chromium.findAll("#items tr[data-operation-id]").stream().map(r -> r.getAttribute("data-operation-id"))
+    return chromium.findAll("#items tr[data-operation-id]").stream()
+        .map(r -> r.getAttribute("data-operation-id"))
         .toList();
   }
 }

@@ -20,10 +20,10 @@ import org.junit.jupiter.api.Test;
 
 /**
  * Two relay processes (the packaged jar) run the reconciliation schedule at once, every second,
- * against one PostgreSQL schema, with a {@code table} confirmation source that this test fills
- * as an external consumer would. Each window is reconciled by exactly one run, runs never
- * overlap in time (the database lease), every run finishes with a verdict, and both relays show
- * the fleet's latest run in their metrics, whichever relay ran it.
+ * against one PostgreSQL schema, with a {@code table} confirmation source that this test fills as
+ * an external consumer would. Each window is reconciled by exactly one run, runs never overlap in
+ * time (the database lease), every run finishes with a verdict, and both relays show the fleet's
+ * latest run in their metrics, whichever relay ran it.
  */
 class ReconciliationScheduleIT {
   static final int JOBS = 20;
@@ -32,39 +32,65 @@ class ReconciliationScheduleIT {
   void twoRelaysOnOneScheduleReconcileEachWindowOnce() throws Exception {
     try (ChaosExperiment exp = ChaosExperiment.start("reconciliation-schedule")) {
       DataSource ds = exp.dataSource();
-      for (String table : List.of("outbox_reconciliation_item", "outbox_reconciliation_run", "outbox_confirmation",
-          "outbox_lock")) {
+      for (String table :
+          List.of(
+              "outbox_reconciliation_item",
+              "outbox_reconciliation_run",
+              "outbox_confirmation",
+              "outbox_lock")) {
         TestDatabases.execute(ds, "DELETE FROM " + table);
       }
-      Map<String, String> schedule = Map.of(
-          "outbox.destinations." + ChaosExperiment.DESTINATION + ".confirmation.type", "table",
-          "outbox.reconciliation.enabled", "true",
-          "outbox.reconciliation.interval", "1s",
-          "outbox.reconciliation.window", "5m",
-          "outbox.reconciliation.grace-period", "0s",
-          "outbox.reconciliation.lease", "30s");
+      Map<String, String> schedule =
+          Map.of(
+              "outbox.destinations." + ChaosExperiment.DESTINATION + ".confirmation.type",
+              "table",
+              "outbox.reconciliation.enabled",
+              "true",
+              "outbox.reconciliation.interval",
+              "1s",
+              "outbox.reconciliation.window",
+              "5m",
+              "outbox.reconciliation.grace-period",
+              "0s",
+              "outbox.reconciliation.lease",
+              "30s");
       List<ServiceProcess> relays = List.of(exp.startRelay(schedule), exp.startRelay(schedule));
 
       exp.enqueue(JOBS);
-      exp.awaitCondition("every job sent", Duration.ofSeconds(60), () -> exp.count("state = 'S'") == JOBS);
+      exp.awaitCondition(
+          "every job sent", Duration.ofSeconds(60), () -> exp.count("state = 'S'") == JOBS);
       // The external consumer: one confirmation per applied operation ID.
       for (ChaosSinkKey key : appliedKeys(exp)) {
-        TestDatabases.update(ds, "INSERT INTO outbox_confirmation (operation_id, destination, confirmed_at,"
-            + " applied_count, source) VALUES (?, ?, now(), 1, 'test-consumer')", key.op(), ChaosExperiment.DESTINATION);
+        TestDatabases.update(
+            ds,
+            "INSERT INTO outbox_confirmation (operation_id, destination, confirmed_at,"
+                + " applied_count, source) VALUES (?, ?, now(), 1, 'test-consumer')",
+            key.op(),
+            ChaosExperiment.DESTINATION);
       }
-      exp.awaitCondition("every job confirmed by a scheduled run", Duration.ofSeconds(60),
+      exp.awaitCondition(
+          "every job confirmed by a scheduled run",
+          Duration.ofSeconds(60),
           () -> exp.count("state = 'C'") == JOBS);
       long runsSoFar = runs(ds);
-      exp.awaitCondition("five more scheduled runs", Duration.ofSeconds(60), () -> runs(ds) >= runsSoFar + 5);
+      exp.awaitCondition(
+          "five more scheduled runs", Duration.ofSeconds(60), () -> runs(ds) >= runsSoFar + 5);
       for (ServiceProcess relay : relays) {
-        exp.awaitCondition(relay.name() + " shows the fleet's latest run", Duration.ofSeconds(30),
-            () -> ChaosExperiment.metric(relay, "outbox_reconciliation_items", "category", "matched") == JOBS
-                && ChaosExperiment.metric(relay, "outbox_reconciliation_last_run_age_seconds") < 30);
+        exp.awaitCondition(
+            relay.name() + " shows the fleet's latest run",
+            Duration.ofSeconds(30),
+            () ->
+                ChaosExperiment.metric(relay, "outbox_reconciliation_items", "category", "matched")
+                        == JOBS
+                    && ChaosExperiment.metric(relay, "outbox_reconciliation_last_run_age_seconds")
+                        < 30);
       }
       ServiceProcess.closeAll(relays);
 
-      List<String> rows = exp.rows("SELECT window_start, window_end, started_at, finished_at, triggered_by, owner,"
-          + " matched, error FROM outbox_reconciliation_run ORDER BY started_at, id");
+      List<String> rows =
+          exp.rows(
+              "SELECT window_start, window_end, started_at, finished_at, triggered_by, owner,"
+                  + " matched, error FROM outbox_reconciliation_run ORDER BY started_at, id");
       assertTrue(rows.size() >= 6, "runs: " + rows);
       Set<Instant> windowEnds = new HashSet<>();
       Set<String> owners = new HashSet<>();
@@ -85,9 +111,12 @@ class ReconciliationScheduleIT {
         owners.add(c[5]);
       }
       for (ServiceProcess relay : relays) {
-        assertFalse(relay.logText().contains("scheduled reconciliation failed"), relay.name() + ":\n" + relay.tail());
+        assertFalse(
+            relay.logText().contains("scheduled reconciliation failed"),
+            relay.name() + ":\n" + relay.tail());
       }
-      System.out.println("RECONCILIATION schedule runs=" + rows.size() + " owners=" + owners.size());
+      System.out.println(
+          "RECONCILIATION schedule runs=" + rows.size() + " owners=" + owners.size());
     }
   }
 
@@ -95,16 +124,21 @@ class ReconciliationScheduleIT {
 
   private static List<ChaosSinkKey> appliedKeys(ChaosExperiment exp) {
     List<ChaosSinkKey> keys = new ArrayList<>();
-    exp.sink().deliveries().stream().map(d -> d.key()).distinct().forEach(k -> keys.add(new ChaosSinkKey(k)));
+    exp.sink().deliveries().stream()
+        .map(d -> d.key())
+        .distinct()
+        .forEach(k -> keys.add(new ChaosSinkKey(k)));
     assertEquals(JOBS, keys.size(), "the sink applied every job");
     return keys;
   }
 
   private static long runs(DataSource ds) {
-    return TestDatabases.queryLong(ds, "SELECT COUNT(*) FROM outbox_reconciliation_run WHERE finished_at IS NOT NULL");
+    return TestDatabases.queryLong(
+        ds, "SELECT COUNT(*) FROM outbox_reconciliation_run WHERE finished_at IS NOT NULL");
   }
 
   private static Instant instant(String pgText) {
-    return OffsetDateTime.parse(pgText.replace(' ', 'T').replaceFirst("([+-]\\d\\d)$", "$1:00")).toInstant();
+    return OffsetDateTime.parse(pgText.replace(' ', 'T').replaceFirst("([+-]\\d\\d)$", "$1:00"))
+        .toInstant();
   }
 }

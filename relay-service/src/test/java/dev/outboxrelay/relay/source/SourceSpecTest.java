@@ -26,54 +26,110 @@ class SourceSpecTest {
         .withSources(new PropertiesConfigSource(properties, "test", 500))
         .withConverter(Duration.class, 100, new DurationConverter())
         .withMapping(RelayConfig.class)
-        .build().getConfigMapping(RelayConfig.class);
+        .build()
+        .getConfigMapping(RelayConfig.class);
   }
 
-  private static IllegalArgumentException refused(Map<String, String> properties, Set<String> active) {
-    return assertThrows(IllegalArgumentException.class,
+  private static IllegalArgumentException refused(
+      Map<String, String> properties, Set<String> active) {
+    return assertThrows(
+        IllegalArgumentException.class,
         () -> SourceSpec.fromConfig(config(properties), active, KNOWN));
   }
 
   @Test
   void withoutSourcesTheOnlyActiveDatasourceIsTheSourceDefault() {
-    assertEquals(List.of(new SourceSpec("default", "postgresql", 32, 32)),
+    assertEquals(
+        List.of(new SourceSpec("default", "postgresql", 32, 32)),
         SourceSpec.fromConfig(config(Map.of()), Set.of("postgresql"), KNOWN));
-    assertEquals(List.of(new SourceSpec("default", "h2", 8, 4)), SourceSpec.fromConfig(config(Map.of(
-        "outbox.relay.datasource", "h2", "outbox.relay.batch-size", "8", "outbox.relay.concurrency", "4")),
-        Set.of("postgresql", "h2"), KNOWN));
-    assertTrue(refused(Map.of(), Set.of("postgresql", "h2")).getMessage()
-        .contains("choose one with outbox.relay.datasource, or deliver from each with outbox.sources"));
+    assertEquals(
+        List.of(new SourceSpec("default", "h2", 8, 4)),
+        SourceSpec.fromConfig(
+            config(
+                Map.of(
+                    "outbox.relay.datasource",
+                    "h2",
+                    "outbox.relay.batch-size",
+                    "8",
+                    "outbox.relay.concurrency",
+                    "4")),
+            Set.of("postgresql", "h2"),
+            KNOWN));
+    assertTrue(
+        refused(Map.of(), Set.of("postgresql", "h2"))
+            .getMessage()
+            .contains(
+                "choose one with outbox.relay.datasource, or deliver from each with outbox.sources"));
   }
 
   @Test
   void namedSourcesInheritTheRelaySettingsUnlessTheyOverrideThem() {
-    List<SourceSpec> specs = SourceSpec.fromConfig(config(Map.of(
-        "outbox.relay.batch-size", "16",
-        "outbox.sources.orders.datasource", "postgresql",
-        "outbox.sources.billing.datasource", "mariadb",
-        "outbox.sources.billing.batch-size", "4",
-        "outbox.sources.billing.concurrency", "2")), Set.of("postgresql", "mariadb", "h2"), KNOWN);
-    assertEquals(List.of(new SourceSpec("billing", "mariadb", 4, 2), new SourceSpec("orders", "postgresql", 16, 32)),
+    List<SourceSpec> specs =
+        SourceSpec.fromConfig(
+            config(
+                Map.of(
+                    "outbox.relay.batch-size", "16",
+                    "outbox.sources.orders.datasource", "postgresql",
+                    "outbox.sources.billing.datasource", "mariadb",
+                    "outbox.sources.billing.batch-size", "4",
+                    "outbox.sources.billing.concurrency", "2")),
+            Set.of("postgresql", "mariadb", "h2"),
+            KNOWN);
+    assertEquals(
+        List.of(
+            new SourceSpec("billing", "mariadb", 4, 2),
+            new SourceSpec("orders", "postgresql", 16, 32)),
         specs);
   }
 
   @Test
   void badSourcesFailNamingTheKey() {
     Set<String> active = Set.of("postgresql", "mariadb");
-    assertTrue(refused(Map.of("outbox.sources.a.datasource", "h2"), active).getMessage()
-        .startsWith("outbox.sources.a.datasource='h2' is not an active datasource (set quarkus.datasource.h2.jdbc.url)"));
-    assertTrue(refused(Map.of("outbox.sources.a.datasource", "orders"), active).getMessage()
-        .contains("others need quarkus.datasource.orders.db-kind"));
-    assertTrue(refused(Map.of("outbox.sources.a.datasource", "postgresql", "outbox.sources.b.datasource",
-        "postgresql"), active).getMessage()
-        .startsWith("outbox.sources.b.datasource='postgresql' is already the datasource of source 'a'"));
-    assertTrue(refused(Map.of("outbox.sources.a.datasource", "postgresql", "outbox.relay.datasource",
-        "postgresql"), active).getMessage().startsWith("outbox.relay.datasource='postgresql' is for a relay"
-        + " with one database"));
-    assertTrue(refused(Map.of("outbox.sources.a.datasource", "postgresql", "outbox.sources.a.concurrency", "0"),
-        active).getMessage().equals("outbox.sources.a.concurrency must be positive, was 0"));
-    assertTrue(refused(Map.of("outbox.sources.\"a b\".datasource", "postgresql"), active).getMessage()
-        .startsWith("outbox.sources.a b: a source name is letters, digits"));
+    assertTrue(
+        refused(Map.of("outbox.sources.a.datasource", "h2"), active)
+            .getMessage()
+            .startsWith(
+                "outbox.sources.a.datasource='h2' is not an active datasource (set quarkus.datasource.h2.jdbc.url)"));
+    assertTrue(
+        refused(Map.of("outbox.sources.a.datasource", "orders"), active)
+            .getMessage()
+            .contains("others need quarkus.datasource.orders.db-kind"));
+    assertTrue(
+        refused(
+                Map.of(
+                    "outbox.sources.a.datasource",
+                    "postgresql",
+                    "outbox.sources.b.datasource",
+                    "postgresql"),
+                active)
+            .getMessage()
+            .startsWith(
+                "outbox.sources.b.datasource='postgresql' is already the datasource of source 'a'"));
+    assertTrue(
+        refused(
+                Map.of(
+                    "outbox.sources.a.datasource",
+                    "postgresql",
+                    "outbox.relay.datasource",
+                    "postgresql"),
+                active)
+            .getMessage()
+            .startsWith(
+                "outbox.relay.datasource='postgresql' is for a relay" + " with one database"));
+    assertTrue(
+        refused(
+                Map.of(
+                    "outbox.sources.a.datasource",
+                    "postgresql",
+                    "outbox.sources.a.concurrency",
+                    "0"),
+                active)
+            .getMessage()
+            .equals("outbox.sources.a.concurrency must be positive, was 0"));
+    assertTrue(
+        refused(Map.of("outbox.sources.\"a b\".datasource", "postgresql"), active)
+            .getMessage()
+            .startsWith("outbox.sources.a b: a source name is letters, digits"));
   }
 
   @Test
@@ -84,12 +140,20 @@ class SourceSpecTest {
 
   @Test
   void tooManyWorkersForThePoolFailsNamingBothKeys() {
-    var e = assertThrows(IllegalArgumentException.class,
-        () -> PoolSize.check(new SourceSpec("default", "h2", 32, 45), 48));
-    assertTrue(e.getMessage().startsWith("outbox.relay.concurrency=45 needs at least 49 connections, but"
-        + " quarkus.datasource.h2.jdbc.max-size is 48"), e.getMessage());
-    e = assertThrows(IllegalArgumentException.class,
-        () -> PoolSize.check(new SourceSpec("orders", "postgresql", 32, 20), 10));
+    var e =
+        assertThrows(
+            IllegalArgumentException.class,
+            () -> PoolSize.check(new SourceSpec("default", "h2", 32, 45), 48));
+    assertTrue(
+        e.getMessage()
+            .startsWith(
+                "outbox.relay.concurrency=45 needs at least 49 connections, but"
+                    + " quarkus.datasource.h2.jdbc.max-size is 48"),
+        e.getMessage());
+    e =
+        assertThrows(
+            IllegalArgumentException.class,
+            () -> PoolSize.check(new SourceSpec("orders", "postgresql", 32, 20), 10));
     assertTrue(e.getMessage().startsWith("outbox.sources.orders.concurrency=20"), e.getMessage());
   }
 

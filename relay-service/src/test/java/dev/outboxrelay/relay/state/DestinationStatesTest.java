@@ -20,42 +20,57 @@ import java.util.Map;
 import java.util.Optional;
 import org.junit.jupiter.api.Test;
 
-/** A destination's state follows the failed share of its deliveries over a window, with hysteresis. */
+/**
+ * A destination's state follows the failed share of its deliveries over a window, with hysteresis.
+ */
 class DestinationStatesTest {
   private final SimpleMeterRegistry registry = new SimpleMeterRegistry();
   private Instant now = Instant.parse("2026-01-01T00:00:00Z");
-  private final Clock clock = new Clock() {
-    @Override
-    public java.time.ZoneId getZone() {
-      return java.time.ZoneOffset.UTC;
-    }
+  private final Clock clock =
+      new Clock() {
+        @Override
+        public java.time.ZoneId getZone() {
+          return java.time.ZoneOffset.UTC;
+        }
 
-    @Override
-    public Clock withZone(java.time.ZoneId zone) {
-      return this;
-    }
+        @Override
+        public Clock withZone(java.time.ZoneId zone) {
+          return this;
+        }
 
-    @Override
-    public Instant instant() {
-      return now;
-    }
-  };
+        @Override
+        public Instant instant() {
+          return now;
+        }
+      };
 
   private void advance(Duration d) {
     now = now.plus(d);
   }
+
   private final Deque<Object> script = new ArrayDeque<>();
-  private final MessageSink scripted = m -> {
-    Object next = script.removeFirst();
-    if (next instanceof RuntimeException e) {
-      throw e;
-    }
-    return MessageSink.answered((SinkResult) next);
-  };
+  private final MessageSink scripted =
+      m -> {
+        Object next = script.removeFirst();
+        if (next instanceof RuntimeException e) {
+          throw e;
+        }
+        return MessageSink.answered((SinkResult) next);
+      };
 
   private static ClaimedMessage message(String operationId) {
-    return new ClaimedMessage(42, operationId, "billing", null, "{}", "application/json", Map.of(), 1,
-        java.util.UUID.randomUUID(), java.time.Instant.now(), java.time.Instant.now().plusSeconds(30));
+    return new ClaimedMessage(
+        42,
+        operationId,
+        "billing",
+        null,
+        "{}",
+        "application/json",
+        Map.of(),
+        1,
+        java.util.UUID.randomUUID(),
+        java.time.Instant.now(),
+        java.time.Instant.now().plusSeconds(30));
   }
 
   private double gauge(String destination) {
@@ -64,14 +79,27 @@ class DestinationStatesTest {
 
   @Test
   void failuresMakeItDownAndSustainedAnswersMakeItUp() throws Exception {
-    DestinationStates states = new DestinationStates(List.of("billing", "quiet"), registry, clock,
-        Duration.ofMinutes(1), new DestinationStates.Hysteresis(Duration.ofSeconds(30), 3, 0.5, 0.1));
-    MessageSink sink = new SinkRegistry(Map.of("billing", scripted, "quiet", scripted)).observed(states)
-        .forDestination("billing").orElseThrow();
-    SinkResult.RetryLater refused = new SinkResult.RetryLater(Optional.empty(), "ConnectException",
-        "connection refused", null);
-    script.addAll(List.of(refused, refused, new IllegalStateException("boom"), new SinkResult.Delivered("200"),
-        new SinkResult.Delivered("200")));
+    DestinationStates states =
+        new DestinationStates(
+            List.of("billing", "quiet"),
+            registry,
+            clock,
+            Duration.ofMinutes(1),
+            new DestinationStates.Hysteresis(Duration.ofSeconds(30), 3, 0.5, 0.1));
+    MessageSink sink =
+        new SinkRegistry(Map.of("billing", scripted, "quiet", scripted))
+            .observed(states)
+            .forDestination("billing")
+            .orElseThrow();
+    SinkResult.RetryLater refused =
+        new SinkResult.RetryLater(Optional.empty(), "ConnectException", "connection refused", null);
+    script.addAll(
+        List.of(
+            refused,
+            refused,
+            new IllegalStateException("boom"),
+            new SinkResult.Delivered("200"),
+            new SinkResult.Delivered("200")));
     sink.deliver(message("op-1"));
     sink.deliver(message("op-2"));
     assertTrue(states.of("billing").up(), "two failures are not yet an outage");
@@ -82,7 +110,8 @@ class DestinationStatesTest {
     assertEquals(0.0, gauge("billing"));
     assertEquals(1.0, gauge("quiet"), "the other destination is not affected");
     sink.deliver(message("op-4"));
-    assertFalse(states.of("billing").up(), "one answer after three failures is not yet sustained success");
+    assertFalse(
+        states.of("billing").up(), "one answer after three failures is not yet sustained success");
     advance(Duration.ofSeconds(31)); // the outage's failures leave the window
     sink.deliver(message("op-5"));
     assertTrue(states.of("billing").up());
@@ -95,17 +124,29 @@ class DestinationStatesTest {
 
   @Test
   void refusesSettingsOutOfRangeNamingTheKey() {
-    var e = assertThrows(IllegalArgumentException.class,
-        () -> new DestinationStates.Hysteresis(Duration.ofSeconds(30), 0, 0.5, 0.1));
-    assertTrue(e.getMessage().startsWith("outbox.relay.destination-down-after-failures must be at least 1"));
-    e = assertThrows(IllegalArgumentException.class,
-        () -> new DestinationStates.Hysteresis(Duration.ofSeconds(30), 3, 1.5, 0.1));
-    assertTrue(e.getMessage().startsWith("outbox.relay.destination-down-failure-rate"), e.getMessage());
-    e = assertThrows(IllegalArgumentException.class,
-        () -> new DestinationStates.Hysteresis(Duration.ofSeconds(30), 3, 0.5, 0.5));
-    assertTrue(e.getMessage().startsWith("outbox.relay.destination-up-failure-rate"), e.getMessage());
-    e = assertThrows(IllegalArgumentException.class,
-        () -> new DestinationStates.Hysteresis(Duration.ofMillis(5), 3, 0.5, 0.1));
+    var e =
+        assertThrows(
+            IllegalArgumentException.class,
+            () -> new DestinationStates.Hysteresis(Duration.ofSeconds(30), 0, 0.5, 0.1));
+    assertTrue(
+        e.getMessage()
+            .startsWith("outbox.relay.destination-down-after-failures must be at least 1"));
+    e =
+        assertThrows(
+            IllegalArgumentException.class,
+            () -> new DestinationStates.Hysteresis(Duration.ofSeconds(30), 3, 1.5, 0.1));
+    assertTrue(
+        e.getMessage().startsWith("outbox.relay.destination-down-failure-rate"), e.getMessage());
+    e =
+        assertThrows(
+            IllegalArgumentException.class,
+            () -> new DestinationStates.Hysteresis(Duration.ofSeconds(30), 3, 0.5, 0.5));
+    assertTrue(
+        e.getMessage().startsWith("outbox.relay.destination-up-failure-rate"), e.getMessage());
+    e =
+        assertThrows(
+            IllegalArgumentException.class,
+            () -> new DestinationStates.Hysteresis(Duration.ofMillis(5), 3, 0.5, 0.1));
     assertTrue(e.getMessage().startsWith("outbox.relay.destination-health-window"), e.getMessage());
   }
 
@@ -118,12 +159,21 @@ class DestinationStatesTest {
    */
   @Test
   void aFewPercentOfRetriesNeverFlapButAnOutageIsDownAndRecoveryIsUp() throws Exception {
-    DestinationStates states = new DestinationStates(List.of("billing"), registry, clock, Duration.ofMinutes(1),
-        new DestinationStates.Hysteresis(Duration.ofSeconds(10), 3, 0.5, 0.1));
+    DestinationStates states =
+        new DestinationStates(
+            List.of("billing"),
+            registry,
+            clock,
+            Duration.ofMinutes(1),
+            new DestinationStates.Hysteresis(Duration.ofSeconds(10), 3, 0.5, 0.1));
     List<String> changes = new java.util.ArrayList<>();
-    MessageSink sink = new SinkRegistry(Map.of("billing", scripted)).observed(states).forDestination("billing")
-        .orElseThrow();
-    SinkResult.RetryLater retried = new SinkResult.RetryLater(Optional.empty(), "HTTP 503", "answered 503", null);
+    MessageSink sink =
+        new SinkRegistry(Map.of("billing", scripted))
+            .observed(states)
+            .forDestination("billing")
+            .orElseThrow();
+    SinkResult.RetryLater retried =
+        new SinkResult.RetryLater(Optional.empty(), "HTTP 503", "answered 503", null);
     java.util.Random random = new java.util.Random(14);
     boolean wasUp = true;
     // 90 s at 200 deliveries a second (after the first second, so the window is not nearly empty).
@@ -159,8 +209,11 @@ class DestinationStatesTest {
       advance(Duration.ofMillis(5));
     }
     Duration toDown = Duration.between(outage, now);
-    assertTrue(toDown.compareTo(Duration.ofSeconds(11)) <= 0, "DOWN within the window (and a bucket): " + toDown);
-    // Back: every delivery answered; UP only when the failed share is under 10%, not at the first answer.
+    assertTrue(
+        toDown.compareTo(Duration.ofSeconds(11)) <= 0,
+        "DOWN within the window (and a bucket): " + toDown);
+    // Back: every delivery answered; UP only when the failed share is under 10%, not at the first
+    // answer.
     Instant back = now;
     int answered = 0;
     while (!states.of("billing").up()) {
@@ -169,7 +222,9 @@ class DestinationStatesTest {
       advance(Duration.ofMillis(5));
     }
     assertTrue(answered > 100, "UP after sustained success: " + answered + " answers");
-    assertTrue(Duration.between(back, now).compareTo(Duration.ofSeconds(11)) <= 0, "UP within the window (and a bucket)");
+    assertTrue(
+        Duration.between(back, now).compareTo(Duration.ofSeconds(11)) <= 0,
+        "UP within the window (and a bucket)");
     assertEquals(1.0, gauge("billing"));
   }
 
@@ -180,11 +235,20 @@ class DestinationStatesTest {
    */
   @Test
   void aRecoveredDestinationWithNoMoreDeliveriesIsUpOnceTheOutageAgesOut() throws Exception {
-    DestinationStates states = new DestinationStates(List.of("billing"), registry, clock, Duration.ofMinutes(1),
-        new DestinationStates.Hysteresis(Duration.ofSeconds(10), 3, 0.5, 0.1));
-    MessageSink sink = new SinkRegistry(Map.of("billing", scripted)).observed(states).forDestination("billing")
-        .orElseThrow();
-    SinkResult.RetryLater retried = new SinkResult.RetryLater(Optional.empty(), "HTTP 503", "answered 503", null);
+    DestinationStates states =
+        new DestinationStates(
+            List.of("billing"),
+            registry,
+            clock,
+            Duration.ofMinutes(1),
+            new DestinationStates.Hysteresis(Duration.ofSeconds(10), 3, 0.5, 0.1));
+    MessageSink sink =
+        new SinkRegistry(Map.of("billing", scripted))
+            .observed(states)
+            .forDestination("billing")
+            .orElseThrow();
+    SinkResult.RetryLater retried =
+        new SinkResult.RetryLater(Optional.empty(), "HTTP 503", "answered 503", null);
     for (int i = 0; i < 20; i++) {
       script.add(retried);
       sink.deliver(message("outage-" + i));
@@ -195,11 +259,14 @@ class DestinationStatesTest {
       script.add(new SinkResult.Delivered("200"));
       sink.deliver(message("back-" + i));
     }
-    assertFalse(states.of("billing").up(), "three answers against twenty failures in the window: not yet UP");
+    assertFalse(
+        states.of("billing").up(),
+        "three answers against twenty failures in the window: not yet UP");
     advance(Duration.ofSeconds(5));
     assertFalse(states.of("billing").up(), "half the window later the failed share is still high");
     advance(Duration.ofSeconds(6));
-    assertTrue(states.of("billing").up(), "the outage aged out of the window after the last answer: UP");
+    assertTrue(
+        states.of("billing").up(), "the outage aged out of the window after the last answer: UP");
     assertEquals(1.0, gauge("billing"));
 
     // A sink that failed last stays DOWN however long nothing happens.

@@ -18,24 +18,29 @@ class StateChangeLogTest {
   private Instant now = Instant.parse("2026-01-01T00:00:00Z");
 
   private StateChangeLog log(int failuresToDown) {
-    Clock clock = new Clock() {
-      @Override
-      public ZoneOffset getZone() {
-        return ZoneOffset.UTC;
-      }
+    Clock clock =
+        new Clock() {
+          @Override
+          public ZoneOffset getZone() {
+            return ZoneOffset.UTC;
+          }
 
-      @Override
-      public Clock withZone(java.time.ZoneId zone) {
-        return this;
-      }
+          @Override
+          public Clock withZone(java.time.ZoneId zone) {
+            return this;
+          }
 
-      @Override
-      public Instant instant() {
-        return now;
-      }
-    };
-    return new StateChangeLog("source 'pg' database", (level, line) -> lines.add(level + " " + line), clock,
-        Duration.ofMinutes(1), failuresToDown);
+          @Override
+          public Instant instant() {
+            return now;
+          }
+        };
+    return new StateChangeLog(
+        "source 'pg' database",
+        (level, line) -> lines.add(level + " " + line),
+        clock,
+        Duration.ofMinutes(1),
+        failuresToDown);
   }
 
   private void advance(Duration d) {
@@ -58,11 +63,12 @@ class StateChangeLogTest {
     assertEquals(1500, s.status().failures());
     s.success();
     s.success();
-    assertEquals(List.of(
-        "WARN source 'pg' database DOWN: Connection refused (logged again when UP, reminder every 1m00s while DOWN)",
-        "WARN source 'pg' database still DOWN after 1m00s (601 failed call(s)): Connection refused",
-        "WARN source 'pg' database still DOWN after 2m00s (1201 failed call(s)): Connection refused",
-        "INFO source 'pg' database UP again after 2m30s DOWN (1500 failed call(s) meanwhile; last: Connection refused)"),
+    assertEquals(
+        List.of(
+            "WARN source 'pg' database DOWN: Connection refused (logged again when UP, reminder every 1m00s while DOWN)",
+            "WARN source 'pg' database still DOWN after 1m00s (601 failed call(s)): Connection refused",
+            "WARN source 'pg' database still DOWN after 2m00s (1201 failed call(s)): Connection refused",
+            "INFO source 'pg' database UP again after 2m30s DOWN (1500 failed call(s) meanwhile; last: Connection refused)"),
         lines);
     assertTrue(s.up());
     assertEquals(1.0, s.upValue());
@@ -81,12 +87,17 @@ class StateChangeLogTest {
     assertEquals(List.of(), lines);
     s.failure("connect timed out");
     assertFalse(s.up());
-    assertEquals(List.of("WARN source 'pg' database DOWN: connect timed out (logged again when UP, reminder"
-        + " every 1m00s while DOWN)"), lines);
+    assertEquals(
+        List.of(
+            "WARN source 'pg' database DOWN: connect timed out (logged again when UP, reminder"
+                + " every 1m00s while DOWN)"),
+        lines);
     advance(Duration.ofSeconds(2));
     s.success();
-    assertEquals("INFO source 'pg' database UP again after 2.0s DOWN (3 failed call(s) meanwhile; last:"
-        + " connect timed out)", lines.get(1));
+    assertEquals(
+        "INFO source 'pg' database UP again after 2.0s DOWN (3 failed call(s) meanwhile; last:"
+            + " connect timed out)",
+        lines.get(1));
   }
 
   @Test
@@ -102,7 +113,9 @@ class StateChangeLogTest {
     assertEquals(3, lines.size());
   }
 
-  /** Regression: a claim that started before the kill and returned after it logged DOWN, UP, DOWN. */
+  /**
+   * Regression: a claim that started before the kill and returned after it logged DOWN, UP, DOWN.
+   */
   @Test
   void aCallThatStartedBeforeTheOutageIsNoEvidenceOfRecovery() {
     StateChangeLog s = log(1);
@@ -110,7 +123,8 @@ class StateChangeLogTest {
     advance(Duration.ofMillis(3));
     s.failure("I/O error"); // another thread noticed the outage
     advance(Duration.ofMillis(1));
-    s.success(claimStarted); // the claim started before it, and finished on a connection not yet broken
+    s.success(
+        claimStarted); // the claim started before it, and finished on a connection not yet broken
     assertFalse(s.up(), "still DOWN");
     Instant laterCall = s.now();
     advance(Duration.ofSeconds(5));
@@ -122,8 +136,9 @@ class StateChangeLogTest {
   @Test
   void refusesNonsense() {
     assertThrows(IllegalArgumentException.class, () -> log(0));
-    assertThrows(IllegalArgumentException.class, () -> new StateChangeLog("x", (l, m) -> { }, Clock.systemUTC(),
-        Duration.ZERO, 1));
+    assertThrows(
+        IllegalArgumentException.class,
+        () -> new StateChangeLog("x", (l, m) -> {}, Clock.systemUTC(), Duration.ZERO, 1));
     assertEquals("850ms", StateChangeLog.human(Duration.ofMillis(850)));
     assertEquals("2h03m", StateChangeLog.human(Duration.ofMinutes(123)));
   }

@@ -41,22 +41,32 @@ public final class Browser implements AutoCloseable {
   public static Browser start(int width, int height) throws Exception {
     for (Path p : List.of(CHROMIUM, CHROMEDRIVER)) {
       if (!Files.isExecutable(p)) {
-        throw new IllegalStateException(p + " is missing: install Debian's chromium and chromium-driver"
-            + " (.ci/run does)");
+        throw new IllegalStateException(
+            p + " is missing: install Debian's chromium and chromium-driver" + " (.ci/run does)");
       }
     }
     Path profile = Files.createTempDirectory("chromium-profile");
     ChromeOptions options = new ChromeOptions();
     options.setBinary(CHROMIUM.toFile());
-    options.addArguments("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync", "--disable-quic", "--no-first-run",
-        "--disable-dev-shm-usage", "--hide-scrollbars", "--window-size=" + width + "," + height,
+    options.addArguments(
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-dev-shm-usage",
+        "--hide-scrollbars",
+        "--window-size=" + width + "," + height,
         "--user-data-dir=" + profile);
-    ChromeDriverService service = new ChromeDriverService.Builder()
-        .usingDriverExecutable(new File(CHROMEDRIVER.toString()))
-        .usingAnyFreePort()
-        .withSilent(true)
-        .build();
+    ChromeDriverService service =
+        new ChromeDriverService.Builder()
+            .usingDriverExecutable(new File(CHROMEDRIVER.toString()))
+            .usingAnyFreePort()
+            .withSilent(true)
+            .build();
     try {
       return new Browser(new ChromeDriver(service, options), profile);
     } catch (RuntimeException e) {
@@ -96,17 +106,27 @@ public final class Browser implements AutoCloseable {
   public void await(String what, String expression, Duration timeout) {
     try {
       new WebDriverWait(driver, timeout, Duration.ofMillis(100))
-          .until(d -> Boolean.TRUE.equals(((JavascriptExecutor) d).executeScript("return !!(" + expression + ");")));
+          .until(
+              d ->
+                  Boolean.TRUE.equals(
+                      ((JavascriptExecutor) d).executeScript("return !!(" + expression + ");")));
     } catch (TimeoutException e) {
-      throw new AssertionError("page never showed " + what + " within " + timeout + "; DOM: "
-          + script("return document.documentElement.outerHTML;"), e);
+      throw new AssertionError(
+          "page never showed "
+              + what
+              + " within "
+              + timeout
+              + "; DOM: "
+              + script("return document.documentElement.outerHTML;"),
+          e);
     }
   }
 
   /** A PNG of the whole page, beyond the window if it is taller. */
   public void screenshot(Path png) throws Exception {
-    Map<String, Object> shot = driver.executeCdpCommand("Page.captureScreenshot",
-        Map.of("format", "png", "captureBeyondViewport", true));
+    Map<String, Object> shot =
+        driver.executeCdpCommand(
+            "Page.captureScreenshot", Map.of("format", "png", "captureBeyondViewport", true));
     Files.createDirectories(png.toAbsolutePath().getParent());
     Files.write(png, Base64.getDecoder().decode((String) shot.get("data")));
   }

@@ -5,8 +5,8 @@ import static io.restassured.RestAssured.given;
 import dev.outboxrelay.outbox.Outbox;
 import dev.outboxrelay.outbox.OutboxConfig;
 import dev.outboxrelay.outbox.OutboxMessage;
-import dev.outboxrelay.outbox.store.OutboxStore;
 import dev.outboxrelay.outbox.store.OutboxAdminStore;
+import dev.outboxrelay.outbox.store.OutboxStore;
 import dev.outboxrelay.relay.lifecycle.RelayService;
 import io.agroal.api.AgroalDataSource;
 import io.quarkus.agroal.DataSource;
@@ -25,12 +25,13 @@ import org.junit.jupiter.api.BeforeEach;
 /**
  * What the browser tests of the relay's pages (the console, the reconciliation page) share: the
  * running relay on PostgreSQL with its HTTP receiver, an empty outbox before each test, one
- * destination, and how a test user opens a page or calls the API. Subclasses are Quarkus tests
- * with {@link RelayTestResources}.
+ * destination, and how a test user opens a page or calls the API. Subclasses are Quarkus tests with
+ * {@link RelayTestResources}.
  */
 public abstract class BrowserPageTest {
   protected static final Duration WAIT = Duration.ofSeconds(30);
   protected static final String DEST = "ledgered";
+
   /** Where the tests save their screenshots (the ones docs/ shows). */
   protected static final Path SCREENSHOTS = Path.of("target", "screenshots");
 
@@ -49,15 +50,23 @@ public abstract class BrowserPageTest {
   protected final Outbox outbox = new Outbox(OutboxConfig.builder().destinations(DEST).build());
 
   /** Children before parents: every row a page could show, none left by an earlier test. */
-  private static final List<String> TABLES = List.of("outbox_reconciliation_item", "outbox_reconciliation_run",
-      "outbox_confirmation", "outbox_lock", "outbox_attempt", "outbox_payload", "outbox_message");
+  private static final List<String> TABLES =
+      List.of(
+          "outbox_reconciliation_item",
+          "outbox_reconciliation_run",
+          "outbox_confirmation",
+          "outbox_lock",
+          "outbox_attempt",
+          "outbox_payload",
+          "outbox_message");
 
   @BeforeEach
   void emptyOutbox() throws SQLException {
     (receiver = RelayTestResources.receiver).reset();
     store = relay.store();
     admin = relay.admin();
-    try (Connection c = ds.getConnection(); Statement s = c.createStatement()) {
+    try (Connection c = ds.getConnection();
+        Statement s = c.createStatement()) {
       for (String table : TABLES) {
         s.execute("DELETE FROM " + table);
       }
@@ -75,7 +84,9 @@ public abstract class BrowserPageTest {
     browser.await("the loaded page", "document.body.dataset.loaded === 'true'", WAIT);
   }
 
-  /** A request of the test user {@code user} (viewer, operator, nobody; password {@code <user>-pw}). */
+  /**
+   * A request of the test user {@code user} (viewer, operator, nobody; password {@code <user>-pw}).
+   */
   protected static RequestSpecification as(String user) {
     return given().auth().preemptive().basic(user, user + "-pw");
   }

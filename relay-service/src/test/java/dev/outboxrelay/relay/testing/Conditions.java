@@ -17,21 +17,37 @@ public final class Conditions {
    * from it counts as "not yet". On timeout fails with {@code what}, the last error and {@code
    * diagnosis} (state counts, process logs).
    */
-  public static void awaitThroughErrors(String what, Duration timeout, Duration pollInterval,
-      BooleanSupplier condition, Supplier<String> diagnosis) {
+  public static void awaitThroughErrors(
+      String what,
+      Duration timeout,
+      Duration pollInterval,
+      BooleanSupplier condition,
+      Supplier<String> diagnosis) {
     AtomicReference<RuntimeException> lastError = new AtomicReference<>();
     try {
-      await(what).atMost(timeout).pollDelay(Duration.ZERO).pollInterval(pollInterval).until(() -> {
-        try {
-          return condition.getAsBoolean();
-        } catch (RuntimeException e) {
-          lastError.set(e);
-          return false;
-        }
-      });
+      await(what)
+          .atMost(timeout)
+          .pollDelay(Duration.ZERO)
+          .pollInterval(pollInterval)
+          .until(
+              () -> {
+                try {
+                  return condition.getAsBoolean();
+                } catch (RuntimeException e) {
+                  lastError.set(e);
+                  return false;
+                }
+              });
     } catch (ConditionTimeoutException e) {
-      throw new AssertionError("timed out after " + timeout + " waiting for " + what
-          + (lastError.get() == null ? "" : "; last poll error: " + lastError.get()) + "; " + diagnosis.get(), e);
+      throw new AssertionError(
+          "timed out after "
+              + timeout
+              + " waiting for "
+              + what
+              + (lastError.get() == null ? "" : "; last poll error: " + lastError.get())
+              + "; "
+              + diagnosis.get(),
+          e);
     }
   }
 
@@ -47,23 +63,38 @@ public final class Conditions {
    * Kafka consumer is single-threaded). On timeout returns with what arrived: the caller's
    * assertions say what is missing.
    */
-  public static void collect(Duration timeout, Duration pollInterval, Duration lateWindow, Take take,
+  public static void collect(
+      Duration timeout,
+      Duration pollInterval,
+      Duration lateWindow,
+      Take take,
       BooleanSupplier enough) {
     try {
-      await("enough collected").atMost(timeout).pollInSameThread().pollDelay(Duration.ZERO)
-          .pollInterval(pollInterval).until(() -> {
-            take.take();
-            return enough.getAsBoolean();
-          });
+      await("enough collected")
+          .atMost(timeout)
+          .pollInSameThread()
+          .pollDelay(Duration.ZERO)
+          .pollInterval(pollInterval)
+          .until(
+              () -> {
+                take.take();
+                return enough.getAsBoolean();
+              });
     } catch (ConditionTimeoutException e) {
       return; // the caller's assertions report what arrived
     }
     if (!lateWindow.isZero()) {
-      await("late duplicates").during(lateWindow).atMost(lateWindow.multipliedBy(3)).pollInSameThread()
-          .pollDelay(Duration.ZERO).pollInterval(pollInterval).until(() -> {
-            take.take();
-            return true;
-          });
+      await("late duplicates")
+          .during(lateWindow)
+          .atMost(lateWindow.multipliedBy(3))
+          .pollInSameThread()
+          .pollDelay(Duration.ZERO)
+          .pollInterval(pollInterval)
+          .until(
+              () -> {
+                take.take();
+                return true;
+              });
     }
   }
 }

@@ -18,10 +18,10 @@ import org.postgresql.ds.PGSimpleDataSource;
 /**
  * A PostgreSQL server of a test's own, in a temporary directory on a free port, from the binaries
  * under {@code /usr/lib/postgresql/<version>/bin} (the newest; {@code -Dprivate.pg.bin=<dir>}
- * overrides): for experiments that stop the database, which must never be the machine's shared
- * one. Trust authentication on 127.0.0.1, user {@code postgres}, database {@code postgres}, no
- * fsync (a throw-away cluster). initdb refuses to run as root, so under root the server runs as
- * the {@code postgres} user ({@code runuser}).
+ * overrides): for experiments that stop the database, which must never be the machine's shared one.
+ * Trust authentication on 127.0.0.1, user {@code postgres}, database {@code postgres}, no fsync (a
+ * throw-away cluster). initdb refuses to run as root, so under root the server runs as the {@code
+ * postgres} user ({@code runuser}).
  */
 public final class PrivatePostgres implements AutoCloseable {
   private final Path bin;
@@ -39,23 +39,42 @@ public final class PrivatePostgres implements AutoCloseable {
     Path bin = binaries();
     Path dir = Files.createTempDirectory("private-pg-");
     if (root()) {
-      UserPrincipal postgres = dir.getFileSystem().getUserPrincipalLookupService().lookupPrincipalByName("postgres");
+      UserPrincipal postgres =
+          dir.getFileSystem().getUserPrincipalLookupService().lookupPrincipalByName("postgres");
       Files.setOwner(dir, postgres);
     }
     PrivatePostgres pg = new PrivatePostgres(bin, dir, ServiceProcess.freePort());
-    pg.run(60, "initdb", "-D", pg.data(), "-A", "trust", "-U", "postgres", "--no-sync", "-E", "UTF8");
+    pg.run(
+        60, "initdb", "-D", pg.data(), "-A", "trust", "-U", "postgres", "--no-sync", "-E", "UTF8");
     pg.startServer();
     return pg;
   }
 
   /** Starts the (stopped) server and waits until it accepts connections. */
   public void startServer() throws IOException, InterruptedException {
-    run(60, "pg_ctl", "-D", data(), "-l", dir.resolve("server.log").toString(), "-w", "-t", "50", "-o",
-        "-p " + port + " -k " + dir + " -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200",
+    run(
+        60,
+        "pg_ctl",
+        "-D",
+        data(),
+        "-l",
+        dir.resolve("server.log").toString(),
+        "-w",
+        "-t",
+        "50",
+        "-o",
+        "-p "
+            + port
+            + " -k "
+            + dir
+            + " -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200",
         "start");
   }
 
-  /** Stops the server the hard way ({@code -m immediate}: no checkpoint, connections cut, as a crash). */
+  /**
+   * Stops the server the hard way ({@code -m immediate}: no checkpoint, connections cut, as a
+   * crash).
+   */
   public void stopImmediately() throws IOException, InterruptedException {
     run(60, "pg_ctl", "-D", data(), "-m", "immediate", "-w", "stop");
   }
@@ -99,7 +118,8 @@ public final class PrivatePostgres implements AutoCloseable {
     return dir.resolve("data").toString();
   }
 
-  private void run(int timeoutSeconds, String tool, String... args) throws IOException, InterruptedException {
+  private void run(int timeoutSeconds, String tool, String... args)
+      throws IOException, InterruptedException {
     List<String> cmd = new ArrayList<>();
     if (root()) {
       cmd.addAll(List.of("runuser", "-u", "postgres", "--"));
@@ -108,13 +128,16 @@ public final class PrivatePostgres implements AutoCloseable {
     cmd.addAll(Arrays.asList(args));
     Path out = Files.createTempFile("private-pg-" + tool, ".log");
     try {
-      Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(out.toFile()).start();
+      Process p =
+          new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(out.toFile()).start();
       if (!p.waitFor(timeoutSeconds, TimeUnit.SECONDS)) {
         p.destroyForcibly();
-        throw new IllegalStateException(cmd + " did not finish in " + timeoutSeconds + "s: " + Files.readString(out));
+        throw new IllegalStateException(
+            cmd + " did not finish in " + timeoutSeconds + "s: " + Files.readString(out));
       }
       if (p.exitValue() != 0) {
-        throw new IllegalStateException(cmd + " failed (exit " + p.exitValue() + "): " + Files.readString(out));
+        throw new IllegalStateException(
+            cmd + " failed (exit " + p.exitValue() + "): " + Files.readString(out));
       }
     } finally {
       Files.deleteIfExists(out);
@@ -132,15 +155,25 @@ public final class PrivatePostgres implements AutoCloseable {
     }
     Path base = Path.of("/usr/lib/postgresql");
     if (!Files.isDirectory(base)) {
-      throw new IllegalStateException("no PostgreSQL binaries under " + base + "; set -Dprivate.pg.bin=<dir with"
-          + " initdb and pg_ctl>");
+      throw new IllegalStateException(
+          "no PostgreSQL binaries under "
+              + base
+              + "; set -Dprivate.pg.bin=<dir with"
+              + " initdb and pg_ctl>");
     }
     try (Stream<Path> versions = Files.list(base)) {
-      return versions.filter(v -> Files.isExecutable(v.resolve("bin/pg_ctl")))
-          .max(Comparator.comparingInt(v -> Integer.parseInt(v.getFileName().toString().replaceAll("\\D", "0"))))
+      return versions
+          .filter(v -> Files.isExecutable(v.resolve("bin/pg_ctl")))
+          .max(
+              Comparator.comparingInt(
+                  v -> Integer.parseInt(v.getFileName().toString().replaceAll("\\D", "0"))))
           .map(v -> v.resolve("bin"))
-          .orElseThrow(() -> new IllegalStateException("no PostgreSQL binaries under " + base
-              + "/<version>/bin; set -Dprivate.pg.bin=<dir with initdb and pg_ctl>"));
+          .orElseThrow(
+              () ->
+                  new IllegalStateException(
+                      "no PostgreSQL binaries under "
+                          + base
+                          + "/<version>/bin; set -Dprivate.pg.bin=<dir with initdb and pg_ctl>"));
     }
   }
 }

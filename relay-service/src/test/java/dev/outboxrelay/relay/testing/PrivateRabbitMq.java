@@ -20,13 +20,14 @@ import org.awaitility.core.ConditionTimeoutException;
  * A RabbitMQ node of the test's own, for faults that must not touch the machine's shared broker
  * (5672): its own node name, AMQP and distribution ports, and database and logs under {@code dir}
  * (in {@code target/}), started from the installed {@code rabbitmq-server} as the test's user, no
- * plugins. {@link #stop()} stops the node (its durable exchanges and queues stay); {@link
- * #start()} brings it back on the same port and data: a broker restart.
+ * plugins. {@link #stop()} stops the node (its durable exchanges and queues stay); {@link #start()}
+ * brings it back on the same port and data: a broker restart.
  */
 public final class PrivateRabbitMq implements AutoCloseable {
   static final Path BIN = Path.of("/usr/lib/rabbitmq/bin");
   private final Path dir;
-  private final String node = "outbox-it-" + UUID.randomUUID().toString().substring(0, 8) + "@localhost";
+  private final String node =
+      "outbox-it-" + UUID.randomUUID().toString().substring(0, 8) + "@localhost";
   private final int port = ServiceProcess.freePort();
   private final int distributionPort = ServiceProcess.freePort();
   private Process process;
@@ -63,28 +64,33 @@ public final class PrivateRabbitMq implements AutoCloseable {
 
   /** Starts (or restarts) the node and waits until it has booted. */
   public void start() throws Exception {
-    ProcessBuilder pb = new ProcessBuilder(BIN.resolve("rabbitmq-server").toString())
-        .redirectErrorStream(true)
-        .redirectOutput(ProcessBuilder.Redirect.appendTo(dir.resolve("server.out").toFile()));
+    ProcessBuilder pb =
+        new ProcessBuilder(BIN.resolve("rabbitmq-server").toString())
+            .redirectErrorStream(true)
+            .redirectOutput(ProcessBuilder.Redirect.appendTo(dir.resolve("server.out").toFile()));
     environment(pb.environment());
     process = pb.start();
     // await_startup fails at once until the node has registered with epmd: ask again until then.
     // The bound covers 180 s of asking plus one await_startup that may itself take 180 s.
     AtomicReference<IllegalStateException> lastRefusal = new AtomicReference<>();
     try {
-      await("rabbitmq node " + node + " started").atMost(Duration.ofSeconds(360))
-          .pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(500)).until(() -> {
-            try {
-              ctl(180, "await_startup", "--timeout", "170");
-              return true;
-            } catch (IllegalStateException notYet) {
-              if (!process.isAlive()) {
-                throw notYet;
-              }
-              lastRefusal.set(notYet);
-              return false;
-            }
-          });
+      await("rabbitmq node " + node + " started")
+          .atMost(Duration.ofSeconds(360))
+          .pollDelay(Duration.ZERO)
+          .pollInterval(Duration.ofMillis(500))
+          .until(
+              () -> {
+                try {
+                  ctl(180, "await_startup", "--timeout", "170");
+                  return true;
+                } catch (IllegalStateException notYet) {
+                  if (!process.isAlive()) {
+                    throw notYet;
+                  }
+                  lastRefusal.set(notYet);
+                  return false;
+                }
+              });
     } catch (ConditionTimeoutException e) {
       throw lastRefusal.get() != null ? lastRefusal.get() : new IllegalStateException(e);
     }
@@ -108,8 +114,8 @@ public final class PrivateRabbitMq implements AutoCloseable {
     Process p = pb.start();
     String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
     if (!p.waitFor(timeoutSeconds, TimeUnit.SECONDS) || p.exitValue() != 0) {
-      throw new IllegalStateException("rabbitmqctl " + String.join(" ", args) + " on " + node + ": " + out
-          + "\n" + tail());
+      throw new IllegalStateException(
+          "rabbitmqctl " + String.join(" ", args) + " on " + node + ": " + out + "\n" + tail());
     }
     return out;
   }

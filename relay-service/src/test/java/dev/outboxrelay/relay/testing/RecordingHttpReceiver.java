@@ -25,8 +25,8 @@ import java.util.concurrent.atomic.AtomicInteger;
 /**
  * A real HTTP endpoint on loopback that records every request and answers from a script: per
  * operation ID (Idempotency-Key) a queue of responses, then 200. Applies each operation ID once
- * (like an idempotent receiver) and counts repeats. A path can be set to require a valid
- * {@code X-Outbox-Signature} under a given secret, answering 401 (before the script) otherwise.
+ * (like an idempotent receiver) and counts repeats. A path can be set to require a valid {@code
+ * X-Outbox-Signature} under a given secret, answering 401 (before the script) otherwise.
  *
  * <p>Like the demo sink it keeps a ledger of the operations it applied (first 2xx per key), served
  * at {@code GET /ledger?since=&limit=} in the demo's format ({@code LedgerResource}), which tests
@@ -45,10 +45,14 @@ public final class RecordingHttpReceiver implements AutoCloseable {
   }
 
   /** One request as received. */
-  public record Request(String path, Map<String, List<String>> headers, String body, long receivedNanos) {
+  public record Request(
+      String path, Map<String, List<String>> headers, String body, long receivedNanos) {
     public String header(String name) {
-      return headers.entrySet().stream().filter(e -> e.getKey().equalsIgnoreCase(name))
-          .map(e -> e.getValue().get(0)).findFirst().orElse(null);
+      return headers.entrySet().stream()
+          .filter(e -> e.getKey().equalsIgnoreCase(name))
+          .map(e -> e.getValue().get(0))
+          .findFirst()
+          .orElse(null);
     }
   }
 
@@ -69,8 +73,13 @@ public final class RecordingHttpReceiver implements AutoCloseable {
   private static final ObjectMapper JSON = new ObjectMapper();
 
   /** One applied operation, as the demo sink's ledger lists it. */
-  public record LedgerEntry(String operationId, String destination, Long messageId, Instant appliedAt,
-      long deliveries, long appliedCount) {}
+  public record LedgerEntry(
+      String operationId,
+      String destination,
+      Long messageId,
+      Instant appliedAt,
+      long deliveries,
+      long appliedCount) {}
 
   public RecordingHttpReceiver() throws IOException {
     server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
@@ -106,18 +115,30 @@ public final class RecordingHttpReceiver implements AutoCloseable {
       byte[] raw = in.readAllBytes();
       String body = new String(raw, StandardCharsets.UTF_8);
       String key = ex.getRequestHeaders().getFirst("Idempotency-Key");
-      requests.add(new Request(ex.getRequestURI().getPath(), Map.copyOf(ex.getRequestHeaders()), body,
-          System.nanoTime()));
+      requests.add(
+          new Request(
+              ex.getRequestURI().getPath(),
+              Map.copyOf(ex.getRequestHeaders()),
+              body,
+              System.nanoTime()));
       Deque<Response> queue = key == null ? null : script.get(key);
       Response r = null;
       byte[] secret = signatureSecrets.get(ex.getRequestURI().getPath());
       if (secret != null) {
-        WebhookSignature.Verification v = WebhookSignature.verify(secret,
-            ex.getRequestHeaders().getFirst(WebhookSignature.HEADER), raw, Instant.now(),
-            WebhookSignature.DEFAULT_TOLERANCE);
+        WebhookSignature.Verification v =
+            WebhookSignature.verify(
+                secret,
+                ex.getRequestHeaders().getFirst(WebhookSignature.HEADER),
+                raw,
+                Instant.now(),
+                WebhookSignature.DEFAULT_TOLERANCE);
         if (!v.valid()) {
-          r = new Response(401, Map.of("Content-Type", "application/problem+json"),
-              "{\"title\":\"Unauthorized\",\"status\":401,\"reason\":\"" + v.reason() + "\"}", 0);
+          r =
+              new Response(
+                  401,
+                  Map.of("Content-Type", "application/problem+json"),
+                  "{\"title\":\"Unauthorized\",\"status\":401,\"reason\":\"" + v.reason() + "\"}",
+                  0);
         }
       }
       if (r == null && queue != null) {
@@ -135,10 +156,24 @@ public final class RecordingHttpReceiver implements AutoCloseable {
         applied.computeIfAbsent(key, k -> new AtomicInteger()).incrementAndGet();
         String path = ex.getRequestURI().getPath();
         String messageId = ex.getRequestHeaders().getFirst("X-Outbox-Message-Id");
-        ledger.compute(key, (k, e) -> e == null
-            ? new LedgerEntry(key, path.substring(path.lastIndexOf('/') + 1),
-                messageId == null ? null : Long.valueOf(messageId), now(), 1, 1)
-            : new LedgerEntry(k, e.destination(), e.messageId(), e.appliedAt(), e.deliveries() + 1, e.appliedCount()));
+        ledger.compute(
+            key,
+            (k, e) ->
+                e == null
+                    ? new LedgerEntry(
+                        key,
+                        path.substring(path.lastIndexOf('/') + 1),
+                        messageId == null ? null : Long.valueOf(messageId),
+                        now(),
+                        1,
+                        1)
+                    : new LedgerEntry(
+                        k,
+                        e.destination(),
+                        e.messageId(),
+                        e.appliedAt(),
+                        e.deliveries() + 1,
+                        e.appliedCount()));
       }
       r.headers().forEach((k, v) -> ex.getResponseHeaders().add(k, v));
       byte[] bytes = r.body().getBytes(StandardCharsets.UTF_8);
@@ -171,14 +206,21 @@ public final class RecordingHttpReceiver implements AutoCloseable {
       if (raw != null) {
         for (String pair : raw.split("&")) {
           int eq = pair.indexOf('=');
-          query.put(pair.substring(0, eq), java.net.URLDecoder.decode(pair.substring(eq + 1), StandardCharsets.UTF_8));
+          query.put(
+              pair.substring(0, eq),
+              java.net.URLDecoder.decode(pair.substring(eq + 1), StandardCharsets.UTF_8));
         }
       }
-      Instant since = query.containsKey("since") ? Instant.parse(query.get("since")) : Instant.EPOCH;
+      Instant since =
+          query.containsKey("since") ? Instant.parse(query.get("since")) : Instant.EPOCH;
       int limit = query.containsKey("limit") ? Integer.parseInt(query.get("limit")) : 100;
-      List<LedgerEntry> after = ledger.values().stream().filter(e -> e.appliedAt().isAfter(since))
-          .sorted(java.util.Comparator.comparing(LedgerEntry::appliedAt).thenComparing(LedgerEntry::operationId))
-          .toList();
+      List<LedgerEntry> after =
+          ledger.values().stream()
+              .filter(e -> e.appliedAt().isAfter(since))
+              .sorted(
+                  java.util.Comparator.comparing(LedgerEntry::appliedAt)
+                      .thenComparing(LedgerEntry::operationId))
+              .toList();
       List<LedgerEntry> page = after;
       Instant next = null;
       if (after.size() > limit) {
@@ -224,13 +266,25 @@ public final class RecordingHttpReceiver implements AutoCloseable {
 
   /** The sink applied {@code operationId} once more (its deduplication failed). */
   public void applyAgainInLedger(String operationId) {
-    if (ledger.computeIfPresent(operationId, (k, e) -> new LedgerEntry(k, e.destination(), e.messageId(),
-        e.appliedAt(), e.deliveries() + 1, e.appliedCount() + 1)) == null) {
+    if (ledger.computeIfPresent(
+            operationId,
+            (k, e) ->
+                new LedgerEntry(
+                    k,
+                    e.destination(),
+                    e.messageId(),
+                    e.appliedAt(),
+                    e.deliveries() + 1,
+                    e.appliedCount() + 1))
+        == null) {
       throw new IllegalStateException(operationId + " is not in the ledger");
     }
   }
 
-  /** A confirmation the relay's deliveries did not cause (a ghost, or an applied-then-failed request). */
+  /**
+   * A confirmation the relay's deliveries did not cause (a ghost, or an applied-then-failed
+   * request).
+   */
   public void confirmInLedger(String operationId, String destination) {
     ledger.put(operationId, new LedgerEntry(operationId, destination, null, now(), 1, 1));
   }

@@ -8,15 +8,15 @@ import java.sql.Statement;
 import java.util.Map;
 
 /**
- * Prepares what a relay under test talks to: the PostgreSQL schema {@code relay_it} on the
- * local server, and a real HTTP receiver as the {@code billing} sink and as the {@code signed}
- * sink (path {@code /signed}, requests signed with {@link #SIGNED_SECRET}), and as the
- * {@code ledgered} sink, reconciled against the receiver's {@code /ledger} with re-drive and
- * accept enabled.
+ * Prepares what a relay under test talks to: the PostgreSQL schema {@code relay_it} on the local
+ * server, and a real HTTP receiver as the {@code billing} sink and as the {@code signed} sink (path
+ * {@code /signed}, requests signed with {@link #SIGNED_SECRET}), and as the {@code ledgered} sink,
+ * reconciled against the receiver's {@code /ledger} with re-drive and accept enabled.
  */
 public class RelayTestResources implements QuarkusTestResourceLifecycleManager {
   /** The {@code signed} destination's HMAC secret. */
   public static final String SIGNED_SECRET = "relay-test-secret-4f1c";
+
   /** Shared with the tests, which script it. */
   public static RecordingHttpReceiver receiver;
 
@@ -32,7 +32,8 @@ public class RelayTestResources implements QuarkusTestResourceLifecycleManager {
         Map.entry("outbox.destinations.ledgered.type", "http"),
         Map.entry("outbox.destinations.ledgered.url", receiver.url("/ledgered").toString()),
         Map.entry("outbox.destinations.ledgered.confirmation.type", "http-ledger"),
-        Map.entry("outbox.destinations.ledgered.confirmation.url", receiver.url("/ledger").toString()),
+        Map.entry(
+            "outbox.destinations.ledgered.confirmation.url", receiver.url("/ledger").toString()),
         Map.entry("outbox.destinations.ledgered.reconcile.redrive-unconfirmed", "true"),
         Map.entry("outbox.destinations.ledgered.reconcile.accept-confirmed-not-sent", "true"),
         Map.entry("outbox.destinations.billing.type", "http"),
@@ -49,6 +50,7 @@ public class RelayTestResources implements QuarkusTestResourceLifecycleManager {
       receiver.close();
     }
   }
+
   /**
    * Creates {@code schema} on the test PostgreSQL ({@code -Doutbox.test.pg.url}, default
    * localhost/test) when missing; the JDBC URL of that database, without the schema.
@@ -60,7 +62,8 @@ public class RelayTestResources implements QuarkusTestResourceLifecycleManager {
         Statement s = c.createStatement()) {
       s.execute("CREATE SCHEMA IF NOT EXISTS " + schema);
     } catch (SQLException e) {
-      throw new IllegalStateException("PostgreSQL at " + url + " is required for relay tests: " + e.getMessage(), e);
+      throw new IllegalStateException(
+          "PostgreSQL at " + url + " is required for relay tests: " + e.getMessage(), e);
     }
     return url;
   }

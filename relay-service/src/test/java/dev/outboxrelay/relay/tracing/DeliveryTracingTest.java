@@ -61,7 +61,8 @@ class DeliveryTracingTest {
   static final String HTTP = "traced-http";
   static final String KAFKA = "traced-kafka";
   static final String RABBIT = "traced-rabbit";
-  static final AttributeKey<String> OPERATION_ID = AttributeKey.stringKey(DeliveryTracing.OPERATION_ID);
+  static final AttributeKey<String> OPERATION_ID =
+      AttributeKey.stringKey(DeliveryTracing.OPERATION_ID);
 
   /** The relay with the SDK on and the three traced destinations (TracingTestResources). */
   public static class Traced implements QuarkusTestProfile {
@@ -75,14 +76,16 @@ class DeliveryTracingTest {
   @Inject InMemorySpanExporter exporter;
   @Inject RelayService relay;
 
-  final Outbox outbox = new Outbox(OutboxConfig.builder().destinations(HTTP, KAFKA, RABBIT).build());
+  final Outbox outbox =
+      new Outbox(OutboxConfig.builder().destinations(HTTP, KAFKA, RABBIT).build());
   final String run = UUID.randomUUID().toString().substring(0, 8);
 
   @Test
   void oneTraceFromTheEnqueuingSpanThroughTheDeliveryToEachSink() throws Exception {
     ConnectionFactory rabbit = rabbit();
     String queue = "outbox-trace-" + run;
-    try (com.rabbitmq.client.Connection conn = rabbit.newConnection(); Channel ch = conn.createChannel()) {
+    try (com.rabbitmq.client.Connection conn = rabbit.newConnection();
+        Channel ch = conn.createChannel()) {
       ch.exchangeDeclare("outbox", "topic", true);
       ch.queueDeclare(queue, false, false, true, null);
       ch.queueBind(queue, "outbox", TracingTestResources.ROUTING_KEY);
@@ -101,25 +104,35 @@ class DeliveryTracingTest {
     assertDelivery(rabbitSpan, request, RABBIT, SpanKind.PRODUCER, 1, "sent");
 
     // What each sink received continues the trace, with the delivery span as parent.
-    RecordingHttpReceiver.Request received = TracingTestResources.receiver.requestsFor(httpOp).get(0);
+    RecordingHttpReceiver.Request received =
+        TracingTestResources.receiver.requestsFor(httpOp).get(0);
     assertEquals(traceparent(httpSpan), received.header("traceparent"));
     assertEquals(traceparent(kafkaSpan), kafkaHeader(kafkaOp, "traceparent"));
     GetResponse message = take(rabbit, queue);
     assertEquals(rabbitOp, message.getProps().getMessageId());
-    assertEquals(traceparent(rabbitSpan), String.valueOf(message.getProps().getHeaders().get("traceparent")));
-    assertEquals("00-" + traceId + "-" + httpSpan.getSpanId() + "-01", received.header("traceparent"));
+    assertEquals(
+        traceparent(rabbitSpan),
+        String.valueOf(message.getProps().getHeaders().get("traceparent")));
+    assertEquals(
+        "00-" + traceId + "-" + httpSpan.getSpanId() + "-01", received.header("traceparent"));
 
     // The relay's spans are its deliveries: polling the database all along exported none.
     List<SpanData> all = exporter.getFinishedSpanItems();
     for (SpanData s : all) {
-      assertTrue(s.getName().startsWith(DeliveryTracing.SPAN_NAME + " ") || s.getName().startsWith("test "),
+      assertTrue(
+          s.getName().startsWith(DeliveryTracing.SPAN_NAME + " ")
+              || s.getName().startsWith("test "),
           "unexpected span: " + s);
     }
-    TraceLines.print("enqueue -> relay -> HTTP / Kafka / RabbitMQ",
+    TraceLines.print(
+        "enqueue -> relay -> HTTP / Kafka / RabbitMQ",
         all.stream().filter(s -> s.getTraceId().equals(traceId)).toList());
     System.out.println("TRACE http receiver got traceparent=" + received.header("traceparent"));
-    System.out.println("TRACE kafka record header traceparent=" + kafkaHeader(kafkaOp, "traceparent"));
-    System.out.println("TRACE rabbitmq message header traceparent=" + message.getProps().getHeaders().get("traceparent"));
+    System.out.println(
+        "TRACE kafka record header traceparent=" + kafkaHeader(kafkaOp, "traceparent"));
+    System.out.println(
+        "TRACE rabbitmq message header traceparent="
+            + message.getProps().getHeaders().get("traceparent"));
   }
 
   @Test
@@ -133,18 +146,28 @@ class DeliveryTracingTest {
     List<SpanData> attempts = deliverySpans(retried, 2);
     assertDelivery(attempts.get(0), request, HTTP, SpanKind.CLIENT, 1, "retry");
     assertEquals(StatusCode.ERROR, attempts.get(0).getStatus().getStatusCode());
-    assertEquals("HTTP 503", attempts.get(0).getAttributes().get(AttributeKey.stringKey("error.type")));
+    assertEquals(
+        "HTTP 503", attempts.get(0).getAttributes().get(AttributeKey.stringKey("error.type")));
     assertDelivery(attempts.get(1), request, HTTP, SpanKind.CLIENT, 2, "sent");
-    List<RecordingHttpReceiver.Request> requests = TracingTestResources.receiver.requestsFor(retried);
+    List<RecordingHttpReceiver.Request> requests =
+        TracingTestResources.receiver.requestsFor(retried);
     assertEquals(traceparent(attempts.get(0)), requests.get(0).header("traceparent"));
-    assertEquals(traceparent(attempts.get(1)), requests.get(1).header("traceparent"), "each attempt its own span");
+    assertEquals(
+        traceparent(attempts.get(1)),
+        requests.get(1).header("traceparent"),
+        "each attempt its own span");
 
     SpanData deadSpan = deliverySpans(dead, 1).get(0);
     assertDelivery(deadSpan, request, HTTP, SpanKind.CLIENT, 1, "dead");
     assertEquals(StatusCode.ERROR, deadSpan.getStatus().getStatusCode());
-    assertTrue(deadSpan.getStatus().getDescription().contains("answered 400"), deadSpan.getStatus().toString());
-    TraceLines.print("a retried and a dead delivery", exporter.getFinishedSpanItems().stream()
-        .filter(s -> s.getTraceId().equals(request.getSpanContext().getTraceId())).toList());
+    assertTrue(
+        deadSpan.getStatus().getDescription().contains("answered 400"),
+        deadSpan.getStatus().toString());
+    TraceLines.print(
+        "a retried and a dead delivery",
+        exporter.getFinishedSpanItems().stream()
+            .filter(s -> s.getTraceId().equals(request.getSpanContext().getTraceId()))
+            .toList());
   }
 
   @Test
@@ -156,7 +179,9 @@ class DeliveryTracingTest {
     SpanData span = deliverySpans(op, 1).get(0);
     assertFalse(span.getParentSpanContext().isValid(), "a root span: " + span);
     assertEquals("sent", span.getAttributes().get(AttributeKey.stringKey(DeliveryTracing.OUTCOME)));
-    assertEquals(traceparent(span), TracingTestResources.receiver.requestsFor(op).get(0).header("traceparent"));
+    assertEquals(
+        traceparent(span),
+        TracingTestResources.receiver.requestsFor(op).get(0).header("traceparent"));
   }
 
   // ---- helpers -------------------------------------------------------------------------------
@@ -164,7 +189,8 @@ class DeliveryTracingTest {
   /** Enqueues jobs (pairs of operation ID and destination) in one transaction under a span. */
   private Span enqueueInSpan(String... opsAndDestinations) throws Exception {
     Span request = tracer.spanBuilder("test POST /orders").setSpanKind(SpanKind.SERVER).startSpan();
-    try (Scope ignored = request.makeCurrent(); Connection c = relay.dataSource().getConnection()) {
+    try (Scope ignored = request.makeCurrent();
+        Connection c = relay.dataSource().getConnection()) {
       c.setAutoCommit(false);
       for (int i = 0; i < opsAndDestinations.length; i += 2) {
         outbox.enqueue(c, job(opsAndDestinations[i], opsAndDestinations[i + 1]));
@@ -177,30 +203,42 @@ class DeliveryTracingTest {
   }
 
   private static OutboxMessage job(String op, String destination) {
-    return OutboxMessage.builder().operationId(op).destination(destination).payload("{\"op\":\"" + op + "\"}")
+    return OutboxMessage.builder()
+        .operationId(op)
+        .destination(destination)
+        .payload("{\"op\":\"" + op + "\"}")
         .build();
   }
 
   /** The delivery spans of one job, in attempt order, once {@code count} were exported. */
   private List<SpanData> deliverySpans(String op, int count) {
     List<SpanData> found = new ArrayList<>();
-    Awaitility.await(op + ": " + count + " delivery span(s)").atMost(WAIT).pollInterval(Duration.ofMillis(50))
-        .until(() -> {
-          found.clear();
-          exporter.getFinishedSpanItems().stream().filter(s -> op.equals(s.getAttributes().get(OPERATION_ID)))
-              .sorted(Comparator.comparingLong(SpanData::getStartEpochNanos)).forEach(found::add);
-          return found.size() >= count;
-        });
+    Awaitility.await(op + ": " + count + " delivery span(s)")
+        .atMost(WAIT)
+        .pollInterval(Duration.ofMillis(50))
+        .until(
+            () -> {
+              found.clear();
+              exporter.getFinishedSpanItems().stream()
+                  .filter(s -> op.equals(s.getAttributes().get(OPERATION_ID)))
+                  .sorted(Comparator.comparingLong(SpanData::getStartEpochNanos))
+                  .forEach(found::add);
+              return found.size() >= count;
+            });
     return found;
   }
 
-  private static void assertDelivery(SpanData s, Span parent, String destination, SpanKind kind, long attempt,
-      String outcome) {
+  private static void assertDelivery(
+      SpanData s, Span parent, String destination, SpanKind kind, long attempt, String outcome) {
     assertEquals(parent.getSpanContext().getTraceId(), s.getTraceId(), "same trace: " + s);
-    assertEquals(parent.getSpanContext().getSpanId(), s.getParentSpanId(), "child of the stored context: " + s);
+    assertEquals(
+        parent.getSpanContext().getSpanId(),
+        s.getParentSpanId(),
+        "child of the stored context: " + s);
     assertEquals(DeliveryTracing.SPAN_NAME + " " + destination, s.getName());
     assertEquals(kind, s.getKind());
-    assertEquals(destination, s.getAttributes().get(AttributeKey.stringKey(DeliveryTracing.DESTINATION)));
+    assertEquals(
+        destination, s.getAttributes().get(AttributeKey.stringKey(DeliveryTracing.DESTINATION)));
     assertEquals(attempt, s.getAttributes().get(AttributeKey.longKey(DeliveryTracing.ATTEMPT)));
     assertEquals(outcome, s.getAttributes().get(AttributeKey.stringKey(DeliveryTracing.OUTCOME)));
     assertNotNull(s.getAttributes().get(AttributeKey.longKey(DeliveryTracing.MESSAGE_ID)));
@@ -221,8 +259,11 @@ class DeliveryTracingTest {
   }
 
   private static GetResponse take(ConnectionFactory factory, String queue) throws Exception {
-    try (com.rabbitmq.client.Connection conn = factory.newConnection(); Channel ch = conn.createChannel()) {
-      return Awaitility.await("a message on " + queue).atMost(WAIT).pollInterval(Duration.ofMillis(50))
+    try (com.rabbitmq.client.Connection conn = factory.newConnection();
+        Channel ch = conn.createChannel()) {
+      return Awaitility.await("a message on " + queue)
+          .atMost(WAIT)
+          .pollInterval(Duration.ofMillis(50))
           .until(() -> ch.basicGet(queue, true), Objects::nonNull);
     }
   }
@@ -235,21 +276,30 @@ class DeliveryTracingTest {
     p.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
     p.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
     try (KafkaConsumer<String, String> consumer = new KafkaConsumer<>(p)) {
-      List<TopicPartition> partitions = consumer.partitionsFor(TracingTestResources.TOPIC, WAIT).stream()
-          .map(i -> new TopicPartition(i.topic(), i.partition())).toList();
+      List<TopicPartition> partitions =
+          consumer.partitionsFor(TracingTestResources.TOPIC, WAIT).stream()
+              .map(i -> new TopicPartition(i.topic(), i.partition()))
+              .toList();
       consumer.assign(partitions);
       consumer.seekToBeginning(partitions);
       AtomicReference<ConsumerRecord<String, String>> found = new AtomicReference<>();
-      Conditions.collect(WAIT, Duration.ofMillis(10), Duration.ZERO, () -> {
-        for (ConsumerRecord<String, String> r : consumer.poll(Duration.ofMillis(200))) {
-          var operation = r.headers().lastHeader("operation-id");
-          if (operation != null && op.equals(new String(operation.value(), StandardCharsets.UTF_8))) {
-            found.set(r);
-          }
-        }
-      }, () -> found.get() != null);
+      Conditions.collect(
+          WAIT,
+          Duration.ofMillis(10),
+          Duration.ZERO,
+          () -> {
+            for (ConsumerRecord<String, String> r : consumer.poll(Duration.ofMillis(200))) {
+              var operation = r.headers().lastHeader("operation-id");
+              if (operation != null
+                  && op.equals(new String(operation.value(), StandardCharsets.UTF_8))) {
+                found.set(r);
+              }
+            }
+          },
+          () -> found.get() != null);
       if (found.get() == null) {
-        throw new AssertionError("no record for " + op + " on " + TracingTestResources.TOPIC + " within " + WAIT);
+        throw new AssertionError(
+            "no record for " + op + " on " + TracingTestResources.TOPIC + " within " + WAIT);
       }
       var h = found.get().headers().lastHeader(header);
       return h == null ? null : new String(h.value(), StandardCharsets.UTF_8);

@@ -14,10 +14,10 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 
 /**
- * The inbox served as a ledger in the relay's {@code http-ledger} format: extend it with a {@code
- * @Path} (e.g. {@code /ledger}) and point the relay's {@code
- * outbox.destinations.<name>.reconciliation.url} at it. Nothing is registered unless an
- * application extends it.
+ * The inbox served as a ledger in the relay's {@code http-ledger} format: extend it with a
+ * {@code @Path} (e.g. {@code /ledger}) and point the relay's {@code
+ * outbox.destinations.<name>.reconciliation.url} at it. Nothing is registered unless an application
+ * extends it.
  *
  * <ul>
  *   <li>{@code GET ?since=<ISO-8601 instant>&limit=<1..1000, default 100>&destination=<name>}:
@@ -37,15 +37,22 @@ public abstract class InboxLedgerResource {
   @Inject TransactionalInbox inbox;
 
   @GET
-  public Response page(@QueryParam("since") String since, @QueryParam("limit") String limit,
+  public Response page(
+      @QueryParam("since") String since,
+      @QueryParam("limit") String limit,
       @QueryParam("destination") String destination) {
     Instant from = null;
     if (since != null && !since.isBlank()) {
       try {
         from = Instant.parse(since.strip());
       } catch (DateTimeParseException e) {
-        return InboxWebhook.problem(400, "since must be an ISO-8601 instant such as"
-            + " 2024-01-31T12:00:00Z, was '" + since + "'", "since");
+        return InboxWebhook.problem(
+            400,
+            "since must be an ISO-8601 instant such as"
+                + " 2024-01-31T12:00:00Z, was '"
+                + since
+                + "'",
+            "since");
       }
     }
     int n = DEFAULT_LIMIT;
@@ -56,8 +63,10 @@ public abstract class InboxLedgerResource {
         n = -1;
       }
       if (n < 1 || n > MAX_LIMIT) {
-        return InboxWebhook.problem(400, "limit must be a whole number from 1 to " + MAX_LIMIT
-            + ", was '" + limit + "'", "limit");
+        return InboxWebhook.problem(
+            400,
+            "limit must be a whole number from 1 to " + MAX_LIMIT + ", was '" + limit + "'",
+            "limit");
       }
     }
     String dest = destination == null || destination.isBlank() ? null : destination;

@@ -33,8 +33,8 @@ import java.util.Map;
  *   <li>The ID was applied with another body: <b>409</b>, nothing written.
  *   <li>The handler threw {@code TransientFailureException}, or the database failed: <b>503</b>
  *       with {@code Retry-After} (the handler's, else {@value #DEFAULT_RETRY_AFTER_SECONDS} s),
- *       nothing recorded. {@code RejectedDeliveryException}: <b>422</b> (the relay does not
- *       retry it). Any other handler exception: <b>500</b> (retried), nothing recorded.
+ *       nothing recorded. {@code RejectedDeliveryException}: <b>422</b> (the relay does not retry
+ *       it). Any other handler exception: <b>500</b> (retried), nothing recorded.
  * </ol>
  *
  * Refusals are {@code application/problem+json} with {@code field} naming what was refused.
@@ -58,8 +58,13 @@ public final class InboxWebhook {
    * Receives one delivery to {@code destination}; the arguments are the request's headers (null
    * when absent) and raw body.
    */
-  public Response receive(String destination, String idempotencyKey, String signature,
-      String messageId, byte[] body, InboxHandler handler) {
+  public Response receive(
+      String destination,
+      String idempotencyKey,
+      String signature,
+      String messageId,
+      byte[] body,
+      InboxHandler handler) {
     byte[] raw = body == null ? new byte[0] : body;
     WebhookSignature.Verification v = verifier.verify(signature, raw);
     if (!v.valid()) {
@@ -89,8 +94,8 @@ public final class InboxWebhook {
       return Response.ok(answer, "application/json").build();
     } catch (InvalidDeliveryException e) {
       return switch (e.field()) {
-        case "operationId" -> problem(400, e.getMessage().replace("operationId", IDEMPOTENCY_KEY),
-            IDEMPOTENCY_KEY);
+        case "operationId" ->
+            problem(400, e.getMessage().replace("operationId", IDEMPOTENCY_KEY), IDEMPOTENCY_KEY);
         case "payload" -> problem(413, e.getMessage(), "body");
         default -> problem(400, e.getMessage(), e.field());
       };
@@ -112,7 +117,8 @@ public final class InboxWebhook {
   }
 
   private static Response unavailable(String detail, Duration retryAfter) {
-    long seconds = retryAfter == null ? DEFAULT_RETRY_AFTER_SECONDS : Math.max(1, retryAfter.toSeconds());
+    long seconds =
+        retryAfter == null ? DEFAULT_RETRY_AFTER_SECONDS : Math.max(1, retryAfter.toSeconds());
     return Response.fromResponse(problem(503, detail, null)).header("Retry-After", seconds).build();
   }
 

@@ -12,8 +12,8 @@ import java.sql.Connection;
 
 /**
  * A ready-made webhook endpoint: extend it with a {@code @Path} and implement {@link #apply}; the
- * relay's HTTP sink {@code POST}s to that path. Nothing is registered unless an application
- * extends it. Behaviour and answers: {@link InboxWebhook}.
+ * relay's HTTP sink {@code POST}s to that path. Nothing is registered unless an application extends
+ * it. Behaviour and answers: {@link InboxWebhook}.
  *
  * <pre>{@code
  * @Path("/billing/deliveries")
@@ -36,13 +36,17 @@ public abstract class InboxWebhookResource {
   /** The secrets and tolerance to check signatures with (called once). */
   protected abstract WebhookVerifier verifier();
 
-  /** The effect, on the inbox's connection; see {@link dev.outboxrelay.outbox.inbox.InboxHandler}. */
+  /**
+   * The effect, on the inbox's connection; see {@link dev.outboxrelay.outbox.inbox.InboxHandler}.
+   */
   protected abstract String apply(Connection connection, InboxDelivery delivery) throws Exception;
 
   @POST
-  public Response deliver(@HeaderParam(InboxWebhook.IDEMPOTENCY_KEY) String idempotencyKey,
+  public Response deliver(
+      @HeaderParam(InboxWebhook.IDEMPOTENCY_KEY) String idempotencyKey,
       @HeaderParam(WebhookSignature.HEADER) String signature,
-      @HeaderParam(InboxWebhook.MESSAGE_ID) String messageId, byte[] body) {
+      @HeaderParam(InboxWebhook.MESSAGE_ID) String messageId,
+      byte[] body) {
     InboxWebhook w = webhook;
     if (w == null) {
       w = new InboxWebhook(inbox, verifier());

@@ -32,8 +32,8 @@ import org.eclipse.microprofile.config.inject.ConfigProperty;
  * InboxConflictException}) or bad input ({@link InvalidDeliveryException}) writes nothing and
  * leaves the transaction as it was.
  *
- * <p>Configuration: {@code outbox.inbox.datasource} (a named datasource; absent: the default
- * one), {@code outbox.inbox.max-payload-bytes} (default 1048576) and {@code
+ * <p>Configuration: {@code outbox.inbox.datasource} (a named datasource; absent: the default one),
+ * {@code outbox.inbox.max-payload-bytes} (default 1048576) and {@code
  * outbox.inbox.confirmation-source} (absent: the inbox is the ledger; set: each application also
  * counts in the relay's {@code outbox_confirmation}, same database).
  */
@@ -60,24 +60,31 @@ public class TransactionalInbox {
 
   @PostConstruct
   void init() {
-    Instance<DataSource> chosen = datasourceName
-        .map(name -> dataSources.select(NamedLiteral.of(name)))
-        .orElseGet(() -> dataSources.select(Default.Literal.INSTANCE));
+    Instance<DataSource> chosen =
+        datasourceName
+            .map(name -> dataSources.select(NamedLiteral.of(name)))
+            .orElseGet(() -> dataSources.select(Default.Literal.INSTANCE));
     if (!chosen.isResolvable()) {
-      throw new IllegalStateException("outbox.inbox: no " + datasourceName.map(n -> "datasource named '" + n + "'")
-          .orElse("default datasource") + " to receive on (set outbox.inbox.datasource)");
+      throw new IllegalStateException(
+          "outbox.inbox: no "
+              + datasourceName.map(n -> "datasource named '" + n + "'").orElse("default datasource")
+              + " to receive on (set outbox.inbox.datasource)");
     }
     dataSource = chosen.get();
     try {
-      InboxConfig config = InboxConfig.defaults().withMaxPayloadBytes(maxPayloadBytes).withSavepoint(false);
+      InboxConfig config =
+          InboxConfig.defaults().withMaxPayloadBytes(maxPayloadBytes).withSavepoint(false);
       if (confirmationSource.isPresent()) {
         config = config.withConfirmationSource(confirmationSource.get());
       }
       inbox = new Inbox(config);
     } catch (IllegalArgumentException e) {
-      throw new IllegalArgumentException("outbox.inbox configuration is invalid: " + e.getMessage()
-          .replace("maxPayloadBytes", "max-payload-bytes").replace("confirmationSource",
-              "confirmation-source"), e);
+      throw new IllegalArgumentException(
+          "outbox.inbox configuration is invalid: "
+              + e.getMessage()
+                  .replace("maxPayloadBytes", "max-payload-bytes")
+                  .replace("confirmationSource", "confirmation-source"),
+          e);
     }
   }
 
@@ -91,8 +98,12 @@ public class TransactionalInbox {
     return inbox;
   }
 
-  /** Receives once in the current or a new transaction; see the class comment and {@link Inbox#receive}. */
-  @Transactional(value = Transactional.TxType.REQUIRED,
+  /**
+   * Receives once in the current or a new transaction; see the class comment and {@link
+   * Inbox#receive}.
+   */
+  @Transactional(
+      value = Transactional.TxType.REQUIRED,
       dontRollbackOn = {InboxConflictException.class, InvalidDeliveryException.class})
   public InboxReceipt receive(InboxDelivery delivery, InboxHandler handler) {
     inbox.validate(delivery);

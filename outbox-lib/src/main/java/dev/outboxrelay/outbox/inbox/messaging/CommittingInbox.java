@@ -44,8 +44,8 @@ public interface CommittingInbox {
           throw e;
         }
       } catch (SQLException e) {
-        throw new OutboxStoreException("inbox transaction failed for operation ID '"
-            + delivery.operationId() + "'", e);
+        throw new OutboxStoreException(
+            "inbox transaction failed for operation ID '" + delivery.operationId() + "'", e);
       }
     };
   }

@@ -9,8 +9,8 @@ import org.apache.kafka.common.header.Headers;
 
 /**
  * Reads deliveries from the relay's Kafka records: the operation ID from the {@code operation-id}
- * header, the job id from {@code outbox-message-id}, the body from the record value (configure
- * the channel's {@code value.deserializer} as {@code ByteArrayDeserializer} or {@code
+ * header, the job id from {@code outbox-message-id}, the body from the record value (configure the
+ * channel's {@code value.deserializer} as {@code ByteArrayDeserializer} or {@code
  * StringDeserializer}).
  */
 public final class KafkaDeliveries {
@@ -22,19 +22,35 @@ public final class KafkaDeliveries {
   /** A reader for the relay's destination {@code destination} (its name in the relay's config). */
   public static DeliveryReader reader(String destination) {
     return message -> {
-      IncomingKafkaRecordMetadata<?, ?> meta = message.getMetadata(IncomingKafkaRecordMetadata.class)
-          .orElseThrow(() -> new InvalidDeliveryException(OPERATION_ID_HEADER,
-              "not a Kafka record (no IncomingKafkaRecordMetadata): use KafkaDeliveries on a Kafka channel"));
+      IncomingKafkaRecordMetadata<?, ?> meta =
+          message
+              .getMetadata(IncomingKafkaRecordMetadata.class)
+              .orElseThrow(
+                  () ->
+                      new InvalidDeliveryException(
+                          OPERATION_ID_HEADER,
+                          "not a Kafka record (no IncomingKafkaRecordMetadata): use KafkaDeliveries on a Kafka channel"));
       Headers headers = meta.getHeaders();
       Header op = headers.lastHeader(OPERATION_ID_HEADER);
       if (op == null || op.value() == null) {
-        throw new InvalidDeliveryException(OPERATION_ID_HEADER, "the record has no " + OPERATION_ID_HEADER
-            + " header (topic " + meta.getTopic() + ", partition " + meta.getPartition() + ", offset "
-            + meta.getOffset() + ")");
+        throw new InvalidDeliveryException(
+            OPERATION_ID_HEADER,
+            "the record has no "
+                + OPERATION_ID_HEADER
+                + " header (topic "
+                + meta.getTopic()
+                + ", partition "
+                + meta.getPartition()
+                + ", offset "
+                + meta.getOffset()
+                + ")");
       }
       Header job = headers.lastHeader(MessagePayloads.OUTBOX_MESSAGE_ID);
-      return new InboxDelivery(new String(op.value(), StandardCharsets.UTF_8), destination,
-          MessagePayloads.bytes(message, "set the channel's value.deserializer to ByteArrayDeserializer"),
+      return new InboxDelivery(
+          new String(op.value(), StandardCharsets.UTF_8),
+          destination,
+          MessagePayloads.bytes(
+              message, "set the channel's value.deserializer to ByteArrayDeserializer"),
           MessagePayloads.jobId(job == null ? null : job.value()));
     };
   }

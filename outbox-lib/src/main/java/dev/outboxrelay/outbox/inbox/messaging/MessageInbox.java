@@ -9,17 +9,17 @@ import java.util.concurrent.CompletionStage;
 import org.eclipse.microprofile.reactive.messaging.Message;
 
 /**
- * Runs the inbox for broker messages: reads the delivery ({@link DeliveryReader}), receives it
- * once in a transaction that has committed when {@link CommittingInbox#receive} returns, and only
- * then acknowledges. A crash between the commit and the acknowledgement makes the broker redeliver:
- * that delivery is a repeat, acknowledged without running the handler.
+ * Runs the inbox for broker messages: reads the delivery ({@link DeliveryReader}), receives it once
+ * in a transaction that has committed when {@link CommittingInbox#receive} returns, and only then
+ * acknowledges. A crash between the commit and the acknowledgement makes the broker redeliver: that
+ * delivery is a repeat, acknowledged without running the handler.
  *
  * <p>Every failure is a nack with nothing recorded, the exception as the reason: bad input ({@code
  * InvalidDeliveryException}), a conflicting payload under an applied ID ({@code
- * InboxConflictException}), a handler failure ({@code InboxHandlerException}; {@code
- * isTransient()} for a retry later) or a database error. What the broker does with a nack is the
- * channel's failure strategy, given the reader's {@link DeliveryReader#nackMetadata} (docs/receiving.md
- * "Kafka and RabbitMQ: acknowledge after the commit").
+ * InboxConflictException}), a handler failure ({@code InboxHandlerException}; {@code isTransient()}
+ * for a retry later) or a database error. What the broker does with a nack is the channel's failure
+ * strategy, given the reader's {@link DeliveryReader#nackMetadata} (docs/receiving.md "Kafka and
+ * RabbitMQ: acknowledge after the commit").
  *
  * <pre>{@code
  * @Incoming("orders") @Blocking

@@ -9,9 +9,9 @@ final class MessagePayloads {
   private MessagePayloads() {}
 
   /**
-   * The payload as bytes. The inbox hashes exactly what the sender sent, so a payload the
-   * connector already converted (a RabbitMQ JSON body becomes a JsonObject) is refused: its
-   * re-encoding need not match the original bytes, and a repeat would then look like a conflict.
+   * The payload as bytes. The inbox hashes exactly what the sender sent, so a payload the connector
+   * already converted (a RabbitMQ JSON body becomes a JsonObject) is refused: its re-encoding need
+   * not match the original bytes, and a repeat would then look like a conflict.
    */
   static byte[] bytes(Message<?> message, String hint) {
     Object p = message.getPayload();
@@ -21,8 +21,12 @@ final class MessagePayloads {
     if (p instanceof String s) {
       return s.getBytes(StandardCharsets.UTF_8);
     }
-    throw new InvalidDeliveryException("payload", "the message payload is "
-        + (p == null ? "null" : p.getClass().getName()) + ", expected byte[] or String: " + hint);
+    throw new InvalidDeliveryException(
+        "payload",
+        "the message payload is "
+            + (p == null ? "null" : p.getClass().getName())
+            + ", expected byte[] or String: "
+            + hint);
   }
 
   /** The relay's job id header ({@code outbox-message-id}) as a number; null when absent. */
@@ -30,11 +34,13 @@ final class MessagePayloads {
     if (header == null) {
       return null;
     }
-    String text = header instanceof byte[] b ? new String(b, StandardCharsets.UTF_8) : header.toString();
+    String text =
+        header instanceof byte[] b ? new String(b, StandardCharsets.UTF_8) : header.toString();
     try {
       return Long.valueOf(text.trim());
     } catch (NumberFormatException e) {
-      throw new InvalidDeliveryException(OUTBOX_MESSAGE_ID, OUTBOX_MESSAGE_ID + " is not a number: '" + text + "'");
+      throw new InvalidDeliveryException(
+          OUTBOX_MESSAGE_ID, OUTBOX_MESSAGE_ID + " is not a number: '" + text + "'");
     }
   }
 

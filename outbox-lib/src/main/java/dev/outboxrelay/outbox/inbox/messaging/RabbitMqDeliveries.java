@@ -10,8 +10,8 @@ import org.eclipse.microprofile.reactive.messaging.Metadata;
 /**
  * Reads deliveries from the relay's RabbitMQ messages: the operation ID from the AMQP {@code
  * message-id} property (the relay's RabbitMQ sink sets it), the job id from the {@code
- * outbox-message-id} header, the body as bytes (set the channel's {@code content-type-override}
- * to {@code application/octet-stream}, or the connector turns a JSON body into a JsonObject).
+ * outbox-message-id} header, the body as bytes (set the channel's {@code content-type-override} to
+ * {@code application/octet-stream}, or the connector turns a JSON body into a JsonObject).
  *
  * <p>Its nacks carry {@link RabbitMQRejectMetadata}: a {@linkplain MessageInbox#isRetryable
  * retryable} failure is requeued (delivered again at once), any other is rejected without requeue
@@ -40,14 +40,32 @@ public final class RabbitMqDeliveries {
   }
 
   private static InboxDelivery read(String destination, Message<?> message) {
-    IncomingRabbitMQMetadata meta = message.getMetadata(IncomingRabbitMQMetadata.class)
-        .orElseThrow(() -> new InvalidDeliveryException(MESSAGE_ID,
-            "not a RabbitMQ message (no IncomingRabbitMQMetadata): use RabbitMqDeliveries on a RabbitMQ channel"));
-    String op = meta.getMessageId().orElseThrow(() -> new InvalidDeliveryException(MESSAGE_ID,
-        "the message has no " + MESSAGE_ID + " property (exchange " + meta.getExchange()
-            + ", routing key " + meta.getRoutingKey() + ")"));
-    return new InboxDelivery(op, destination,
-        MessagePayloads.bytes(message, "set the channel's content-type-override to application/octet-stream"),
+    IncomingRabbitMQMetadata meta =
+        message
+            .getMetadata(IncomingRabbitMQMetadata.class)
+            .orElseThrow(
+                () ->
+                    new InvalidDeliveryException(
+                        MESSAGE_ID,
+                        "not a RabbitMQ message (no IncomingRabbitMQMetadata): use RabbitMqDeliveries on a RabbitMQ channel"));
+    String op =
+        meta.getMessageId()
+            .orElseThrow(
+                () ->
+                    new InvalidDeliveryException(
+                        MESSAGE_ID,
+                        "the message has no "
+                            + MESSAGE_ID
+                            + " property (exchange "
+                            + meta.getExchange()
+                            + ", routing key "
+                            + meta.getRoutingKey()
+                            + ")"));
+    return new InboxDelivery(
+        op,
+        destination,
+        MessagePayloads.bytes(
+            message, "set the channel's content-type-override to application/octet-stream"),
         MessagePayloads.jobId(meta.getHeaders().get(MessagePayloads.OUTBOX_MESSAGE_ID)));
   }
 }

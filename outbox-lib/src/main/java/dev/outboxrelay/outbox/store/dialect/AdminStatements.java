@@ -89,15 +89,22 @@ public final class AdminStatements {
   }
 
   /** Counts the dead jobs a filter matches. */
-  public BoundSql countDead(String destination, String errorClass, Instant diedFrom, Instant diedTo,
-      String orderingKey) {
-    return renderer.render(dialect.countDead(destination, errorClass, diedFrom, diedTo, orderingKey));
+  public BoundSql countDead(
+      String destination, String errorClass, Instant diedFrom, Instant diedTo, String orderingKey) {
+    return renderer.render(
+        dialect.countDead(destination, errorClass, diedFrom, diedTo, orderingKey));
   }
 
   /** Replays up to {@code limit} of the dead jobs a filter matches, lowest ids first. */
-  public BoundSql replayDead(String destination, String errorClass, Instant diedFrom, Instant diedTo,
-      String orderingKey, int limit) {
-    return renderer.render(dialect.replayDead(destination, errorClass, diedFrom, diedTo, orderingKey, limit));
+  public BoundSql replayDead(
+      String destination,
+      String errorClass,
+      Instant diedFrom,
+      Instant diedTo,
+      String orderingKey,
+      int limit) {
+    return renderer.render(
+        dialect.replayDead(destination, errorClass, diedFrom, diedTo, orderingKey, limit));
   }
 
   public String replayDeadSql() {

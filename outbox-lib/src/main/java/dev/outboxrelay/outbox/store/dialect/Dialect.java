@@ -12,14 +12,14 @@ import java.util.UUID;
 
 /**
  * One database: its clock ({@link SqlClock}), how its driver binds tokens and times ({@link
- * TypeBinding}), what its errors mean ({@link ErrorCodes}) and the statements every store sends
- * to it, as statement sets rendered once for an outbox's table names ({@link #jobs}, {@link
- * #admin}, {@link #reconciliation}, {@link #inbox}). This class builds the statements every
- * database shares from those parts; the class of each database ({@link PostgresDialect}, {@link
- * MariaDbDialect}, {@link H2Dialect}, {@link SqlServerDialect}) overrides only what differs, each
- * quirk with a one-line comment. The builders are package-private: a store reads statements only
- * through the statement sets, written with the default names and rendered for the configured ones
- * when the set is made. Parameters are documented on each builder in order.
+ * TypeBinding}), what its errors mean ({@link ErrorCodes}) and the statements every store sends to
+ * it, as statement sets rendered once for an outbox's table names ({@link #jobs}, {@link #admin},
+ * {@link #reconciliation}, {@link #inbox}). This class builds the statements every database shares
+ * from those parts; the class of each database ({@link PostgresDialect}, {@link MariaDbDialect},
+ * {@link H2Dialect}, {@link SqlServerDialect}) overrides only what differs, each quirk with a
+ * one-line comment. The builders are package-private: a store reads statements only through the
+ * statement sets, written with the default names and rendered for the configured ones when the set
+ * is made. Parameters are documented on each builder in order.
  */
 public abstract class Dialect {
 
@@ -44,24 +44,27 @@ public abstract class Dialect {
           + " m.lease_until, m.sent_at, m.confirmed_at";
 
   /** Columns of {@link ReconciliationStatements#classifyWindowSql()}, in this order. */
-  public static final String WINDOW_COLUMNS = "message_id, operation_id, destination, state, sent_at,"
-      + " last_error, attempts, confirmed_count, confirmed_at, category";
+  public static final String WINDOW_COLUMNS =
+      "message_id, operation_id, destination, state, sent_at,"
+          + " last_error, attempts, confirmed_count, confirmed_at, category";
 
   /** Columns of a reconciliation run row, in this order. */
-  public static final String RUN_COLUMNS = "id, window_start, window_end, started_at, finished_at,"
-      + " triggered_by, owner, schedule_slot, matched, sent_unconfirmed, confirmed_not_sent,"
-      + " duplicate_effects, dead, pending, error";
+  public static final String RUN_COLUMNS =
+      "id, window_start, window_end, started_at, finished_at,"
+          + " triggered_by, owner, schedule_slot, matched, sent_unconfirmed, confirmed_not_sent,"
+          + " duplicate_effects, dead, pending, error";
 
   /** Columns of an inbox row as a delivery reads it. */
   static final String INBOX_COLUMNS = "payload_sha256, outcome, deliveries, applied_at";
 
   /** Columns of an inbox ledger entry. */
-  static final String LEDGER_COLUMNS = "operation_id, destination, message_id, applied_at, deliveries";
+  static final String LEDGER_COLUMNS =
+      "operation_id, destination, message_id, applied_at, deliveries";
 
   /**
    * The latest failed attempt of the job aliased {@code m}, joined as {@code f} (null columns when
-   * it never failed). Outcomes that changed the job's state by failing; a {@code STALE} attempt
-   * (a late result of a lost claim) changed nothing and is not the job's diagnosis.
+   * it never failed). Outcomes that changed the job's state by failing; a {@code STALE} attempt (a
+   * late result of a lost claim) changed nothing and is not the job's diagnosis.
    */
   static final String LATEST_FAILURE_JOIN =
       " LEFT JOIN outbox_attempt f ON f.id = (SELECT MAX(a.id) FROM outbox_attempt a"
@@ -70,11 +73,15 @@ public abstract class Dialect {
   /** When a dead job died: its latest failure, else (set dead by hand) its creation. */
   static final String DIED_AT = "COALESCE(f.finished_at, m.created_at)";
 
-  /** The character that makes the next one literal in a {@code LIKE} pattern ({@link #containsPattern}). */
+  /**
+   * The character that makes the next one literal in a {@code LIKE} pattern ({@link
+   * #containsPattern}).
+   */
   static final char LIKE_ESCAPE = '!';
 
   /** A job's time for the listing's range: its creation, or for a dead job the time it died. */
-  static final String LISTED_AT = "CASE WHEN m.state = 'D' THEN " + DIED_AT + " ELSE m.created_at END";
+  static final String LISTED_AT =
+      "CASE WHEN m.state = 'D' THEN " + DIED_AT + " ELSE m.created_at END";
 
   private final String name;
   private final SqlClock clock;
@@ -119,16 +126,16 @@ public abstract class Dialect {
   }
 
   /**
-   * The notification this database sends when jobs are committed, for relays to wake up on;
-   * empty when it has none (relays poll only).
+   * The notification this database sends when jobs are committed, for relays to wake up on; empty
+   * when it has none (relays poll only).
    */
   public Optional<ReadyNotifications> readyNotifications() {
     return Optional.empty();
   }
 
   /**
-   * The isolation level the claim's and retention's locking reads run at, when the connection's
-   * own is not right for them; empty: as the connection comes.
+   * The isolation level the claim's and retention's locking reads run at, when the connection's own
+   * is not right for them; empty: as the connection comes.
    */
   public OptionalInt lockingReadIsolation() {
     return OptionalInt.empty();
@@ -154,7 +161,9 @@ public abstract class Dialect {
     return new AdminStatements(this, tables);
   }
 
-  /** The reconciliation's and the fleet lock's statements for the outbox named by {@code tables}. */
+  /**
+   * The reconciliation's and the fleet lock's statements for the outbox named by {@code tables}.
+   */
   public final ReconciliationStatements reconciliation(OutboxTables tables) {
     return new ReconciliationStatements(this, tables);
   }
@@ -197,9 +206,9 @@ public abstract class Dialect {
   // ---- enqueue -------------------------------------------------------------------------------
 
   /**
-   * Inserts one job unless its operation ID exists; a query returning the new id, or no row
-   * (or a unique violation) when it exists. Parameters: operation_id, destination, ordering_key,
-   * payload, content_type, headers, delay millis, payload_by_ref, key_wait.
+   * Inserts one job unless its operation ID exists; a query returning the new id, or no row (or a
+   * unique violation) when it exists. Parameters: operation_id, destination, ordering_key, payload,
+   * content_type, headers, delay millis, payload_by_ref, key_wait.
    */
   abstract String insertIfAbsentSql();
 
@@ -207,9 +216,9 @@ public abstract class Dialect {
 
   /**
    * The latest unfinished ({@code R} or {@code W}) job of a key below an id, read without locks.
-   * Parameters: ordering_key, id bound (exclusive). Columns: id; no row when there is none. Default:
-   * one maximum per state, so an index on (ordering_key, state, id) answers each with one seek (the
-   * store takes the larger).
+   * Parameters: ordering_key, id bound (exclusive). Columns: id; no row when there is none.
+   * Default: one maximum per state, so an index on (ordering_key, state, id) answers each with one
+   * seek (the store takes the larger).
    */
   String latestUnfinishedBelowSql() {
     return "SELECT MAX(id) FROM outbox_message WHERE ordering_key = ? AND state IN ('R', 'W') AND id < ?"
@@ -225,9 +234,9 @@ public abstract class Dialect {
   }
 
   /**
-   * Share-locks one job until the caller's transaction ends, if it is still unfinished: an
-   * enqueue holds its key's latest unfinished job, so that job's final transition waits for the
-   * enqueue to commit and then sees the new job. Parameters: id. Columns: id (no row: finished).
+   * Share-locks one job until the caller's transaction ends, if it is still unfinished: an enqueue
+   * holds its key's latest unfinished job, so that job's final transition waits for the enqueue to
+   * commit and then sees the new job. Parameters: id. Columns: id (no row: finished).
    */
   String lockUnfinishedSql() {
     return "SELECT id FROM outbox_message WHERE id = ? AND state IN ('R', 'W') FOR SHARE";
@@ -238,7 +247,9 @@ public abstract class Dialect {
    * finished meanwhile and the next one is the head. Parameters: id.
    */
   String promoteHeadSql() {
-    return "UPDATE outbox_message SET key_wait = " + keyWaitFalse() + " WHERE id = ? AND state IN ('R', 'W')";
+    return "UPDATE outbox_message SET key_wait = "
+        + keyWaitFalse()
+        + " WHERE id = ? AND state IN ('R', 'W')";
   }
 
   /**
@@ -278,23 +289,34 @@ public abstract class Dialect {
 
   /**
    * The claim's FIFO-per-key condition on the candidate row aliased {@code row}: a job with an
-   * ordering key is claimable only while no earlier job (lower id) of its key is ready or
-   * leased. So one job per key is in flight, in id order, across relays and across retries (a
-   * job in backoff is {@code R} and holds its key back); jobs without a key and other keys are
-   * not held back. A dead job ({@code D}) does not block its key: later jobs go on, and the dead
-   * one waits, visible, for an operator (see docs/library.md "Ordering keys"). With {@code
-   * key_wait} this is one index probe per candidate: it only guards the rare job that does not
-   * wait although an earlier one is unfinished (a replay, or two enqueues of a key at once).
+   * ordering key is claimable only while no earlier job (lower id) of its key is ready or leased.
+   * So one job per key is in flight, in id order, across relays and across retries (a job in
+   * backoff is {@code R} and holds its key back); jobs without a key and other keys are not held
+   * back. A dead job ({@code D}) does not block its key: later jobs go on, and the dead one waits,
+   * visible, for an operator (see docs/library.md "Ordering keys"). With {@code key_wait} this is
+   * one index probe per candidate: it only guards the rare job that does not wait although an
+   * earlier one is unfinished (a replay, or two enqueues of a key at once).
    */
   static String keyHeadCondition(String row) {
     // One probe per state: on (ordering_key, state, id) each is a range bounded by the id, where
     // state IN ('R', 'W') would read every ready job of the key (MariaDB).
-    return "(" + row + ".ordering_key IS NULL OR (" + earlierIn(row, "R") + " AND " + earlierIn(row, "W") + "))";
+    return "("
+        + row
+        + ".ordering_key IS NULL OR ("
+        + earlierIn(row, "R")
+        + " AND "
+        + earlierIn(row, "W")
+        + "))";
   }
 
   private static String earlierIn(String row, String state) {
-    return "NOT EXISTS (SELECT 1 FROM outbox_message earlier WHERE earlier.ordering_key = " + row
-        + ".ordering_key AND earlier.state = '" + state + "' AND earlier.id < " + row + ".id)";
+    return "NOT EXISTS (SELECT 1 FROM outbox_message earlier WHERE earlier.ordering_key = "
+        + row
+        + ".ordering_key AND earlier.state = '"
+        + state
+        + "' AND earlier.id < "
+        + row
+        + ".id)";
   }
 
   /**
@@ -329,9 +351,9 @@ public abstract class Dialect {
   }
 
   /**
-   * The second step of a two-step claim: moves the locked ids to {@code W} under a token and
-   * lease; returns the rows ({@link #CLAIM_COLUMNS}) where {@link #updateReturnsRows()}, else
-   * only changes them (the store then reads them back, {@link #readClaimedSql}).
+   * The second step of a two-step claim: moves the locked ids to {@code W} under a token and lease;
+   * returns the rows ({@link #CLAIM_COLUMNS}) where {@link #updateReturnsRows()}, else only changes
+   * them (the store then reads them back, {@link #readClaimedSql}).
    */
   BoundSql claimLocked(UUID token, long leaseMillis, List<Long> ids) {
     throw new UnsupportedOperationException(name + " claims in one statement");
@@ -339,8 +361,7 @@ public abstract class Dialect {
 
   /**
    * Whether this database's updates can return the rows they changed ({@code RETURNING}, {@code
-   * OUTPUT}, a delta table); otherwise a batch locks its rows first and then changes exactly
-   * those.
+   * OUTPUT}, a delta table); otherwise a batch locks its rows first and then changes exactly those.
    */
   boolean updateReturnsRows() {
     return true;
@@ -349,21 +370,34 @@ public abstract class Dialect {
   /**
    * The key-affine hand-over: claims {@code n} heads the caller's transaction has just promoted
    * (and so holds), those still ready and due, as the claim does. Parameters: token, lease millis,
-   * the n ids. Its lease counts from this statement ({@link SqlClock#statementNow()}), not from
-   * the start of the completion transaction it runs in: on a loaded database that transaction can
-   * take a good part of a lease, and its hand-over would otherwise pass on claims whose lease had
-   * partly run out before they were made.
+   * the n ids. Its lease counts from this statement ({@link SqlClock#statementNow()}), not from the
+   * start of the completion transaction it runs in: on a loaded database that transaction can take
+   * a good part of a lease, and its hand-over would otherwise pass on claims whose lease had partly
+   * run out before they were made.
    */
   String claimHeldHeadsSql(int n) {
     String at = clock.statementNow();
     return "UPDATE outbox_message SET state = 'W', claim_token = ?, lease_until = "
-        + clock.statementNowPlusMillisParam() + ", claimed_at = " + at + " WHERE state = 'R' AND key_wait = "
-        + keyWaitFalse() + " AND deliver_after <= " + at + " AND id IN " + placeholders(n);
+        + clock.statementNowPlusMillisParam()
+        + ", claimed_at = "
+        + at
+        + " WHERE state = 'R' AND key_wait = "
+        + keyWaitFalse()
+        + " AND deliver_after <= "
+        + at
+        + " AND id IN "
+        + placeholders(n);
   }
 
-  /** The rows of {@code n} ids claimed under a token. Parameters: token, the n ids. Columns: {@link #CLAIM_COLUMNS}. */
+  /**
+   * The rows of {@code n} ids claimed under a token. Parameters: token, the n ids. Columns: {@link
+   * #CLAIM_COLUMNS}.
+   */
   String readClaimedSql(int n) {
-    return "SELECT " + CLAIM_COLUMNS + " FROM outbox_message WHERE claim_token = ? AND id IN " + placeholders(n)
+    return "SELECT "
+        + CLAIM_COLUMNS
+        + " FROM outbox_message WHERE claim_token = ? AND id IN "
+        + placeholders(n)
         + " ORDER BY id";
   }
 
@@ -371,7 +405,8 @@ public abstract class Dialect {
 
   /** Extends the lease. Parameters: lease millis, id, token. */
   String renewLeaseSql() {
-    return "UPDATE outbox_message SET lease_until = " + nowPlusMillisParam()
+    return "UPDATE outbox_message SET lease_until = "
+        + nowPlusMillisParam()
         + " WHERE id = ? AND claim_token = ? AND state = 'W'";
   }
 
@@ -384,9 +419,14 @@ public abstract class Dialect {
     throw new UnsupportedOperationException(name + " renews locked leases");
   }
 
-  /** Extends the leases of {@code n} rows locked by {@link #lockTokensHeldSql}. Parameters: lease millis, the n ids. */
+  /**
+   * Extends the leases of {@code n} rows locked by {@link #lockTokensHeldSql}. Parameters: lease
+   * millis, the n ids.
+   */
   String renewLockedSql(int n) {
-    return "UPDATE outbox_message SET lease_until = " + nowPlusMillisParam() + " WHERE state = 'W' AND id IN "
+    return "UPDATE outbox_message SET lease_until = "
+        + nowPlusMillisParam()
+        + " WHERE state = 'W' AND id IN "
         + placeholders(n);
   }
 
@@ -403,12 +443,17 @@ public abstract class Dialect {
 
   /** W → S. Parameters: id, token. */
   String markDeliveredSql() {
-    return "UPDATE outbox_message " + deliveredAssignments() + " WHERE id = ? AND claim_token = ? AND state = 'W'";
+    return "UPDATE outbox_message "
+        + deliveredAssignments()
+        + " WHERE id = ? AND claim_token = ? AND state = 'W'";
   }
 
-  /** The assignments of W → S ({@code SET ...}), shared by the single and the batched completion. */
+  /**
+   * The assignments of W → S ({@code SET ...}), shared by the single and the batched completion.
+   */
   String deliveredAssignments() {
-    return "SET state = 'S', sent_at = " + now()
+    return "SET state = 'S', sent_at = "
+        + now()
         + ", claim_token = NULL, lease_until = NULL, attempts = attempts + 1, last_error = NULL";
   }
 
@@ -426,13 +471,16 @@ public abstract class Dialect {
    * Parameters: as {@link #tokenPairsCondition}. Columns: id.
    */
   String lockTokensHeldSql(int pairs) {
-    return "SELECT m.id FROM outbox_message m WHERE m.state = 'W' AND " + tokenPairsCondition("m", pairs)
+    return "SELECT m.id FROM outbox_message m WHERE m.state = 'W' AND "
+        + tokenPairsCondition("m", pairs)
         + " FOR UPDATE";
   }
 
   /** W → S of {@code n} rows locked by {@link #lockTokensHeldSql}. Parameters: the n ids. */
   String markLockedDeliveredSql(int n) {
-    return "UPDATE outbox_message " + deliveredAssignments() + " WHERE state = 'W' AND id IN "
+    return "UPDATE outbox_message "
+        + deliveredAssignments()
+        + " WHERE state = 'W' AND id IN "
         + placeholders(n);
   }
 
@@ -442,8 +490,16 @@ public abstract class Dialect {
    * each id and token.
    */
   static String tokenPairsCondition(String row, int pairs) {
-    return row + ".id IN " + placeholders(pairs) + " AND (" + row + ".id, " + row + ".claim_token) IN ("
-        + String.join(", ", Collections.nCopies(pairs, "(?, ?)")) + ")";
+    return row
+        + ".id IN "
+        + placeholders(pairs)
+        + " AND ("
+        + row
+        + ".id, "
+        + row
+        + ".claim_token) IN ("
+        + String.join(", ", Collections.nCopies(pairs, "(?, ?)"))
+        + ")";
   }
 
   /** The parameters of {@link #tokenPairsCondition}: the ids, then each id and token. */
@@ -459,7 +515,8 @@ public abstract class Dialect {
   /** W → R after a backoff. Parameters: last_error, delay millis, id, token. */
   String markForRetrySql() {
     return "UPDATE outbox_message SET state = 'R', claim_token = NULL, lease_until = NULL,"
-        + " attempts = attempts + 1, last_error = ?, deliver_after = " + nowPlusMillisParam()
+        + " attempts = attempts + 1, last_error = ?, deliver_after = "
+        + nowPlusMillisParam()
         + " WHERE id = ? AND claim_token = ? AND state = 'W'";
   }
 
@@ -484,7 +541,10 @@ public abstract class Dialect {
   String insertAttemptSql() {
     return "INSERT INTO outbox_attempt (message_id, attempt_no, claim_token, started_at, outcome,"
         + " error_class, error_message, response_summary, relay_instance) VALUES (?, ?, ?, COALESCE("
-        + clock.timestampParam() + ", " + nowPlusMillisParam() + "), ?, ?, ?, ?, ?)";
+        + clock.timestampParam()
+        + ", "
+        + nowPlusMillisParam()
+        + "), ?, ?, ?, ?, ?)";
   }
 
   // ---- reaper --------------------------------------------------------------------------------
@@ -495,20 +555,23 @@ public abstract class Dialect {
    */
   String lockExpiredLeasesSql() {
     return "SELECT id, claim_token, attempts, claimed_at, ordering_key FROM outbox_message"
-        + " WHERE state = 'W' AND lease_until < " + now()
+        + " WHERE state = 'W' AND lease_until < "
+        + now()
         + " ORDER BY lease_until LIMIT ? FOR UPDATE SKIP LOCKED";
   }
 
   /**
-   * Returns one locked, expired lease to R (or D when attempts reach the maximum), invalidating
-   * its token, due again after a retry delay (as after a failure). Parameters: max attempts,
+   * Returns one locked, expired lease to R (or D when attempts reach the maximum), invalidating its
+   * token, due again after a retry delay (as after a failure). Parameters: max attempts,
    * last_error, retry delay millis, id, token.
    */
   String expireLeaseSql() {
     return "UPDATE outbox_message SET state = CASE WHEN attempts + 1 >= ? THEN 'D' ELSE 'R' END,"
         + " claim_token = NULL, lease_until = NULL, attempts = attempts + 1, last_error = ?,"
-        + " deliver_after = " + nowPlusMillisParam()
-        + " WHERE id = ? AND claim_token = ? AND state = 'W' AND lease_until < " + now();
+        + " deliver_after = "
+        + nowPlusMillisParam()
+        + " WHERE id = ? AND claim_token = ? AND state = 'W' AND lease_until < "
+        + now();
   }
 
   /**
@@ -524,23 +587,30 @@ public abstract class Dialect {
 
   /**
    * The rows retention may delete, on the row aliased {@code row}: sent ({@code S}) longer than the
-   * keep age ago, or confirmed ({@code C}) longer ago (by {@code confirmed_at}; {@code sent_at}
-   * for a row confirmed without one). Never {@code R}, {@code W} or {@code D}; a row whose time is
-   * null is never deleted. One parameter: minus the keep age in millis (cutoff = database now +
-   * it).
+   * keep age ago, or confirmed ({@code C}) longer ago (by {@code confirmed_at}; {@code sent_at} for
+   * a row confirmed without one). Never {@code R}, {@code W} or {@code D}; a row whose time is null
+   * is never deleted. One parameter: minus the keep age in millis (cutoff = database now + it).
    */
   String finishedBeforeCondition(String row) {
-    return row + ".state IN ('S', 'C') AND CASE WHEN " + row + ".state = 'C' THEN COALESCE("
-        + row + ".confirmed_at, " + row + ".sent_at) ELSE " + row + ".sent_at END < "
+    return row
+        + ".state IN ('S', 'C') AND CASE WHEN "
+        + row
+        + ".state = 'C' THEN COALESCE("
+        + row
+        + ".confirmed_at, "
+        + row
+        + ".sent_at) ELSE "
+        + row
+        + ".sent_at END < "
         + nowPlusMillisParam();
   }
 
   /**
-   * Deletes up to {@code limit} finished jobs ({@link #finishedBeforeCondition}) older than
-   * {@code keepMillis} by the database clock, in one statement that holds its row locks only for
-   * itself (auto-commit) and skips rows another transaction holds where the database can. Their
-   * attempts and out-of-band bodies go with them ({@code ON DELETE CASCADE}). Returns the update
-   * count: jobs deleted.
+   * Deletes up to {@code limit} finished jobs ({@link #finishedBeforeCondition}) older than {@code
+   * keepMillis} by the database clock, in one statement that holds its row locks only for itself
+   * (auto-commit) and skips rows another transaction holds where the database can. Their attempts
+   * and out-of-band bodies go with them ({@code ON DELETE CASCADE}). Returns the update count: jobs
+   * deleted.
    */
   abstract BoundSql deleteFinished(long keepMillis, int limit);
 
@@ -551,33 +621,43 @@ public abstract class Dialect {
   }
 
   /**
-   * Columns: since when the longest-waiting job has been waiting (null if none), database now.
-   * A job never tried waits since its {@code deliver_after} once that is due; a job being retried
+   * Columns: since when the longest-waiting job has been waiting (null if none), database now. A
+   * job never tried waits since its {@code deliver_after} once that is due; a job being retried
    * (attempts > 0, ready in backoff or in flight) waits since its first attempt started, so a
    * backlog that a failing sink keeps bouncing back into backoff still ages.
    */
   String oldestReadySql() {
     return "SELECT MIN(CASE WHEN m.attempts = 0 THEN m.deliver_after ELSE COALESCE("
         + "(SELECT MIN(a.started_at) FROM outbox_attempt a WHERE a.message_id = m.id),"
-        + " m.deliver_after) END), " + now() + " FROM outbox_message m"
+        + " m.deliver_after) END), "
+        + now()
+        + " FROM outbox_message m"
         + " WHERE m.state IN ('R', 'W')"
-        + " AND (m.attempts > 0 OR (m.state = 'R' AND m.deliver_after <= " + now() + "))";
+        + " AND (m.attempts > 0 OR (m.state = 'R' AND m.deliver_after <= "
+        + now()
+        + "))";
   }
 
   /**
    * {@link #oldestReadySql()} grouped by destination, with the count of ready jobs due now.
-   * Columns: destination, ready due jobs, since when the destination's longest-waiting job has
-   * been waiting, database now. Same WHERE as {@link #oldestReadySql()}, so the scan starts from
-   * {@code ix_outbox_message_due (state, deliver_after, id)} like it does.
+   * Columns: destination, ready due jobs, since when the destination's longest-waiting job has been
+   * waiting, database now. Same WHERE as {@link #oldestReadySql()}, so the scan starts from {@code
+   * ix_outbox_message_due (state, deliver_after, id)} like it does.
    */
   String backlogByDestinationSql() {
     return "SELECT m.destination,"
-        + " SUM(CASE WHEN m.state = 'R' AND m.deliver_after <= " + now() + " THEN 1 ELSE 0 END),"
+        + " SUM(CASE WHEN m.state = 'R' AND m.deliver_after <= "
+        + now()
+        + " THEN 1 ELSE 0 END),"
         + " MIN(CASE WHEN m.attempts = 0 THEN m.deliver_after ELSE COALESCE("
         + "(SELECT MIN(a.started_at) FROM outbox_attempt a WHERE a.message_id = m.id),"
-        + " m.deliver_after) END), " + now() + " FROM outbox_message m"
+        + " m.deliver_after) END), "
+        + now()
+        + " FROM outbox_message m"
         + " WHERE m.state IN ('R', 'W')"
-        + " AND (m.attempts > 0 OR (m.state = 'R' AND m.deliver_after <= " + now() + "))"
+        + " AND (m.attempts > 0 OR (m.state = 'R' AND m.deliver_after <= "
+        + now()
+        + "))"
         + " GROUP BY m.destination ORDER BY m.destination";
   }
 
@@ -614,14 +694,22 @@ public abstract class Dialect {
    * every condition of {@code q} is a bound parameter.
    */
   BoundSql listMessages(Listing q) {
-    StringBuilder sql = new StringBuilder("SELECT " + SUMMARY_COLUMNS + " FROM outbox_message m"
-        + LATEST_FAILURE_JOIN + " WHERE m.id > ?");
+    StringBuilder sql =
+        new StringBuilder(
+            "SELECT "
+                + SUMMARY_COLUMNS
+                + " FROM outbox_message m"
+                + LATEST_FAILURE_JOIN
+                + " WHERE m.id > ?");
     List<Object> params = new ArrayList<>(List.of(q.afterId()));
     and(sql, params, "m.state = ?", q.state() == null ? null : String.valueOf(q.state()));
     and(sql, params, "m.destination = ?", q.destination());
     and(sql, params, "m.ordering_key = ?", q.orderingKey());
     and(sql, params, "f.error_class = ?", q.errorClass());
-    and(sql, params, "m.operation_id LIKE ? ESCAPE '" + LIKE_ESCAPE + "'",
+    and(
+        sql,
+        params,
+        "m.operation_id LIKE ? ESCAPE '" + LIKE_ESCAPE + "'",
         q.operationIdContains() == null ? null : containsPattern(q.operationIdContains()));
     and(sql, params, LISTED_AT + " >= ?", q.from());
     and(sql, params, LISTED_AT + " < ?", q.to());
@@ -650,24 +738,31 @@ public abstract class Dialect {
   }
 
   /** Counts the dead jobs a filter matches. Columns: the count. */
-  BoundSql countDead(String destination, String errorClass, Instant diedFrom, Instant diedTo,
-      String orderingKey) {
-    StringBuilder sql = new StringBuilder("SELECT COUNT(*) FROM outbox_message m" + LATEST_FAILURE_JOIN
-        + " WHERE m.state = 'D'");
+  BoundSql countDead(
+      String destination, String errorClass, Instant diedFrom, Instant diedTo, String orderingKey) {
+    StringBuilder sql =
+        new StringBuilder(
+            "SELECT COUNT(*) FROM outbox_message m" + LATEST_FAILURE_JOIN + " WHERE m.state = 'D'");
     List<Object> params = new ArrayList<>();
     deadConditions(sql, params, destination, errorClass, diedFrom, diedTo, orderingKey);
     return new BoundSql(sql.toString(), params);
   }
 
   /**
-   * Replays up to {@code limit} of the dead jobs a filter matches, lowest ids first: each
-   * {@code D → R} as by {@link #replayDeadSql()}, conditional on still being {@code D}. Returns
-   * the update count.
+   * Replays up to {@code limit} of the dead jobs a filter matches, lowest ids first: each {@code D
+   * → R} as by {@link #replayDeadSql()}, conditional on still being {@code D}. Returns the update
+   * count.
    */
-  BoundSql replayDead(String destination, String errorClass, Instant diedFrom, Instant diedTo,
-      String orderingKey, int limit) {
-    StringBuilder select = new StringBuilder("SELECT m.id FROM outbox_message m" + LATEST_FAILURE_JOIN
-        + " WHERE m.state = 'D'");
+  BoundSql replayDead(
+      String destination,
+      String errorClass,
+      Instant diedFrom,
+      Instant diedTo,
+      String orderingKey,
+      int limit) {
+    StringBuilder select =
+        new StringBuilder(
+            "SELECT m.id FROM outbox_message m" + LATEST_FAILURE_JOIN + " WHERE m.state = 'D'");
     List<Object> params = new ArrayList<>();
     deadConditions(select, params, destination, errorClass, diedFrom, diedTo, orderingKey);
     params.add(limit);
@@ -681,11 +776,21 @@ public abstract class Dialect {
    * only while they are still {@code D}.
    */
   String updatePickedDead(String assignments, String pickIds) {
-    return "UPDATE outbox_message " + assignments + " WHERE state = 'D' AND id IN (" + pickIds + ")";
+    return "UPDATE outbox_message "
+        + assignments
+        + " WHERE state = 'D' AND id IN ("
+        + pickIds
+        + ")";
   }
 
-  private static void deadConditions(StringBuilder sql, List<Object> params, String destination,
-      String errorClass, Instant diedFrom, Instant diedTo, String orderingKey) {
+  private static void deadConditions(
+      StringBuilder sql,
+      List<Object> params,
+      String destination,
+      String errorClass,
+      Instant diedFrom,
+      Instant diedTo,
+      String orderingKey) {
     and(sql, params, "m.destination = ?", destination);
     and(sql, params, "f.error_class = ?", errorClass);
     and(sql, params, DIED_AT + " >= ?", diedFrom);
@@ -705,8 +810,10 @@ public abstract class Dialect {
   private String replayAssignments() {
     // Not waiting: the claim's head check holds it back while an earlier job of its key is
     // unfinished, and no final transition of an earlier job may come to clear a wait.
-    return "SET state = 'R', attempts = 0, deliver_after = " + now()
-        + ", claim_token = NULL, lease_until = NULL, key_wait = " + keyWaitFalse();
+    return "SET state = 'R', attempts = 0, deliver_after = "
+        + now()
+        + ", claim_token = NULL, lease_until = NULL, key_wait = "
+        + keyWaitFalse();
   }
 
   /**
@@ -731,7 +838,9 @@ public abstract class Dialect {
    */
   String insertCancelAttemptSql() {
     return "INSERT INTO outbox_attempt (message_id, attempt_no, started_at, outcome, error_class,"
-        + " error_message) SELECT id, attempts + 1, " + now() + ", 'CANCELLED', 'Cancelled', ?"
+        + " error_message) SELECT id, attempts + 1, "
+        + now()
+        + ", 'CANCELLED', 'Cancelled', ?"
         + " FROM outbox_message WHERE id = ?";
   }
 
@@ -743,7 +852,8 @@ public abstract class Dialect {
 
   /** Columns: error class (null when none), count; largest first. */
   String countDeadByErrorClassSql() {
-    return "SELECT f.error_class, COUNT(*) FROM outbox_message m" + LATEST_FAILURE_JOIN
+    return "SELECT f.error_class, COUNT(*) FROM outbox_message m"
+        + LATEST_FAILURE_JOIN
         + " WHERE m.state = 'D' GROUP BY f.error_class ORDER BY 2 DESC, 1";
   }
 
@@ -772,6 +882,7 @@ public abstract class Dialect {
    * Every job of one destination created in the window, with its confirmation, plus every
    * confirmation of that destination in the window (by confirmed_at) that names no job; each with
    * its category (docs/design.md "Reconciliation"), decided in this order:
+   *
    * <ol>
    *   <li>{@code duplicate_effects}: applied more than once, whatever the job's state;
    *   <li>{@code matched}: {@code C}, or {@code S} applied exactly once;
@@ -780,19 +891,29 @@ public abstract class Dialect {
    *   <li>{@code dead}: {@code D}, not applied;
    *   <li>{@code pending}: not judged yet ({@code R}/{@code W}, or {@code S} inside the grace).
    * </ol>
-   * Parameters: grace millis (negated), destination, window start, window end, destination,
-   * window start, window end. Columns: {@link #WINDOW_COLUMNS}; ordered by operation_id.
+   *
+   * Parameters: grace millis (negated), destination, window start, window end, destination, window
+   * start, window end. Columns: {@link #WINDOW_COLUMNS}; ordered by operation_id.
    */
   String classifyWindowSql() {
     String applied = "COALESCE(c.applied_count, 0)";
     return "SELECT m.id, m.operation_id, m.destination, m.state, m.sent_at, m.last_error, m.attempts, "
-        + applied + ", c.confirmed_at, CASE"
-        + " WHEN " + applied + " > 1 THEN 'duplicate_effects'"
+        + applied
+        + ", c.confirmed_at, CASE"
+        + " WHEN "
+        + applied
+        + " > 1 THEN 'duplicate_effects'"
         + " WHEN m.state = 'C' THEN 'matched'"
-        + " WHEN m.state = 'S' AND " + applied + " = 1 THEN 'matched'"
-        + " WHEN m.state = 'S' AND m.sent_at < " + nowPlusMillisParam() + " THEN 'sent_unconfirmed'"
+        + " WHEN m.state = 'S' AND "
+        + applied
+        + " = 1 THEN 'matched'"
+        + " WHEN m.state = 'S' AND m.sent_at < "
+        + nowPlusMillisParam()
+        + " THEN 'sent_unconfirmed'"
         + " WHEN m.state = 'S' THEN 'pending'"
-        + " WHEN " + applied + " = 1 THEN 'confirmed_not_sent'"
+        + " WHEN "
+        + applied
+        + " = 1 THEN 'confirmed_not_sent'"
         + " WHEN m.state = 'D' THEN 'dead'"
         + " ELSE 'pending' END"
         + " FROM outbox_message m LEFT JOIN outbox_confirmation c"
@@ -800,8 +921,18 @@ public abstract class Dialect {
         + " WHERE m.destination = ? AND m.created_at >= ? AND m.created_at < ?"
         + " UNION ALL"
         // Explicit casts: the NULL columns of the second branch must carry the first one's types.
-        + " SELECT " + nullOf("BIGINT") + ", c.operation_id, c.destination, " + nullOf("CHAR(1)") + ","
-        + " " + nullOf(clock.timestampType()) + ", " + nullOf("VARCHAR(2000)") + ", " + nullOf("INTEGER") + ","
+        + " SELECT "
+        + nullOf("BIGINT")
+        + ", c.operation_id, c.destination, "
+        + nullOf("CHAR(1)")
+        + ","
+        + " "
+        + nullOf(clock.timestampType())
+        + ", "
+        + nullOf("VARCHAR(2000)")
+        + ", "
+        + nullOf("INTEGER")
+        + ","
         + " c.applied_count, c.confirmed_at,"
         + " CASE WHEN c.applied_count > 1 THEN 'duplicate_effects' ELSE 'confirmed_not_sent' END"
         + " FROM outbox_confirmation c"
@@ -838,7 +969,9 @@ public abstract class Dialect {
    * attempts.
    */
   String redriveSql() {
-    return "UPDATE outbox_message SET state = 'R', deliver_after = " + now() + ", last_error = ?,"
+    return "UPDATE outbox_message SET state = 'R', deliver_after = "
+        + now()
+        + ", last_error = ?,"
         + " claim_token = NULL, lease_until = NULL"
         + " WHERE id = ? AND state = 'S' AND attempts = ? AND NOT EXISTS (SELECT 1"
         + " FROM outbox_confirmation c WHERE c.operation_id = outbox_message.operation_id"
@@ -865,7 +998,9 @@ public abstract class Dialect {
    */
   String insertRunSql() {
     return "INSERT INTO outbox_reconciliation_run (window_start, window_end, triggered_by, owner,"
-        + " schedule_slot, started_at) VALUES (?, ?, ?, ?, ?, " + now() + ")";
+        + " schedule_slot, started_at) VALUES (?, ?, ?, ?, ?, "
+        + now()
+        + ")";
   }
 
   /**
@@ -873,7 +1008,9 @@ public abstract class Dialect {
    * duplicate_effects, dead, pending, error, id.
    */
   String finishRunSql() {
-    return "UPDATE outbox_reconciliation_run SET finished_at = " + now() + ", matched = ?,"
+    return "UPDATE outbox_reconciliation_run SET finished_at = "
+        + now()
+        + ", matched = ?,"
         + " sent_unconfirmed = ?, confirmed_not_sent = ?, duplicate_effects = ?, dead = ?,"
         + " pending = ?, error = ? WHERE id = ? AND finished_at IS NULL";
   }
@@ -895,22 +1032,32 @@ public abstract class Dialect {
 
   /** The newest finished run. Columns: {@link #RUN_COLUMNS}. */
   String latestFinishedRunSql() {
-    return "SELECT " + RUN_COLUMNS + " FROM outbox_reconciliation_run WHERE finished_at IS NOT NULL"
-        + " ORDER BY finished_at DESC, id DESC" + firstRows("1");
+    return "SELECT "
+        + RUN_COLUMNS
+        + " FROM outbox_reconciliation_run WHERE finished_at IS NOT NULL"
+        + " ORDER BY finished_at DESC, id DESC"
+        + firstRows("1");
   }
 
   /**
-   * The newest finished runs, newest first, without items (the report page's history).
-   * Parameters: limit. Columns: {@link #RUN_COLUMNS}.
+   * The newest finished runs, newest first, without items (the report page's history). Parameters:
+   * limit. Columns: {@link #RUN_COLUMNS}.
    */
   String recentRunsSql() {
-    return "SELECT " + RUN_COLUMNS + " FROM outbox_reconciliation_run WHERE finished_at IS NOT NULL"
-        + " ORDER BY id DESC" + firstRows("?");
+    return "SELECT "
+        + RUN_COLUMNS
+        + " FROM outbox_reconciliation_run WHERE finished_at IS NOT NULL"
+        + " ORDER BY id DESC"
+        + firstRows("?");
   }
 
   /** The newest run that finished with a verdict. Columns: {@link #RUN_COLUMNS}, database now. */
   String latestSuccessfulRunSql() {
-    return "SELECT " + RUN_COLUMNS + ", " + now() + " FROM outbox_reconciliation_run"
+    return "SELECT "
+        + RUN_COLUMNS
+        + ", "
+        + now()
+        + " FROM outbox_reconciliation_run"
         + " WHERE finished_at IS NOT NULL AND error IS NULL ORDER BY finished_at DESC, id DESC"
         + firstRows("1");
   }
@@ -921,8 +1068,8 @@ public abstract class Dialect {
   }
 
   /**
-   * Parameters: run_id. Columns: operation_id, message_id, destination, state, category,
-   * sent_at, confirmed_count, last_error, action; by category, then operation ID.
+   * Parameters: run_id. Columns: operation_id, message_id, destination, state, category, sent_at,
+   * confirmed_count, last_error, action; by category, then operation ID.
    */
   String itemsSql() {
     return "SELECT operation_id, message_id, destination, state, category, sent_at, confirmed_count,"
@@ -937,8 +1084,14 @@ public abstract class Dialect {
    * millis, name, owner.
    */
   String takeLockSql() {
-    return "UPDATE outbox_lock SET owner = ?, lease_until = " + nowPlusMillisParam() + ","
-        + " acquired_at = " + now() + " WHERE name = ? AND (lease_until < " + now() + " OR owner = ?)";
+    return "UPDATE outbox_lock SET owner = ?, lease_until = "
+        + nowPlusMillisParam()
+        + ","
+        + " acquired_at = "
+        + now()
+        + " WHERE name = ? AND (lease_until < "
+        + now()
+        + " OR owner = ?)";
   }
 
   /**
@@ -948,13 +1101,18 @@ public abstract class Dialect {
    */
   String insertLockSql() {
     return "INSERT INTO outbox_lock (name, owner, lease_until, acquired_at) VALUES (?, ?, "
-        + nowPlusMillisParam() + ", " + now() + ")";
+        + nowPlusMillisParam()
+        + ", "
+        + now()
+        + ")";
   }
 
   /** Extends our own, unexpired lease. Parameters: lease millis, name, owner. */
   String renewLockSql() {
-    return "UPDATE outbox_lock SET lease_until = " + nowPlusMillisParam()
-        + " WHERE name = ? AND owner = ? AND lease_until >= " + now();
+    return "UPDATE outbox_lock SET lease_until = "
+        + nowPlusMillisParam()
+        + " WHERE name = ? AND owner = ? AND lease_until >= "
+        + now();
   }
 
   /** Ends our lease now. Parameters: name, owner. */
@@ -971,23 +1129,32 @@ public abstract class Dialect {
 
   /**
    * Inserts the inbox row. On PostgreSQL it reports an existing row as 0 rows; elsewhere as a
-   * unique violation, which fails only the statement. Either way a concurrent uncommitted insert
-   * of the same key makes it wait for that transaction. Parameters: destination, operation_id,
+   * unique violation, which fails only the statement. Either way a concurrent uncommitted insert of
+   * the same key makes it wait for that transaction. Parameters: destination, operation_id,
    * payload_sha256, payload_bytes, message_id.
    */
   String inboxInsertSql() {
     return "INSERT INTO outbox_inbox (destination, operation_id, payload_sha256, payload_bytes,"
-        + " message_id, applied_at, last_delivery_at) VALUES (?, ?, ?, ?, ?, " + now() + ", " + now() + ")";
+        + " message_id, applied_at, last_delivery_at) VALUES (?, ?, ?, ?, ?, "
+        + now()
+        + ", "
+        + now()
+        + ")";
   }
 
-  /** The committed row of a key, locked for this transaction. Parameters: destination, operation_id. */
+  /**
+   * The committed row of a key, locked for this transaction. Parameters: destination, operation_id.
+   */
   String inboxLockRowSql() {
-    return "SELECT " + INBOX_COLUMNS + " FROM outbox_inbox WHERE destination = ? AND operation_id = ? FOR UPDATE";
+    return "SELECT "
+        + INBOX_COLUMNS
+        + " FROM outbox_inbox WHERE destination = ? AND operation_id = ? FOR UPDATE";
   }
 
   /** Counts a repeat. Parameters: destination, operation_id. */
   String inboxCountRepeatSql() {
-    return "UPDATE outbox_inbox SET deliveries = deliveries + 1, last_delivery_at = " + now()
+    return "UPDATE outbox_inbox SET deliveries = deliveries + 1, last_delivery_at = "
+        + now()
         + " WHERE destination = ? AND operation_id = ?";
   }
 
@@ -1002,7 +1169,10 @@ public abstract class Dialect {
     return " OFFSET 0 ROWS FETCH NEXT ? ROWS ONLY";
   }
 
-  /** Deletes at most n inbox rows applied before a time, oldest first. Parameters: {@link #inboxDeleteBatchParams}. */
+  /**
+   * Deletes at most n inbox rows applied before a time, oldest first. Parameters: {@link
+   * #inboxDeleteBatchParams}.
+   */
   abstract String inboxDeleteBatchSql();
 
   /** The parameters of {@link #inboxDeleteBatchSql}, in its order. Default: time, n. */

@@ -35,7 +35,11 @@ public final class DialectDetector {
   public static Dialect detect(DatabaseMetaData metaData) throws SQLException {
     String product = metaData.getDatabaseProductName();
     Dialect dialect = forProductName(product);
-    LOG.log(Level.INFO, "outbox dialect {0} for {1} {2}", dialect.name(), product,
+    LOG.log(
+        Level.INFO,
+        "outbox dialect {0} for {1} {2}",
+        dialect.name(),
+        product,
         metaData.getDatabaseProductVersion());
     return dialect;
   }

@@ -13,8 +13,13 @@ import java.util.Set;
  * @param lockTimeoutStates SQL states of a lock wait that timed out
  * @param lockTimeoutCodes vendor codes of the same
  */
-public record ErrorCodes(Set<String> uniqueStates, Set<Integer> uniqueCodes, Set<String> conflictStates,
-    Set<Integer> conflictCodes, Set<String> lockTimeoutStates, Set<Integer> lockTimeoutCodes) {
+public record ErrorCodes(
+    Set<String> uniqueStates,
+    Set<Integer> uniqueCodes,
+    Set<String> conflictStates,
+    Set<Integer> conflictCodes,
+    Set<String> lockTimeoutStates,
+    Set<Integer> lockTimeoutCodes) {
 
   public ErrorCodes {
     uniqueStates = Set.copyOf(uniqueStates);
@@ -31,9 +36,9 @@ public record ErrorCodes(Set<String> uniqueStates, Set<Integer> uniqueCodes, Set
   }
 
   /**
-   * True when the database chose this statement's transaction as a deadlock victim (or failed it
-   * as a serialization conflict) and rolled it back whole, so running the same unit of work again
-   * is safe. The stores retry such a failure a bounded number of times.
+   * True when the database chose this statement's transaction as a deadlock victim (or failed it as
+   * a serialization conflict) and rolled it back whole, so running the same unit of work again is
+   * safe. The stores retry such a failure a bounded number of times.
    */
   public boolean isRetryableConflict(SQLException e) {
     return matches(e, conflictStates, conflictCodes);
@@ -45,6 +50,7 @@ public record ErrorCodes(Set<String> uniqueStates, Set<Integer> uniqueCodes, Set
   }
 
   private static boolean matches(SQLException e, Set<String> states, Set<Integer> codes) {
-    return (e.getSQLState() != null && states.contains(e.getSQLState())) || codes.contains(e.getErrorCode());
+    return (e.getSQLState() != null && states.contains(e.getSQLState()))
+        || codes.contains(e.getErrorCode());
   }
 }

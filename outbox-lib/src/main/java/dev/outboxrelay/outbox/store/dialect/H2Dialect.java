@@ -8,17 +8,22 @@ import java.util.UUID;
 /** H2 2.x, the embedded default (also in server mode, so several processes can share it). */
 public final class H2Dialect extends Dialect {
 
-  static final SqlClock CLOCK = new SqlClock("CURRENT_TIMESTAMP", "CURRENT_TIMESTAMP",
-      // H2 cannot infer a parameter's type inside DATEADD.
-      base -> "DATEADD(MILLISECOND, CAST(? AS BIGINT), " + base + ")",
-      "TIMESTAMP WITH TIME ZONE", "CAST(? AS TIMESTAMP WITH TIME ZONE)");
+  static final SqlClock CLOCK =
+      new SqlClock(
+          "CURRENT_TIMESTAMP",
+          "CURRENT_TIMESTAMP",
+          // H2 cannot infer a parameter's type inside DATEADD.
+          base -> "DATEADD(MILLISECOND, CAST(? AS BIGINT), " + base + ")",
+          "TIMESTAMP WITH TIME ZONE",
+          "CAST(? AS TIMESTAMP WITH TIME ZONE)");
 
   /**
    * Unique violation (23505); a deadlock victim (40001: H2 rolled its whole transaction back); a
    * lock wait that timed out (HYT00).
    */
-  static final ErrorCodes ERRORS = new ErrorCodes(Set.of("23505"), Set.of(), Set.of("40001"), Set.of(),
-      Set.of("HYT00"), Set.of());
+  static final ErrorCodes ERRORS =
+      new ErrorCodes(
+          Set.of("23505"), Set.of(), Set.of("40001"), Set.of(), Set.of("HYT00"), Set.of());
 
   public H2Dialect() {
     super("h2", CLOCK, TypeBinding.NATIVE, ERRORS);
@@ -30,7 +35,9 @@ public final class H2Dialect extends Dialect {
     // not the caller's transaction, so the store treats 23505 as "exists".
     return "SELECT id FROM FINAL TABLE (INSERT INTO outbox_message (operation_id, destination,"
         + " ordering_key, payload, content_type, headers, deliver_after, payload_by_ref, key_wait) VALUES"
-        + " (?, ?, ?, ?, ?, ?, " + nowPlusMillisParam() + ", ?, ?))";
+        + " (?, ?, ?, ?, ?, ?, "
+        + nowPlusMillisParam()
+        + ", ?, ?))";
   }
 
   /** H2 has no shared row locks: enqueues behind the same job take turns. */
@@ -49,16 +56,26 @@ public final class H2Dialect extends Dialect {
 
   @Override
   String lockReadySql() {
-    return "SELECT c.id FROM outbox_message c WHERE " + readyHeadCondition("c", keyWaitFalse())
-        + " AND c.deliver_after <= " + now() + " ORDER BY c.id LIMIT ? FOR UPDATE SKIP LOCKED";
+    return "SELECT c.id FROM outbox_message c WHERE "
+        + readyHeadCondition("c", keyWaitFalse())
+        + " AND c.deliver_after <= "
+        + now()
+        + " ORDER BY c.id LIMIT ? FOR UPDATE SKIP LOCKED";
   }
 
   /** The locked ids as one array parameter: one prepared statement whatever their number. */
   @Override
   BoundSql claimLocked(UUID token, long leaseMillis, List<Long> ids) {
-    return new BoundSql("SELECT " + CLAIM_COLUMNS + " FROM FINAL TABLE (UPDATE outbox_message SET state = 'W',"
-        + " claim_token = ?, lease_until = " + nowPlusMillisParam() + ","
-        + " claimed_at = " + now() + " WHERE id = ANY(?) AND state = 'R') ORDER BY id",
+    return new BoundSql(
+        "SELECT "
+            + CLAIM_COLUMNS
+            + " FROM FINAL TABLE (UPDATE outbox_message SET state = 'W',"
+            + " claim_token = ?, lease_until = "
+            + nowPlusMillisParam()
+            + ","
+            + " claimed_at = "
+            + now()
+            + " WHERE id = ANY(?) AND state = 'R') ORDER BY id",
         List.of(token, leaseMillis, ids.toArray(new Long[0])));
   }
 
@@ -66,8 +83,13 @@ public final class H2Dialect extends Dialect {
 
   @Override
   BoundSql markDeliveredAll(List<Long> ids, List<UUID> tokens) {
-    return new BoundSql("SELECT id FROM FINAL TABLE (UPDATE outbox_message m " + deliveredAssignments()
-        + " WHERE m.state = 'W' AND " + tokenPairsCondition("m", ids.size()) + ")", tokenPairs(ids, tokens));
+    return new BoundSql(
+        "SELECT id FROM FINAL TABLE (UPDATE outbox_message m "
+            + deliveredAssignments()
+            + " WHERE m.state = 'W' AND "
+            + tokenPairsCondition("m", ids.size())
+            + ")",
+        tokenPairs(ids, tokens));
   }
 
   @Override
@@ -75,9 +97,14 @@ public final class H2Dialect extends Dialect {
     List<Object> params = new ArrayList<>();
     params.add(leaseMillis);
     params.addAll(tokenPairs(ids, tokens));
-    return new BoundSql("SELECT id FROM FINAL TABLE (UPDATE outbox_message m"
-        + " SET lease_until = " + nowPlusMillisParam() + " WHERE m.state = 'W' AND "
-        + tokenPairsCondition("m", ids.size()) + ")", params);
+    return new BoundSql(
+        "SELECT id FROM FINAL TABLE (UPDATE outbox_message m"
+            + " SET lease_until = "
+            + nowPlusMillisParam()
+            + " WHERE m.state = 'W' AND "
+            + tokenPairsCondition("m", ids.size())
+            + ")",
+        params);
   }
 
   // ---- retention -----------------------------------------------------------------------------
@@ -86,8 +113,11 @@ public final class H2Dialect extends Dialect {
   BoundSql deleteFinished(long keepMillis, int limit) {
     // No FOR UPDATE in a sub-query and no SKIP LOCKED on DELETE: a plain bounded DELETE. Claims
     // never lock S/C rows, so it can only wait briefly on a reconciliation move of the same row.
-    return new BoundSql("DELETE FROM outbox_message f WHERE " + finishedBeforeCondition("f")
-        + " FETCH FIRST ? ROWS ONLY", List.of(-keepMillis, limit));
+    return new BoundSql(
+        "DELETE FROM outbox_message f WHERE "
+            + finishedBeforeCondition("f")
+            + " FETCH FIRST ? ROWS ONLY",
+        List.of(-keepMillis, limit));
   }
 
   // ---- reconciliation ------------------------------------------------------------------------
@@ -100,7 +130,8 @@ public final class H2Dialect extends Dialect {
         + " CAST(? AS VARCHAR(200)))) v (operation_id, destination, confirmed_at, applied_count, source)"
         + " ON c.operation_id = v.operation_id AND c.destination = v.destination"
         + " WHEN MATCHED THEN UPDATE SET confirmed_at = v.confirmed_at,"
-        + " applied_count = v.applied_count, source = v.source, recorded_at = " + now()
+        + " applied_count = v.applied_count, source = v.source, recorded_at = "
+        + now()
         + " WHEN NOT MATCHED THEN INSERT (operation_id, destination, confirmed_at, applied_count, source)"
         + " VALUES (v.operation_id, v.destination, v.confirmed_at, v.applied_count, v.source)";
   }
@@ -114,7 +145,9 @@ public final class H2Dialect extends Dialect {
         + " ON c.operation_id = v.op AND c.destination = v.dest"
         + " WHEN MATCHED THEN UPDATE SET applied_count = c.applied_count + 1"
         + " WHEN NOT MATCHED THEN INSERT (operation_id, destination, confirmed_at, applied_count, source)"
-        + " VALUES (v.op, v.dest, " + now() + ", 1, v.src)";
+        + " VALUES (v.op, v.dest, "
+        + now()
+        + ", 1, v.src)";
   }
 
   @Override

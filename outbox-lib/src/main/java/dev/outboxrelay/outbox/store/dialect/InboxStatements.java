@@ -3,10 +3,10 @@ package dev.outboxrelay.outbox.store.dialect;
 import java.time.Instant;
 
 /**
- * The inbox's statements on one database ({@code outbox_inbox}, and the {@code
- * outbox_confirmation} rows it counts): everything the inbox sends to a database is here or in
- * the {@code db/inbox/<name>} scripts. Made by {@link Dialect#inbox}, rendered once. Parameters
- * are documented on the dialect's builder of each statement ({@link Dialect}).
+ * The inbox's statements on one database ({@code outbox_inbox}, and the {@code outbox_confirmation}
+ * rows it counts): everything the inbox sends to a database is here or in the {@code
+ * db/inbox/<name>} scripts. Made by {@link Dialect#inbox}, rendered once. Parameters are documented
+ * on the dialect's builder of each statement ({@link Dialect}).
  */
 public final class InboxStatements {
   private final Dialect dialect;
@@ -54,15 +54,18 @@ public final class InboxStatements {
     return "SELECT applied_at FROM outbox_inbox WHERE destination = ? AND operation_id = ?";
   }
 
-  /** Counts one application in {@code outbox_confirmation}. Parameters: operation_id, destination, source. */
+  /**
+   * Counts one application in {@code outbox_confirmation}. Parameters: operation_id, destination,
+   * source.
+   */
   public String confirmSql() {
     return confirm;
   }
 
   /**
    * One ledger page: rows applied strictly after a time (or from the start), optionally of one
-   * destination, in (applied_at, operation_id) order, at most n. Parameters: [time,]
-   * [destination,] n.
+   * destination, in (applied_at, operation_id) order, at most n. Parameters: [time,] [destination,]
+   * n.
    */
   public String ledgerSql(boolean after, boolean oneDestination) {
     return ledgerSelect(after, oneDestination, false) + dialect.inboxLimit();
@@ -80,7 +83,8 @@ public final class InboxStatements {
   }
 
   private static String ledgerSelect(boolean after, boolean oneDestination, boolean exact) {
-    StringBuilder sql = new StringBuilder("SELECT " + Dialect.LEDGER_COLUMNS + " FROM outbox_inbox");
+    StringBuilder sql =
+        new StringBuilder("SELECT " + Dialect.LEDGER_COLUMNS + " FROM outbox_inbox");
     String glue = " WHERE ";
     if (after) {
       sql.append(glue).append(exact ? "applied_at = ?" : "applied_at > ?");

@@ -13,13 +13,12 @@ import java.util.UUID;
  * Parameters and columns are documented on the dialect's builder of each statement ({@link
  * Dialect}); a statement whose parameters vary comes as a {@link BoundSql}.
  *
- * <p>The claim runs in one of two shapes ({@link #claimLocksFirst()}): one statement in
- * auto-commit mode that returns the claimed rows ({@link #claim}), or, in one short transaction,
- * a lock of the candidates ({@link #lockReadySql()}), their claim ({@link #claimLocked}) and,
- * where updates return no rows ({@link #updateReturnsRows()}), a read-back ({@link
- * #readClaimed}). Batches of (id, token) pairs (completion, heartbeat) are one statement
- * returning the ids changed, or a lock of the pairs still held followed by an update of exactly
- * those.
+ * <p>The claim runs in one of two shapes ({@link #claimLocksFirst()}): one statement in auto-commit
+ * mode that returns the claimed rows ({@link #claim}), or, in one short transaction, a lock of the
+ * candidates ({@link #lockReadySql()}), their claim ({@link #claimLocked}) and, where updates
+ * return no rows ({@link #updateReturnsRows()}), a read-back ({@link #readClaimed}). Batches of
+ * (id, token) pairs (completion, heartbeat) are one statement returning the ids changed, or a lock
+ * of the pairs still held followed by an update of exactly those.
  */
 public final class JobStatements {
   private final Dialect dialect;
@@ -137,7 +136,9 @@ public final class JobStatements {
     return dialect.updateReturnsRows();
   }
 
-  /** The isolation level of the claim's and retention's locking reads, when not the connection's. */
+  /**
+   * The isolation level of the claim's and retention's locking reads, when not the connection's.
+   */
   public OptionalInt lockingReadIsolation() {
     return dialect.lockingReadIsolation();
   }
@@ -176,7 +177,9 @@ public final class JobStatements {
     return new BoundSql(renderer.render(dialect.claimHeldHeadsSql(heads.size())), params);
   }
 
-  /** The rows of {@code ids} claimed under {@code token}. Columns: {@link Dialect#CLAIM_COLUMNS}. */
+  /**
+   * The rows of {@code ids} claimed under {@code token}. Columns: {@link Dialect#CLAIM_COLUMNS}.
+   */
   public BoundSql readClaimed(UUID token, List<Long> ids) {
     List<Object> params = new ArrayList<>();
     params.add(token);
@@ -208,7 +211,9 @@ public final class JobStatements {
     return new BoundSql(renderer.render(dialect.renewLockedSql(held.size())), params);
   }
 
-  /** The attempts recorded with {@code outcome} for {@code ids}. Columns: message_id, claim_token. */
+  /**
+   * The attempts recorded with {@code outcome} for {@code ids}. Columns: message_id, claim_token.
+   */
   public BoundSql recordedAttempts(String outcome, List<Long> ids) {
     List<Object> params = new ArrayList<>();
     params.add(outcome);
@@ -227,12 +232,14 @@ public final class JobStatements {
 
   /** Locks the rows of the pairs still {@code W} with their token. Columns: id. */
   public BoundSql lockTokensHeld(List<Long> ids, List<UUID> tokens) {
-    return new BoundSql(renderer.render(dialect.lockTokensHeldSql(ids.size())), Dialect.tokenPairs(ids, tokens));
+    return new BoundSql(
+        renderer.render(dialect.lockTokensHeldSql(ids.size())), Dialect.tokenPairs(ids, tokens));
   }
 
   /** W → S of rows {@link #lockTokensHeld} locked. */
   public BoundSql markLockedDelivered(List<Long> held) {
-    return new BoundSql(renderer.render(dialect.markLockedDeliveredSql(held.size())), List.copyOf(held));
+    return new BoundSql(
+        renderer.render(dialect.markLockedDeliveredSql(held.size())), List.copyOf(held));
   }
 
   public String markForRetrySql() {
@@ -265,7 +272,10 @@ public final class JobStatements {
     return insertExpiredAttempt;
   }
 
-  /** Deletes up to {@code limit} jobs finished more than {@code keepMillis} ago. Returns the update count. */
+  /**
+   * Deletes up to {@code limit} jobs finished more than {@code keepMillis} ago. Returns the update
+   * count.
+   */
   public BoundSql deleteFinished(long keepMillis, int limit) {
     return renderer.render(dialect.deleteFinished(keepMillis, limit));
   }

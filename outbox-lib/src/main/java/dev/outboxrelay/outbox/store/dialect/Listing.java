@@ -17,5 +17,13 @@ import java.time.Instant;
  * @param afterId the last id of the previous page, 0 for the first
  * @param limit rows on the page
  */
-public record Listing(Character state, String destination, String orderingKey, String errorClass,
-    String operationIdContains, Instant from, Instant to, long afterId, int limit) {}
+public record Listing(
+    Character state,
+    String destination,
+    String orderingKey,
+    String errorClass,
+    String operationIdContains,
+    Instant from,
+    Instant to,
+    long afterId,
+    int limit) {}

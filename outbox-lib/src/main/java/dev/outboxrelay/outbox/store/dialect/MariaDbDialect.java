@@ -15,17 +15,24 @@ import java.util.UUID;
  */
 public final class MariaDbDialect extends Dialect {
 
-  /** UTC whatever the session time zone; CURRENT_TIMESTAMP/NOW() would follow time_zone. Per statement. */
-  static final SqlClock CLOCK = new SqlClock("UTC_TIMESTAMP(3)", "UTC_TIMESTAMP(3)",
-      base -> "TIMESTAMPADD(MICROSECOND, CAST(? AS SIGNED) * 1000, " + base + ")",
-      "DATETIME(3)", "CAST(? AS DATETIME(3))");
+  /**
+   * UTC whatever the session time zone; CURRENT_TIMESTAMP/NOW() would follow time_zone. Per
+   * statement.
+   */
+  static final SqlClock CLOCK =
+      new SqlClock(
+          "UTC_TIMESTAMP(3)",
+          "UTC_TIMESTAMP(3)",
+          base -> "TIMESTAMPADD(MICROSECOND, CAST(? AS SIGNED) * 1000, " + base + ")",
+          "DATETIME(3)",
+          "CAST(? AS DATETIME(3))");
 
   /**
-   * ER_DUP_ENTRY (1062); ER_LOCK_DEADLOCK (1213: InnoDB rolled the victim's whole transaction
-   * back) and serialization failures; ER_LOCK_WAIT_TIMEOUT (1205).
+   * ER_DUP_ENTRY (1062); ER_LOCK_DEADLOCK (1213: InnoDB rolled the victim's whole transaction back)
+   * and serialization failures; ER_LOCK_WAIT_TIMEOUT (1205).
    */
-  static final ErrorCodes ERRORS = new ErrorCodes(Set.of(), Set.of(1062), Set.of("40001"), Set.of(1213),
-      Set.of(), Set.of(1205));
+  static final ErrorCodes ERRORS =
+      new ErrorCodes(Set.of(), Set.of(1062), Set.of("40001"), Set.of(1213), Set.of(), Set.of(1205));
 
   public MariaDbDialect() {
     super("mariadb", CLOCK, TypeBinding.utcText(Types.CHAR), ERRORS);
@@ -53,7 +60,8 @@ public final class MariaDbDialect extends Dialect {
     // IGNORE: it would also turn overlong values and other errors into silent warnings.
     return "INSERT INTO outbox_message (operation_id, destination, ordering_key, payload,"
         + " content_type, headers, deliver_after, payload_by_ref, key_wait) VALUES (?, ?, ?, ?, ?, ?, "
-        + nowPlusMillisParam() + ", ?, ?) RETURNING id";
+        + nowPlusMillisParam()
+        + ", ?, ?) RETURNING id";
   }
 
   @Override
@@ -75,7 +83,10 @@ public final class MariaDbDialect extends Dialect {
   @Override
   String lockReadySql() {
     return "SELECT c.id FROM outbox_message c FORCE INDEX (ix_outbox_message_head)"
-        + " WHERE " + readyHeadCondition("c", keyWaitFalse()) + " AND c.deliver_after <= " + now()
+        + " WHERE "
+        + readyHeadCondition("c", keyWaitFalse())
+        + " AND c.deliver_after <= "
+        + now()
         + " ORDER BY c.id LIMIT ? FOR UPDATE SKIP LOCKED";
   }
 
@@ -83,9 +94,16 @@ public final class MariaDbDialect extends Dialect {
   BoundSql claimLocked(UUID token, long leaseMillis, List<Long> ids) {
     List<Object> params = new ArrayList<>(List.of(token, leaseMillis));
     params.addAll(ids);
-    return new BoundSql("UPDATE outbox_message SET state = 'W', claim_token = ?,"
-        + " lease_until = " + nowPlusMillisParam() + ","
-        + " claimed_at = " + now() + " WHERE state = 'R' AND id IN " + placeholders(ids.size()), params);
+    return new BoundSql(
+        "UPDATE outbox_message SET state = 'W', claim_token = ?,"
+            + " lease_until = "
+            + nowPlusMillisParam()
+            + ","
+            + " claimed_at = "
+            + now()
+            + " WHERE state = 'R' AND id IN "
+            + placeholders(ids.size()),
+        params);
   }
 
   // ---- admin ---------------------------------------------------------------------------------
@@ -94,8 +112,11 @@ public final class MariaDbDialect extends Dialect {
   String updatePickedDead(String assignments, String pickIds) {
     // No LIMIT inside IN (error 1235) and no sub-query on the updated table (1093): the picked ids
     // join in as a derived table, which MariaDB materialises before it updates.
-    return "UPDATE outbox_message JOIN (" + pickIds + ") picked ON picked.id = outbox_message.id "
-        + assignments + " WHERE outbox_message.state = 'D'";
+    return "UPDATE outbox_message JOIN ("
+        + pickIds
+        + ") picked ON picked.id = outbox_message.id "
+        + assignments
+        + " WHERE outbox_message.state = 'D'";
   }
 
   // ---- retention -----------------------------------------------------------------------------
@@ -105,9 +126,12 @@ public final class MariaDbDialect extends Dialect {
     // No LIMIT inside IN (1235): the picked ids join in as a derived table, read without locks
     // (at READ COMMITTED, lockingReadIsolation), so only the rows deleted are locked, by primary
     // key, not every row a DELETE ... ORDER BY id LIMIT n would scan on its way.
-    return new BoundSql("DELETE m FROM outbox_message m JOIN (SELECT f.id FROM outbox_message f WHERE "
-        + finishedBeforeCondition("f") + " ORDER BY f.id LIMIT ?) picked ON picked.id = m.id"
-        + " WHERE m.state IN ('S', 'C')", List.of(-keepMillis, limit));
+    return new BoundSql(
+        "DELETE m FROM outbox_message m JOIN (SELECT f.id FROM outbox_message f WHERE "
+            + finishedBeforeCondition("f")
+            + " ORDER BY f.id LIMIT ?) picked ON picked.id = m.id"
+            + " WHERE m.state IN ('S', 'C')",
+        List.of(-keepMillis, limit));
   }
 
   // ---- reconciliation ------------------------------------------------------------------------
@@ -115,11 +139,13 @@ public final class MariaDbDialect extends Dialect {
   @Override
   String nullOf(String type) {
     // CAST knows no BIGINT or VARCHAR (outside Oracle mode): SIGNED and CHAR(n) instead.
-    return "CAST(NULL AS " + switch (type) {
-      case "BIGINT", "INTEGER" -> "SIGNED";
-      case "VARCHAR(2000)" -> "CHAR(2000)";
-      default -> type;
-    } + ")";
+    return "CAST(NULL AS "
+        + switch (type) {
+          case "BIGINT", "INTEGER" -> "SIGNED";
+          case "VARCHAR(2000)" -> "CHAR(2000)";
+          default -> type;
+        }
+        + ")";
   }
 
   @Override
@@ -129,14 +155,17 @@ public final class MariaDbDialect extends Dialect {
     return "INSERT INTO outbox_confirmation (operation_id, destination, confirmed_at, applied_count,"
         + " source) VALUES (?, ?, ?, ?, ?) ON DUPLICATE KEY UPDATE"
         + " confirmed_at = VALUES(confirmed_at), applied_count = VALUES(applied_count),"
-        + " source = VALUES(source), recorded_at = " + now();
+        + " source = VALUES(source), recorded_at = "
+        + now();
   }
 
   @Override
   String releaseLockSql() {
     // A millisecond clock: a lease ending "now" would stay live for the rest of this millisecond
     // (taking needs lease_until < now), so a release ends it one millisecond ago.
-    return "UPDATE outbox_lock SET lease_until = TIMESTAMPADD(MICROSECOND, -1000, " + now() + ")"
+    return "UPDATE outbox_lock SET lease_until = TIMESTAMPADD(MICROSECOND, -1000, "
+        + now()
+        + ")"
         + " WHERE name = ? AND owner = ?";
   }
 
@@ -145,7 +174,9 @@ public final class MariaDbDialect extends Dialect {
   @Override
   String inboxConfirmSql() {
     return "INSERT INTO outbox_confirmation (operation_id, destination, confirmed_at, applied_count,"
-        + " source) VALUES (?, ?, " + now() + ", 1, ?)"
+        + " source) VALUES (?, ?, "
+        + now()
+        + ", 1, ?)"
         + " ON DUPLICATE KEY UPDATE applied_count = applied_count + 1";
   }
 

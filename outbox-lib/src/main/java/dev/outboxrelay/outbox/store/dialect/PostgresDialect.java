@@ -9,14 +9,19 @@ import java.util.UUID;
 public final class PostgresDialect extends Dialect {
 
   /** now() is the start of the transaction; statement_timestamp() the start of the statement. */
-  static final SqlClock CLOCK = new SqlClock("now()", "statement_timestamp()",
-      // bigint * interval has no operator; double precision * interval does.
-      base -> "(" + base + " + CAST(? AS DOUBLE PRECISION) * INTERVAL '1 millisecond')",
-      "TIMESTAMPTZ", "CAST(? AS TIMESTAMP WITH TIME ZONE)");
+  static final SqlClock CLOCK =
+      new SqlClock(
+          "now()",
+          "statement_timestamp()",
+          // bigint * interval has no operator; double precision * interval does.
+          base -> "(" + base + " + CAST(? AS DOUBLE PRECISION) * INTERVAL '1 millisecond')",
+          "TIMESTAMPTZ",
+          "CAST(? AS TIMESTAMP WITH TIME ZONE)");
 
   /** deadlock_detected (40P01): PostgreSQL rolled the victim's whole transaction back. */
-  static final ErrorCodes ERRORS = new ErrorCodes(Set.of("23505"), Set.of(), Set.of("40P01"), Set.of(),
-      Set.of("55P03"), Set.of());
+  static final ErrorCodes ERRORS =
+      new ErrorCodes(
+          Set.of("23505"), Set.of(), Set.of("40P01"), Set.of(), Set.of("55P03"), Set.of());
 
   public PostgresDialect() {
     super("postgresql", CLOCK, TypeBinding.NATIVE, ERRORS);
@@ -36,10 +41,12 @@ public final class PostgresDialect extends Dialect {
 
   @Override
   String insertIfAbsentSql() {
-    // ON CONFLICT instead of catching 23505: a failed statement would abort the caller's transaction.
+    // ON CONFLICT instead of catching 23505: a failed statement would abort the caller's
+    // transaction.
     return "INSERT INTO outbox_message (operation_id, destination, ordering_key, payload,"
         + " content_type, headers, deliver_after, payload_by_ref, key_wait) VALUES (?, ?, ?, ?, ?, ?, "
-        + nowPlusMillisParam() + ", ?, ?) ON CONFLICT (operation_id) DO NOTHING RETURNING id";
+        + nowPlusMillisParam()
+        + ", ?, ?) ON CONFLICT (operation_id) DO NOTHING RETURNING id";
   }
 
   /** One backward step on the partial index of unfinished keyed jobs. */
@@ -58,39 +65,53 @@ public final class PostgresDialect extends Dialect {
   /**
    * One statement: the sub-select locks up to {@code limit} candidates, skipping rows other
    * claimers hold; the UPDATE re-checks {@code state} and RETURNING yields exactly the rows
-   * changed. {@code id = ANY(ARRAY(sub-select))} is an InitPlan, evaluated exactly once (not
-   * {@code WHERE id IN (SELECT ... LIMIT n FOR UPDATE SKIP LOCKED)}: the planner may run that
-   * sub-select more than once, e.g. as the inner side of a join, and claim more than n rows), and
-   * the update then seeks the picked ids on the ready index ({@code Index Cond: id = ANY($n)}),
-   * instead of merge-joining a CTE against a scan of the whole ready index from its start, which
-   * walks every dead entry a busy outbox leaves at the head of that index (EXPLAIN ANALYZE of both
-   * on 100,000 ready rows: 0.47 ms vs 1.06 ms).
+   * changed. {@code id = ANY(ARRAY(sub-select))} is an InitPlan, evaluated exactly once (not {@code
+   * WHERE id IN (SELECT ... LIMIT n FOR UPDATE SKIP LOCKED)}: the planner may run that sub-select
+   * more than once, e.g. as the inner side of a join, and claim more than n rows), and the update
+   * then seeks the picked ids on the ready index ({@code Index Cond: id = ANY($n)}), instead of
+   * merge-joining a CTE against a scan of the whole ready index from its start, which walks every
+   * dead entry a busy outbox leaves at the head of that index (EXPLAIN ANALYZE of both on 100,000
+   * ready rows: 0.47 ms vs 1.06 ms).
    */
   @Override
   String claimSql() {
     return "UPDATE outbox_message m SET state = 'W', claim_token = ?,"
-        + " lease_until = " + nowPlusMillisParam() + ","
-        + " claimed_at = " + now()
+        + " lease_until = "
+        + nowPlusMillisParam()
+        + ","
+        + " claimed_at = "
+        + now()
         + " WHERE m.id = ANY(ARRAY(SELECT c.id FROM outbox_message c"
-        + "   WHERE c.state = 'R' AND c.key_wait = " + keyWaitFalse() + " AND " + keyHead("c")
-        + " AND c.deliver_after <= " + now()
+        + "   WHERE c.state = 'R' AND c.key_wait = "
+        + keyWaitFalse()
+        + " AND "
+        + keyHead("c")
+        + " AND c.deliver_after <= "
+        + now()
         + "   ORDER BY c.id LIMIT ? FOR UPDATE OF c SKIP LOCKED)) AND m.state = 'R'"
-        + " RETURNING " + prefixed("m.", CLAIM_COLUMNS);
+        + " RETURNING "
+        + prefixed("m.", CLAIM_COLUMNS);
   }
 
   /**
    * The claim's FIFO-per-key guard ({@link Dialect#keyHeadCondition}) as one probe over both
    * unfinished states: the ordering index is partial on exactly {@code state IN ('R', 'W')} and
-   * keyed {@code (ordering_key, id)}, so the probe is an index-only scan bounded by the key and
-   * the id that reads nothing for a head. With one probe per state the planner served the
-   * {@code 'R'} probe from the ready index by id alone, reading the earlier ready jobs of every
-   * other key (PostgresKeyHeadPlanIT on a freshly filled table with full statistics: 608 rows for a
-   * claim of 32 instead of 64).
+   * keyed {@code (ordering_key, id)}, so the probe is an index-only scan bounded by the key and the
+   * id that reads nothing for a head. With one probe per state the planner served the {@code 'R'}
+   * probe from the ready index by id alone, reading the earlier ready jobs of every other key
+   * (PostgresKeyHeadPlanIT on a freshly filled table with full statistics: 608 rows for a claim of
+   * 32 instead of 64).
    */
   private static String keyHead(String row) {
-    return "(" + row + ".ordering_key IS NULL OR NOT EXISTS (SELECT 1 FROM outbox_message earlier"
-        + " WHERE earlier.ordering_key = " + row + ".ordering_key AND earlier.state IN ('R', 'W')"
-        + " AND earlier.id < " + row + ".id))";
+    return "("
+        + row
+        + ".ordering_key IS NULL OR NOT EXISTS (SELECT 1 FROM outbox_message earlier"
+        + " WHERE earlier.ordering_key = "
+        + row
+        + ".ordering_key AND earlier.state IN ('R', 'W')"
+        + " AND earlier.id < "
+        + row
+        + ".id))";
   }
 
   private static String prefixed(String prefix, String columns) {
@@ -99,36 +120,48 @@ public final class PostgresDialect extends Dialect {
 
   // ---- batched completion and heartbeat: the pairs as two parallel arrays --------------------
 
-  /** Parameters: bigint[] of ids, uuid[] of tokens (parallel). Columns: id of each row completed. */
+  /**
+   * Parameters: bigint[] of ids, uuid[] of tokens (parallel). Columns: id of each row completed.
+   */
   @Override
   BoundSql markDeliveredAll(List<Long> ids, List<UUID> tokens) {
-    return new BoundSql("UPDATE outbox_message m " + deliveredAssignments() + " WHERE m.id = ANY("
-        + TOKENS_HELD_IN_ID_ORDER + ") RETURNING m.id",
+    return new BoundSql(
+        "UPDATE outbox_message m "
+            + deliveredAssignments()
+            + " WHERE m.id = ANY("
+            + TOKENS_HELD_IN_ID_ORDER
+            + ") RETURNING m.id",
         List.of(new SqlArray("bigint", ids.toArray()), new SqlArray("uuid", tokens.toArray())));
   }
 
   /**
    * Parameters: lease millis, bigint[] of ids, uuid[] of tokens (parallel). Columns: id renewed.
-   * {@code clock_timestamp()}, not {@code now()}: a renewal that waited for a row's lock counts
-   * the lease from then.
+   * {@code clock_timestamp()}, not {@code now()}: a renewal that waited for a row's lock counts the
+   * lease from then.
    */
   @Override
   BoundSql renewLeases(List<Long> ids, List<UUID> tokens, long leaseMillis) {
-    return new BoundSql("UPDATE outbox_message SET lease_until = clock_timestamp()"
-        + " + CAST(? AS DOUBLE PRECISION) * INTERVAL '1 millisecond' WHERE id = ANY("
-        + TOKENS_HELD_IN_ID_ORDER + ") RETURNING id",
-        List.of(leaseMillis, new SqlArray("bigint", ids.toArray()), new SqlArray("uuid", tokens.toArray())));
+    return new BoundSql(
+        "UPDATE outbox_message SET lease_until = clock_timestamp()"
+            + " + CAST(? AS DOUBLE PRECISION) * INTERVAL '1 millisecond' WHERE id = ANY("
+            + TOKENS_HELD_IN_ID_ORDER
+            + ") RETURNING id",
+        List.of(
+            leaseMillis,
+            new SqlArray("bigint", ids.toArray()),
+            new SqlArray("uuid", tokens.toArray())));
   }
 
   /**
    * The ids of the (id, token) pairs still {@code W} with their token, locked in id order whatever
-   * join the planner picks (the lock is taken above the sort): the heartbeat and the completion,
-   * of one relay or of several, never wait for each other in a cycle (HeartbeatLockOrderIT).
+   * join the planner picks (the lock is taken above the sort): the heartbeat and the completion, of
+   * one relay or of several, never wait for each other in a cycle (HeartbeatLockOrderIT).
    * Parameters: bigint[] of ids, uuid[] of tokens (parallel).
    */
-  private static final String TOKENS_HELD_IN_ID_ORDER = "ARRAY(SELECT h.id FROM outbox_message h"
-      + " JOIN unnest(CAST(? AS BIGINT[]), CAST(? AS UUID[])) AS d(id, claim_token)"
-      + " ON h.id = d.id AND h.claim_token = d.claim_token WHERE h.state = 'W' ORDER BY h.id FOR NO KEY UPDATE OF h)";
+  private static final String TOKENS_HELD_IN_ID_ORDER =
+      "ARRAY(SELECT h.id FROM outbox_message h"
+          + " JOIN unnest(CAST(? AS BIGINT[]), CAST(? AS UUID[])) AS d(id, claim_token)"
+          + " ON h.id = d.id AND h.claim_token = d.claim_token WHERE h.state = 'W' ORDER BY h.id FOR NO KEY UPDATE OF h)";
 
   // ---- retention -----------------------------------------------------------------------------
 
@@ -136,9 +169,11 @@ public final class PostgresDialect extends Dialect {
   BoundSql deleteFinished(long keepMillis, int limit) {
     // A locking CTE, not IN (SELECT ... LIMIT n FOR UPDATE SKIP LOCKED): see claimSql, the planner
     // may re-run such a sub-select per row and delete more than a batch.
-    return new BoundSql("WITH picked AS (SELECT f.id FROM outbox_message f WHERE "
-        + finishedBeforeCondition("f") + " ORDER BY f.id LIMIT ? FOR UPDATE OF f SKIP LOCKED)"
-        + " DELETE FROM outbox_message m USING picked WHERE m.id = picked.id",
+    return new BoundSql(
+        "WITH picked AS (SELECT f.id FROM outbox_message f WHERE "
+            + finishedBeforeCondition("f")
+            + " ORDER BY f.id LIMIT ? FOR UPDATE OF f SKIP LOCKED)"
+            + " DELETE FROM outbox_message m USING picked WHERE m.id = picked.id",
         List.of(-keepMillis, limit));
   }
 
@@ -149,7 +184,8 @@ public final class PostgresDialect extends Dialect {
     return "INSERT INTO outbox_confirmation (operation_id, destination, confirmed_at, applied_count,"
         + " source) VALUES (?, ?, ?, ?, ?) ON CONFLICT (operation_id, destination) DO UPDATE SET"
         + " confirmed_at = EXCLUDED.confirmed_at, applied_count = EXCLUDED.applied_count,"
-        + " source = EXCLUDED.source, recorded_at = " + now();
+        + " source = EXCLUDED.source, recorded_at = "
+        + now();
   }
 
   @Override
@@ -169,7 +205,9 @@ public final class PostgresDialect extends Dialect {
   @Override
   String inboxConfirmSql() {
     return "INSERT INTO outbox_confirmation (operation_id, destination, confirmed_at, applied_count,"
-        + " source) VALUES (?, ?, " + now() + ", 1, ?) ON CONFLICT (operation_id, destination)"
+        + " source) VALUES (?, ?, "
+        + now()
+        + ", 1, ?) ON CONFLICT (operation_id, destination)"
         + " DO UPDATE SET applied_count = outbox_confirmation.applied_count + 1";
   }
 

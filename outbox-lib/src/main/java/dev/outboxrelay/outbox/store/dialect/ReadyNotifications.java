@@ -14,16 +14,17 @@ import dev.outboxrelay.outbox.schema.OutboxTables;
  * @param currentSchemaSql the schema the connection's unqualified names resolve to: the payload of
  *     the notifications meant for this outbox
  */
-public record ReadyNotifications(String channel, String listenSql, String unlistenSql,
-    String currentSchemaSql) {
+public record ReadyNotifications(
+    String channel, String listenSql, String unlistenSql, String currentSchemaSql) {
 
   /** PostgreSQL, matching {@code db/outbox/postgresql/V4__ready_notification.sql}. */
-  public static final ReadyNotifications POSTGRESQL = new ReadyNotifications("outbox_ready",
-      "LISTEN outbox_ready", "UNLISTEN *", "SELECT current_schema()");
+  public static final ReadyNotifications POSTGRESQL =
+      new ReadyNotifications(
+          "outbox_ready", "LISTEN outbox_ready", "UNLISTEN *", "SELECT current_schema()");
 
   /**
-   * These notifications for an outbox with configured names: the channel {@code <table>_ready}
-   * (the V4 trigger, rendered the same way, notifies on it) and, when a schema is configured, that
+   * These notifications for an outbox with configured names: the channel {@code <table>_ready} (the
+   * V4 trigger, rendered the same way, notifies on it) and, when a schema is configured, that
    * schema as the payload to expect (the trigger sends its table's schema, whatever the listening
    * connection's default schema is). Itself for the default names.
    */
@@ -31,7 +32,13 @@ public record ReadyNotifications(String channel, String listenSql, String unlist
     if (tables.isDefault()) {
       return this;
     }
-    return new ReadyNotifications(tables.render(channel), tables.render(listenSql), unlistenSql,
-        tables.schema().map(s -> "SELECT CAST('" + s + "' AS VARCHAR(63))").orElse(currentSchemaSql));
+    return new ReadyNotifications(
+        tables.render(channel),
+        tables.render(listenSql),
+        unlistenSql,
+        tables
+            .schema()
+            .map(s -> "SELECT CAST('" + s + "' AS VARCHAR(63))")
+            .orElse(currentSchemaSql));
   }
 }

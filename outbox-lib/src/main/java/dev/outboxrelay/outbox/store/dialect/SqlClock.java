@@ -19,14 +19,18 @@ public final class SqlClock {
    * @param now the database's current time, as an SQL expression
    * @param statementNow the time the current statement started (PostgreSQL's {@code now()} is the
    *     start of the transaction); {@code now} where the clock is per statement already
-   * @param plusMillisParam an expression of a time plus one bigint parameter of milliseconds
-   *     (which may be negative)
+   * @param plusMillisParam an expression of a time plus one bigint parameter of milliseconds (which
+   *     may be negative)
    * @param timestampType the type name of the time columns, for casts
    * @param timestampParam a time parameter bound by {@link TypeBinding#bindInstant}, typed for use
    *     inside an expression
    */
-  public SqlClock(String now, String statementNow, UnaryOperator<String> plusMillisParam,
-      String timestampType, String timestampParam) {
+  public SqlClock(
+      String now,
+      String statementNow,
+      UnaryOperator<String> plusMillisParam,
+      String timestampType,
+      String timestampParam) {
     this.now = Objects.requireNonNull(now, "now");
     this.statementNow = Objects.requireNonNull(statementNow, "statementNow");
     this.plusMillisParam = Objects.requireNonNull(plusMillisParam, "plusMillisParam");

@@ -17,38 +17,46 @@ import java.util.UUID;
  * <p>Why the hints belong to READ COMMITTED: {@code UPDLOCK} makes concurrent claimers queue on a
  * candidate instead of both reading it, {@code READPAST} lets them skip rows another claimer holds
  * instead of waiting, and {@code READCOMMITTEDLOCK} keeps that a locking read even where the
- * database has READ_COMMITTED_SNAPSHOT on (a row version would show a row as still {@code R}
- * after another claimer took it). Under SNAPSHOT isolation the candidate scan would read the
- * transaction's snapshot, not the latest committed rows, and updating a row another claimer
- * changed since the snapshot fails with an update conflict (3960) instead of skipping it; READPAST
- * is not even accepted there without further locking hints. So the claim refuses to run inside a
+ * database has READ_COMMITTED_SNAPSHOT on (a row version would show a row as still {@code R} after
+ * another claimer took it). Under SNAPSHOT isolation the candidate scan would read the
+ * transaction's snapshot, not the latest committed rows, and updating a row another claimer changed
+ * since the snapshot fails with an update conflict (3960) instead of skipping it; READPAST is not
+ * even accepted there without further locking hints. So the claim refuses to run inside a
  * transaction (the caller's isolation would apply) and sets READ COMMITTED itself.
  *
- * <p>Deadlocks designed out: the claim scans ready rows in clustered-key (id) order through
- * {@code ix_outbox_message_head (state, key_wait, id)} and every token-checked update seeks one
- * row by its clustered key, so claims and completions lock rows in the same order. A deadlock victim (1205)
- * that still happens (e.g. page locks under memory pressure) is retried by the store. A
- * retention job on SQL Server must delete finished rows in small batches ({@code DELETE TOP (n)
- * ... WITH (ROWLOCK, READPAST)}) from one relay at a time: one unbounded DELETE escalates to a
- * table lock past about 5,000 row locks and blocks or deadlocks every claim.
+ * <p>Deadlocks designed out: the claim scans ready rows in clustered-key (id) order through {@code
+ * ix_outbox_message_head (state, key_wait, id)} and every token-checked update seeks one row by its
+ * clustered key, so claims and completions lock rows in the same order. A deadlock victim (1205)
+ * that still happens (e.g. page locks under memory pressure) is retried by the store. A retention
+ * job on SQL Server must delete finished rows in small batches ({@code DELETE TOP (n) ... WITH
+ * (ROWLOCK, READPAST)}) from one relay at a time: one unbounded DELETE escalates to a table lock
+ * past about 5,000 row locks and blocks or deadlocks every claim.
  */
 public final class SqlServerDialect extends Dialect {
 
   // DATEADD takes no bigint (error 8116) and an int overflows past 24.8 days of milliseconds:
   // split the one bigint parameter into days and milliseconds inside a scalar sub-query.
-  static final SqlClock CLOCK = new SqlClock("SYSUTCDATETIME()", "SYSUTCDATETIME()",
-      base -> "(SELECT DATEADD(MILLISECOND, CAST(p.ms % 86400000 AS INT),"
-          + " DATEADD(DAY, CAST(p.ms / 86400000 AS INT), " + base + "))"
-          + " FROM (SELECT CAST(? AS BIGINT) AS ms) p)",
-      "DATETIME2(3)", "CAST(? AS DATETIME2(3))");
+  static final SqlClock CLOCK =
+      new SqlClock(
+          "SYSUTCDATETIME()",
+          "SYSUTCDATETIME()",
+          base ->
+              "(SELECT DATEADD(MILLISECOND, CAST(p.ms % 86400000 AS INT),"
+                  + " DATEADD(DAY, CAST(p.ms / 86400000 AS INT), "
+                  + base
+                  + "))"
+                  + " FROM (SELECT CAST(? AS BIGINT) AS ms) p)",
+          "DATETIME2(3)",
+          "CAST(? AS DATETIME2(3))");
 
   /**
-   * Unique constraint (2627) and unique index (2601) violations; deadlock victim (1205: SQL
-   * Server rolled the victim's whole transaction back) and serialization failures; lock request
-   * timeout (1222).
+   * Unique constraint (2627) and unique index (2601) violations; deadlock victim (1205: SQL Server
+   * rolled the victim's whole transaction back) and serialization failures; lock request timeout
+   * (1222).
    */
-  static final ErrorCodes ERRORS = new ErrorCodes(Set.of(), Set.of(2627, 2601), Set.of("40001"), Set.of(1205),
-      Set.of(), Set.of(1222));
+  static final ErrorCodes ERRORS =
+      new ErrorCodes(
+          Set.of(), Set.of(2627, 2601), Set.of("40001"), Set.of(1205), Set.of(), Set.of(1222));
 
   public SqlServerDialect() {
     // Text converts implicitly to uniqueidentifier (the higher type), so index seeks still work.
@@ -88,7 +96,8 @@ public final class SqlServerDialect extends Dialect {
         + " SELECT v.operation_id, v.destination, v.ordering_key, v.payload, v.content_type,"
         + " v.headers, v.deliver_after, v.payload_by_ref, v.key_wait FROM (SELECT ? AS operation_id,"
         + " ? AS destination, ? AS ordering_key, ? AS payload, ? AS content_type, ? AS headers, "
-        + nowPlusMillisParam() + " AS deliver_after, ? AS payload_by_ref, ? AS key_wait) v"
+        + nowPlusMillisParam()
+        + " AS deliver_after, ? AS payload_by_ref, ? AS key_wait) v"
         + " WHERE NOT EXISTS (SELECT 1 FROM outbox_message e WHERE e.operation_id = v.operation_id)";
   }
 
@@ -122,15 +131,23 @@ public final class SqlServerDialect extends Dialect {
         + " payload_by_ref BIT);"
         + " WITH candidate AS (SELECT TOP (?) c.* FROM outbox_message c"
         + " WITH (UPDLOCK, READPAST, READCOMMITTEDLOCK)"
-        + " WHERE " + readyHeadCondition("c", keyWaitFalse()) + " AND c.deliver_after <= " + now()
+        + " WHERE "
+        + readyHeadCondition("c", keyWaitFalse())
+        + " AND c.deliver_after <= "
+        + now()
         + " ORDER BY c.id)"
         + " UPDATE candidate SET state = 'W', claim_token = ?,"
-        + " lease_until = " + nowPlusMillisParam() + ", claimed_at = " + now()
+        + " lease_until = "
+        + nowPlusMillisParam()
+        + ", claimed_at = "
+        + now()
         + " OUTPUT inserted.id, inserted.operation_id, inserted.destination, inserted.ordering_key,"
         + " inserted.payload, inserted.content_type, inserted.headers, inserted.attempts,"
         + " inserted.claim_token, inserted.created_at, inserted.lease_until,"
         + " inserted.payload_by_ref INTO @claimed;"
-        + " SELECT " + CLAIM_COLUMNS + " FROM @claimed ORDER BY id;";
+        + " SELECT "
+        + CLAIM_COLUMNS
+        + " FROM @claimed ORDER BY id;";
   }
 
   /** TOP comes first in the batch. */
@@ -147,9 +164,13 @@ public final class SqlServerDialect extends Dialect {
     // An int of milliseconds: one attempt's elapsed time stays far below 24.8 days.
     return "INSERT INTO outbox_attempt (message_id, attempt_no, claim_token, started_at, finished_at,"
         + " outcome, error_class, error_message, response_summary, relay_instance)"
-        + " SELECT ?, ?, ?, COALESCE(" + CLOCK.timestampParam() + ", DATEADD(MILLISECOND, CAST(? AS INT), n.t)),"
+        + " SELECT ?, ?, ?, COALESCE("
+        + CLOCK.timestampParam()
+        + ", DATEADD(MILLISECOND, CAST(? AS INT), n.t)),"
         + " n.t, ?, ?, ?, ?, ?"
-        + " FROM (SELECT " + now() + " AS t) n";
+        + " FROM (SELECT "
+        + now()
+        + " AS t) n";
   }
 
   @Override
@@ -162,23 +183,33 @@ public final class SqlServerDialect extends Dialect {
    * The pairs join in as a table value constructor; OUTPUT returns the ids changed (the statement
    * runs in the store's transaction, so a failure leaves no partial output behind). Every row is
    * sought by its clustered key, in the order of the other token-checked updates. Parameters: each
-   * id and token, two per pair under the limit of 2,100 per statement ({@link #maxCompletionPairs()}).
+   * id and token, two per pair under the limit of 2,100 per statement ({@link
+   * #maxCompletionPairs()}).
    */
   @Override
   BoundSql markDeliveredAll(List<Long> ids, List<UUID> tokens) {
-    return new BoundSql("UPDATE m " + deliveredAssignments() + " OUTPUT inserted.id FROM outbox_message m"
-        + pairsJoin(ids.size()), pairs(List.of(), ids, tokens));
+    return new BoundSql(
+        "UPDATE m "
+            + deliveredAssignments()
+            + " OUTPUT inserted.id FROM outbox_message m"
+            + pairsJoin(ids.size()),
+        pairs(List.of(), ids, tokens));
   }
 
   /** Renewed rows come back through OUTPUT, sought by their clustered key as the completion is. */
   @Override
   BoundSql renewLeases(List<Long> ids, List<UUID> tokens, long leaseMillis) {
-    return new BoundSql("UPDATE m SET lease_until = " + nowPlusMillisParam()
-        + " OUTPUT inserted.id FROM outbox_message m" + pairsJoin(ids.size()), pairs(List.of(leaseMillis), ids, tokens));
+    return new BoundSql(
+        "UPDATE m SET lease_until = "
+            + nowPlusMillisParam()
+            + " OUTPUT inserted.id FROM outbox_message m"
+            + pairsJoin(ids.size()),
+        pairs(List.of(leaseMillis), ids, tokens));
   }
 
   private static String pairsJoin(int pairs) {
-    return " JOIN (VALUES " + String.join(", ", Collections.nCopies(pairs, "(CAST(? AS BIGINT), ?)"))
+    return " JOIN (VALUES "
+        + String.join(", ", Collections.nCopies(pairs, "(CAST(? AS BIGINT), ?)"))
         + ") AS d (id, claim_token) ON m.id = d.id AND m.claim_token = d.claim_token WHERE m.state = 'W'";
   }
 
@@ -200,7 +231,9 @@ public final class SqlServerDialect extends Dialect {
     // locks hold until the reaper's transaction commits.
     return "SELECT TOP (?) id, claim_token, attempts, claimed_at, ordering_key FROM outbox_message"
         + " WITH (UPDLOCK, READPAST, READCOMMITTEDLOCK, ROWLOCK)"
-        + " WHERE state = 'W' AND lease_until < " + now() + " ORDER BY lease_until";
+        + " WHERE state = 'W' AND lease_until < "
+        + now()
+        + " ORDER BY lease_until";
   }
 
   // ---- inspection ----------------------------------------------------------------------------
@@ -209,22 +242,32 @@ public final class SqlServerDialect extends Dialect {
   String oldestReadySql() {
     // No sub-query inside an aggregate (error 130): the first attempt comes through OUTER APPLY.
     return "SELECT MIN(CASE WHEN m.attempts = 0 THEN m.deliver_after ELSE COALESCE("
-        + "f.first_started, m.deliver_after) END), " + now() + " FROM outbox_message m"
+        + "f.first_started, m.deliver_after) END), "
+        + now()
+        + " FROM outbox_message m"
         + FIRST_ATTEMPT_APPLY
         + " WHERE m.state IN ('R', 'W')"
-        + " AND (m.attempts > 0 OR (m.state = 'R' AND m.deliver_after <= " + now() + "))";
+        + " AND (m.attempts > 0 OR (m.state = 'R' AND m.deliver_after <= "
+        + now()
+        + "))";
   }
 
   @Override
   String backlogByDestinationSql() {
     // The same contract as the base statement; the first attempt through OUTER APPLY (error 130).
     return "SELECT m.destination,"
-        + " SUM(CASE WHEN m.state = 'R' AND m.deliver_after <= " + now() + " THEN 1 ELSE 0 END),"
+        + " SUM(CASE WHEN m.state = 'R' AND m.deliver_after <= "
+        + now()
+        + " THEN 1 ELSE 0 END),"
         + " MIN(CASE WHEN m.attempts = 0 THEN m.deliver_after ELSE COALESCE("
-        + "f.first_started, m.deliver_after) END), " + now() + " FROM outbox_message m"
+        + "f.first_started, m.deliver_after) END), "
+        + now()
+        + " FROM outbox_message m"
         + FIRST_ATTEMPT_APPLY
         + " WHERE m.state IN ('R', 'W')"
-        + " AND (m.attempts > 0 OR (m.state = 'R' AND m.deliver_after <= " + now() + "))"
+        + " AND (m.attempts > 0 OR (m.state = 'R' AND m.deliver_after <= "
+        + now()
+        + "))"
         + " GROUP BY m.destination ORDER BY m.destination";
   }
 
@@ -238,8 +281,10 @@ public final class SqlServerDialect extends Dialect {
   BoundSql deleteFinished(long keepMillis, int limit) {
     // Small batches under row locks, skipping locked rows: an unbounded DELETE escalates to a table
     // lock past about 5,000 row locks and blocks every claim (see the class comment).
-    return new BoundSql("DELETE TOP (?) FROM outbox_message WITH (ROWLOCK, READPAST) WHERE "
-        + finishedBeforeCondition("outbox_message"), List.of(limit, -keepMillis));
+    return new BoundSql(
+        "DELETE TOP (?) FROM outbox_message WITH (ROWLOCK, READPAST) WHERE "
+            + finishedBeforeCondition("outbox_message"),
+        List.of(limit, -keepMillis));
   }
 
   // ---- reconciliation ------------------------------------------------------------------------
@@ -252,7 +297,8 @@ public final class SqlServerDialect extends Dialect {
         + " USING (SELECT ? AS operation_id, ? AS destination, ? AS confirmed_at, ? AS applied_count,"
         + " ? AS source) v ON c.operation_id = v.operation_id AND c.destination = v.destination"
         + " WHEN MATCHED THEN UPDATE SET confirmed_at = v.confirmed_at,"
-        + " applied_count = v.applied_count, source = v.source, recorded_at = " + now()
+        + " applied_count = v.applied_count, source = v.source, recorded_at = "
+        + now()
         + " WHEN NOT MATCHED THEN INSERT (operation_id, destination, confirmed_at, applied_count, source)"
         + " VALUES (v.operation_id, v.destination, v.confirmed_at, v.applied_count, v.source);";
   }
@@ -261,7 +307,9 @@ public final class SqlServerDialect extends Dialect {
   String releaseLockSql() {
     // datetime2(3) rounds SYSUTCDATETIME() to the millisecond, possibly up: a lease ending "now"
     // could still be live a moment later (taking needs lease_until < now), so end it 1 ms ago.
-    return "UPDATE outbox_lock SET lease_until = DATEADD(MILLISECOND, -1, " + now() + ")"
+    return "UPDATE outbox_lock SET lease_until = DATEADD(MILLISECOND, -1, "
+        + now()
+        + ")"
         + " WHERE name = ? AND owner = ?";
   }
 
@@ -269,7 +317,9 @@ public final class SqlServerDialect extends Dialect {
 
   @Override
   String inboxLockRowSql() {
-    return "SELECT " + INBOX_COLUMNS + " FROM outbox_inbox WITH (UPDLOCK, ROWLOCK)"
+    return "SELECT "
+        + INBOX_COLUMNS
+        + " FROM outbox_inbox WITH (UPDLOCK, ROWLOCK)"
         + " WHERE destination = ? AND operation_id = ?";
   }
 
@@ -279,7 +329,9 @@ public final class SqlServerDialect extends Dialect {
         + " ? AS src) v ON c.operation_id = v.op AND c.destination = v.dest"
         + " WHEN MATCHED THEN UPDATE SET applied_count = c.applied_count + 1"
         + " WHEN NOT MATCHED THEN INSERT (operation_id, destination, confirmed_at, applied_count, source)"
-        + " VALUES (v.op, v.dest, " + now() + ", 1, v.src);";
+        + " VALUES (v.op, v.dest, "
+        + now()
+        + ", 1, v.src);";
   }
 
   @Override

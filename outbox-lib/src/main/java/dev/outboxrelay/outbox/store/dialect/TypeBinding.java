@@ -38,7 +38,8 @@ public abstract class TypeBinding {
   public abstract UUID readUuid(ResultSet rs, int column) throws SQLException;
 
   /** Binds a time (may be null), read earlier by {@link #readInstant} or made by the caller. */
-  public abstract void bindInstant(PreparedStatement ps, int index, Instant instant) throws SQLException;
+  public abstract void bindInstant(PreparedStatement ps, int index, Instant instant)
+      throws SQLException;
 
   /** Reads a time column written by the database clock (null stays null). */
   public abstract Instant readInstant(ResultSet rs, int column) throws SQLException;

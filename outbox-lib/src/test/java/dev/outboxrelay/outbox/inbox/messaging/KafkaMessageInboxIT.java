@@ -41,7 +41,8 @@ class KafkaMessageInboxIT extends MessageInboxContractTest {
   private String topic;
   private TopicPartition partition;
   private KafkaConsumer<String, byte[]> consumer;
-  private Iterator<ConsumerRecord<String, byte[]>> polled = List.<ConsumerRecord<String, byte[]>>of().iterator();
+  private Iterator<ConsumerRecord<String, byte[]>> polled =
+      List.<ConsumerRecord<String, byte[]>>of().iterator();
 
   @BeforeAll
   static void startBroker() throws Exception {
@@ -108,20 +109,30 @@ class KafkaMessageInboxIT extends MessageInboxContractTest {
     }
     headers.add("outbox-message-id", Long.toString(jobId).getBytes(StandardCharsets.UTF_8));
     headers.add("content-type", "application/json".getBytes(StandardCharsets.UTF_8));
-    producer.send(new ProducerRecord<>(topic, 0, operationId, payload.getBytes(StandardCharsets.UTF_8), headers))
+    producer
+        .send(
+            new ProducerRecord<>(
+                topic, 0, operationId, payload.getBytes(StandardCharsets.UTF_8), headers))
         .get();
   }
 
   @Override
   Message<?> next() {
     if (!polled.hasNext()) {
-      // consumer.poll waits up to 200 ms itself; the consumer is single-threaded: polled in this thread
-      polled = Awaitility.await("a record on " + topic).atMost(Duration.ofSeconds(30)).pollInSameThread()
-          .pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(1))
-          .until(() -> consumer.poll(Duration.ofMillis(200)).iterator(), Iterator::hasNext);
+      // consumer.poll waits up to 200 ms itself; the consumer is single-threaded: polled in this
+      // thread
+      polled =
+          Awaitility.await("a record on " + topic)
+              .atMost(Duration.ofSeconds(30))
+              .pollInSameThread()
+              .pollDelay(Duration.ZERO)
+              .pollInterval(Duration.ofMillis(1))
+              .until(() -> consumer.poll(Duration.ofMillis(200)).iterator(), Iterator::hasNext);
     }
     ConsumerRecord<String, byte[]> r = polled.next();
-    return wrap(r.value(), new IncomingKafkaRecordMetadata<>(r, "orders"),
+    return wrap(
+        r.value(),
+        new IncomingKafkaRecordMetadata<>(r, "orders"),
         () -> consumer.commitSync(Map.of(partition, new OffsetAndMetadata(r.offset() + 1))),
         () -> {
           consumer.seek(partition, r.offset()); // the failure strategy of a retrying consumer

@@ -36,6 +36,7 @@ abstract class MessageInboxContractTest {
 
   DataSource ds;
   final AtomicInteger handlerRuns = new AtomicInteger();
+
   /** What happened to each consumed message, in order: {@code ack} or the nack's exception. */
   final List<Object> settled = new ArrayList<>();
 
@@ -61,21 +62,26 @@ abstract class MessageInboxContractTest {
   void setUpDatabase() {
     ds = TestDatabases.postgres();
     InboxSchema.migrate(ds);
-    TestDatabases.execute(ds, "CREATE TABLE IF NOT EXISTS " + EFFECT
-        + " (operation_id VARCHAR(200) NOT NULL, body VARCHAR(2000))");
+    TestDatabases.execute(
+        ds,
+        "CREATE TABLE IF NOT EXISTS "
+            + EFFECT
+            + " (operation_id VARCHAR(200) NOT NULL, body VARCHAR(2000))");
     TestDatabases.update(ds, "DELETE FROM " + EFFECT);
     TestDatabases.update(ds, "DELETE FROM outbox_inbox WHERE destination = ?", destination());
   }
 
   MessageInbox consumer(InboxHandler handler) {
-    return new MessageInbox(CommittingInbox.jdbc(ds, new Inbox(InboxConfig.defaults())), reader(), handler);
+    return new MessageInbox(
+        CommittingInbox.jdbc(ds, new Inbox(InboxConfig.defaults())), reader(), handler);
   }
 
   /** The effect: one row in the business table per application, nothing unique about it. */
   InboxHandler effect() {
     return (c, d) -> {
       handlerRuns.incrementAndGet();
-      try (PreparedStatement ps = c.prepareStatement("INSERT INTO " + EFFECT + " (operation_id, body) VALUES (?, ?)")) {
+      try (PreparedStatement ps =
+          c.prepareStatement("INSERT INTO " + EFFECT + " (operation_id, body) VALUES (?, ?)")) {
         ps.setString(1, d.operationId());
         ps.setString(2, d.payloadText());
         ps.executeUpdate();
@@ -85,29 +91,41 @@ abstract class MessageInboxContractTest {
   }
 
   long effects(String operationId) {
-    return TestDatabases.queryLong(ds, "SELECT COUNT(*) FROM " + EFFECT + " WHERE operation_id = ?", operationId);
+    return TestDatabases.queryLong(
+        ds, "SELECT COUNT(*) FROM " + EFFECT + " WHERE operation_id = ?", operationId);
   }
 
   long inboxRows(String operationId) {
-    return TestDatabases.queryLong(ds, "SELECT COUNT(*) FROM outbox_inbox WHERE destination = ? AND operation_id = ?",
-        destination(), operationId);
+    return TestDatabases.queryLong(
+        ds,
+        "SELECT COUNT(*) FROM outbox_inbox WHERE destination = ? AND operation_id = ?",
+        destination(),
+        operationId);
   }
 
-  /** A SmallRye message around a broker delivery: {@code ack}/{@code nack} settle it at the broker. */
+  /**
+   * A SmallRye message around a broker delivery: {@code ack}/{@code nack} settle it at the broker.
+   */
   <T> Message<T> wrap(T payload, Object metadata, Runnable ack, Runnable nack) {
-    return Message.of(payload, List.of(metadata), () -> {
-      ack.run();
-      settled.add("ack");
-      return CompletableFuture.completedFuture(null);
-    }, reason -> {
-      nack.run();
-      settled.add(reason);
-      return CompletableFuture.completedFuture(null);
-    });
+    return Message.of(
+        payload,
+        List.of(metadata),
+        () -> {
+          ack.run();
+          settled.add("ack");
+          return CompletableFuture.completedFuture(null);
+        },
+        reason -> {
+          nack.run();
+          settled.add(reason);
+          return CompletableFuture.completedFuture(null);
+        });
   }
 
   static void await(CompletionStage<Void> stage) throws Exception {
-    stage.toCompletableFuture().get(Duration.ofSeconds(30).toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
+    stage
+        .toCompletableFuture()
+        .get(Duration.ofSeconds(30).toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
   }
 
   @Test
@@ -116,10 +134,12 @@ abstract class MessageInboxContractTest {
     Message<?> m = next();
     List<Long> visibleAtAck = new ArrayList<>();
     // Read on another connection while the ack runs: the effect must already be committed.
-    Message<?> watched = m.withAck(() -> {
-      visibleAtAck.add(effects("op-1"));
-      return m.ack();
-    });
+    Message<?> watched =
+        m.withAck(
+            () -> {
+              visibleAtAck.add(effects("op-1"));
+              return m.ack();
+            });
     await(consumer(effect()).consume(watched));
     assertEquals(List.of(1L), visibleAtAck, "the effect was committed when the ack ran");
     assertEquals(List.of("ack"), settled);
@@ -140,20 +160,26 @@ abstract class MessageInboxContractTest {
     assertEquals(List.of("ack"), settled, "the redelivery is acknowledged");
     assertEquals(1, effects("op-2"), "applied once");
     assertEquals(1, handlerRuns.get(), "the handler did not run for the redelivery");
-    assertEquals(2, TestDatabases.queryLong(ds, "SELECT deliveries FROM outbox_inbox WHERE destination = ?"
-        + " AND operation_id = ?", destination(), "op-2"));
+    assertEquals(
+        2,
+        TestDatabases.queryLong(
+            ds,
+            "SELECT deliveries FROM outbox_inbox WHERE destination = ?" + " AND operation_id = ?",
+            destination(),
+            "op-2"));
   }
 
   @Test
   void aTransientHandlerFailureNacksWithoutRecordingAndTheRedeliveryApplies() throws Exception {
     publish("op-3", "{\"n\":3}", 3);
-    InboxHandler flaky = (c, d) -> {
-      if (handlerRuns.get() == 0) {
-        handlerRuns.incrementAndGet();
-        throw new TransientFailureException("billing database down", Duration.ofSeconds(1));
-      }
-      return effect().apply(c, d);
-    };
+    InboxHandler flaky =
+        (c, d) -> {
+          if (handlerRuns.get() == 0) {
+            handlerRuns.incrementAndGet();
+            throw new TransientFailureException("billing database down", Duration.ofSeconds(1));
+          }
+          return effect().apply(c, d);
+        };
     await(consumer(flaky).consume(next()));
     InboxHandlerException failure = assertInstanceOf(InboxHandlerException.class, settled.get(0));
     assertTrue(failure.isTransient());
@@ -172,23 +198,37 @@ abstract class MessageInboxContractTest {
     publish("op-4", "{\"n\":\"other\"}", 5);
     await(consumer(effect()).consume(next()));
     assertEquals("ack", settled.get(0));
-    InboxConflictException conflict = assertInstanceOf(InboxConflictException.class, settled.get(1));
+    InboxConflictException conflict =
+        assertInstanceOf(InboxConflictException.class, settled.get(1));
     assertEquals("op-4", conflict.operationId());
     assertEquals(1, effects("op-4"));
-    assertEquals(1, TestDatabases.queryLong(ds, "SELECT COUNT(*) FROM " + EFFECT + " WHERE body = ?", "{\"n\":4}"),
+    assertEquals(
+        1,
+        TestDatabases.queryLong(
+            ds, "SELECT COUNT(*) FROM " + EFFECT + " WHERE body = ?", "{\"n\":4}"),
         "the first payload's effect stands");
-    assertEquals(1, TestDatabases.queryLong(ds, "SELECT deliveries FROM outbox_inbox WHERE destination = ?"
-        + " AND operation_id = ?", destination(), "op-4"), "the conflicting delivery is not counted");
+    assertEquals(
+        1,
+        TestDatabases.queryLong(
+            ds,
+            "SELECT deliveries FROM outbox_inbox WHERE destination = ?" + " AND operation_id = ?",
+            destination(),
+            "op-4"),
+        "the conflicting delivery is not counted");
   }
 
   @Test
   void aMessageWithoutAnOperationIdIsNackedNamingTheField() throws Exception {
     publish(null, "{\"n\":6}", 6);
     await(consumer(effect()).consume(next()));
-    InvalidDeliveryException refused = assertInstanceOf(InvalidDeliveryException.class, settled.get(0));
+    InvalidDeliveryException refused =
+        assertInstanceOf(InvalidDeliveryException.class, settled.get(0));
     assertEquals(expectedIdField(), refused.field());
     assertEquals(0, handlerRuns.get());
-    assertEquals(0, TestDatabases.queryLong(ds, "SELECT COUNT(*) FROM outbox_inbox WHERE destination = ?", destination()));
+    assertEquals(
+        0,
+        TestDatabases.queryLong(
+            ds, "SELECT COUNT(*) FROM outbox_inbox WHERE destination = ?", destination()));
   }
 
   /** The header or property the reader names when the operation ID is missing. */

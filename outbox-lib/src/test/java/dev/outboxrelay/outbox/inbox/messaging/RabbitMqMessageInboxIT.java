@@ -72,20 +72,32 @@ class RabbitMqMessageInboxIT extends MessageInboxContractTest {
       headers.put("operation-id", operationId);
     }
     headers.put("outbox-message-id", Long.toString(jobId));
-    AMQP.BasicProperties props = new AMQP.BasicProperties.Builder().messageId(operationId)
-        .contentType("application/json").deliveryMode(2).headers(headers).build();
+    AMQP.BasicProperties props =
+        new AMQP.BasicProperties.Builder()
+            .messageId(operationId)
+            .contentType("application/json")
+            .deliveryMode(2)
+            .headers(headers)
+            .build();
     channel.basicPublish("", queue, props, payload.getBytes(StandardCharsets.UTF_8));
   }
 
   @Override
   Message<?> next() throws Exception {
-    GetResponse r = Awaitility.await("a message on " + queue).atMost(Duration.ofSeconds(30)).pollInSameThread()
-        .pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(10))
-        .until(() -> channel.basicGet(queue, false), Objects::nonNull);
+    GetResponse r =
+        Awaitility.await("a message on " + queue)
+            .atMost(Duration.ofSeconds(30))
+            .pollInSameThread()
+            .pollDelay(Duration.ZERO)
+            .pollInterval(Duration.ofMillis(10))
+            .until(() -> channel.basicGet(queue, false), Objects::nonNull);
     long tag = r.getEnvelope().getDeliveryTag();
     Channel ch = channel;
-    return wrap(r.getBody(), IncomingRabbitMqDeliveries.metadata(r.getProps(), r.getEnvelope()),
-        () -> settle(() -> ch.basicAck(tag, false)), () -> settle(() -> ch.basicNack(tag, false, true)));
+    return wrap(
+        r.getBody(),
+        IncomingRabbitMqDeliveries.metadata(r.getProps(), r.getEnvelope()),
+        () -> settle(() -> ch.basicAck(tag, false)),
+        () -> settle(() -> ch.basicNack(tag, false, true)));
   }
 
   @Override

@@ -55,24 +55,33 @@ class DialectDetectorTest {
   @ParameterizedTest
   @ValueSource(strings = {"MySQL", "Oracle", "HSQL Database Engine", "H2X", "SQL Server Express"})
   void unknownProductIsRejectedNamingItAndTheSupportedOnes(String product) {
-    OutboxException e = assertThrows(OutboxException.class, () -> DialectDetector.forProductName(product));
-    assertEquals("unsupported database '" + product + "'; supported: PostgreSQL, H2, MariaDB,"
-        + " Microsoft SQL Server", e.getMessage());
+    OutboxException e =
+        assertThrows(OutboxException.class, () -> DialectDetector.forProductName(product));
+    assertEquals(
+        "unsupported database '"
+            + product
+            + "'; supported: PostgreSQL, H2, MariaDB,"
+            + " Microsoft SQL Server",
+        e.getMessage());
   }
 
   @Test
   void missingProductNameIsRejected() {
-    OutboxException e = assertThrows(OutboxException.class, () -> DialectDetector.forProductName(null));
-    assertEquals("unsupported database 'null'; supported: PostgreSQL, H2, MariaDB, Microsoft SQL Server",
+    OutboxException e =
+        assertThrows(OutboxException.class, () -> DialectDetector.forProductName(null));
+    assertEquals(
+        "unsupported database 'null'; supported: PostgreSQL, H2, MariaDB, Microsoft SQL Server",
         e.getMessage());
   }
 
   @Test
   void detectReadsTheProductNameFromTheMetadata() throws SQLException {
-    assertInstanceOf(PostgresDialect.class, DialectDetector.detect(metaData("PostgreSQL", "15.20")));
+    assertInstanceOf(
+        PostgresDialect.class, DialectDetector.detect(metaData("PostgreSQL", "15.20")));
     assertInstanceOf(H2Dialect.class, DialectDetector.detect(metaData("H2", "2.5.252")));
     assertInstanceOf(MariaDbDialect.class, DialectDetector.detect(metaData("MariaDB", "10.11.19")));
-    assertInstanceOf(SqlServerDialect.class,
+    assertInstanceOf(
+        SqlServerDialect.class,
         DialectDetector.detect(metaData("Microsoft SQL Server", "16.00.4135")));
     assertThrows(OutboxException.class, () -> DialectDetector.detect(metaData("MySQL", "8.4.0")));
   }
@@ -92,11 +101,15 @@ class DialectDetectorTest {
 
   /** Metadata that answers only the two questions the detector asks. */
   private static DatabaseMetaData metaData(String product, String version) {
-    return (DatabaseMetaData) Proxy.newProxyInstance(DatabaseMetaData.class.getClassLoader(),
-        new Class<?>[] {DatabaseMetaData.class}, (proxy, method, args) -> switch (method.getName()) {
-          case "getDatabaseProductName" -> product;
-          case "getDatabaseProductVersion" -> version;
-          default -> throw new UnsupportedOperationException(method.getName());
-        });
+    return (DatabaseMetaData)
+        Proxy.newProxyInstance(
+            DatabaseMetaData.class.getClassLoader(),
+            new Class<?>[] {DatabaseMetaData.class},
+            (proxy, method, args) ->
+                switch (method.getName()) {
+                  case "getDatabaseProductName" -> product;
+                  case "getDatabaseProductVersion" -> version;
+                  default -> throw new UnsupportedOperationException(method.getName());
+                });
   }
 }

@@ -12,17 +12,16 @@ import dev.outboxrelay.outbox.testing.TestDatabases;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.time.Duration;
-import java.util.UUID;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
  * The MariaDB claim's locking scan on a backlog concentrated on busy keys (database {@value
- * #DATABASE}), measured with {@code ANALYZE FORMAT=JSON}: the rows each table access read
- * ({@code r_rows} over {@code r_loops}), the key check's probes included. With every key's head in
- * flight the waiting jobs are not read; with heads to claim, each candidate's key check still
- * reads about its key's ready jobs.
+ * #DATABASE}), measured with {@code ANALYZE FORMAT=JSON}: the rows each table access read ({@code
+ * r_rows} over {@code r_loops}), the key check's probes included. With every key's head in flight
+ * the waiting jobs are not read; with heads to claim, each candidate's key check still reads about
+ * its key's ready jobs.
  */
 class MariaDbKeyHeadPlanIT {
   static final String DATABASE = "mariadb_key_head_plan_it";
@@ -40,7 +39,8 @@ class MariaDbKeyHeadPlanIT {
     TestDatabases.insertKeyedBacklog(ds, 8, 5000);
     assertEquals(8, claim(32), "one job per key");
     long eight = lockingScanReads();
-    System.out.println("ANALYZE mariadb keys=8 per_key=5000 in_flight=8 limit=32 rows_read=" + eight);
+    System.out.println(
+        "ANALYZE mariadb keys=8 per_key=5000 in_flight=8 limit=32 rows_read=" + eight);
     assertTrue(eight <= 8, "the 39,992 waiting jobs are not read: " + eight);
 
     TestDatabases.reset(ds);
@@ -49,22 +49,28 @@ class MariaDbKeyHeadPlanIT {
     // Not yet bounded by the batch: each candidate's key check reads about its key's ready jobs
     // (16,032 rows for 32 candidates measured), the open point of docs/performance.md "Key heads".
     long hundred = lockingScanReads();
-    System.out.println("ANALYZE mariadb keys=100 per_key=500 in_flight=64 limit=32 rows_read=" + hundred);
+    System.out.println(
+        "ANALYZE mariadb keys=100 per_key=500 in_flight=64 limit=32 rows_read=" + hundred);
     assertTrue(hundred < 100L * 500, "less than the backlog: " + hundred);
   }
 
   private static int claim(int limit) throws Exception {
     try (Connection c = ds.getConnection()) {
-      return new JdbcOutboxStore(ds, new MariaDbDialect()).claimOn(c, ClaimRequest.of(limit, Duration.ofMinutes(1))).size();
+      return new JdbcOutboxStore(ds, new MariaDbDialect())
+          .claimOn(c, ClaimRequest.of(limit, Duration.ofMinutes(1)))
+          .size();
     }
   }
 
-  /** ANALYZE of the claim's locking scan (limit 32), rolled back: rows read by every table access. */
+  /**
+   * ANALYZE of the claim's locking scan (limit 32), rolled back: rows read by every table access.
+   */
   private static long lockingScanReads() throws Exception {
     try (Connection c = ds.getConnection()) {
       c.setTransactionIsolation(Connection.TRANSACTION_READ_COMMITTED);
       c.setAutoCommit(false);
-      try (PreparedStatement ps = c.prepareStatement("ANALYZE FORMAT=JSON " + new MariaDbDialect().lockReadySql())) {
+      try (PreparedStatement ps =
+          c.prepareStatement("ANALYZE FORMAT=JSON " + new MariaDbDialect().lockReadySql())) {
         ps.setInt(1, 32);
         String plan = String.join("", Rows.list(ps, rs -> rs.getString(1)));
         return rowsRead(JSON.readTree(plan));

@@ -17,10 +17,10 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
- * The plans PostgreSQL picks for the relay's two hot statements on a backlog of analysed ready
- * rows (schema {@value #SCHEMA} of its own): the claim runs its locking sub-select once and seeks
- * the picked ids on the ready index; the batched completion seeks each id by primary key. A plan
- * that scans {@code outbox_message} whole would make every claim or completion cost the backlog.
+ * The plans PostgreSQL picks for the relay's two hot statements on a backlog of analysed ready rows
+ * (schema {@value #SCHEMA} of its own): the claim runs its locking sub-select once and seeks the
+ * picked ids on the ready index; the batched completion seeks each id by primary key. A plan that
+ * scans {@code outbox_message} whole would make every claim or completion cost the backlog.
  */
 class PostgresClaimPlanIT {
   static final String SCHEMA = "postgres_claim_plan_it";
@@ -54,14 +54,20 @@ class PostgresClaimPlanIT {
 
   @Test
   void theClaimLocksItsBatchOnceAndSeeksItOnTheReadyIndex() throws SQLException {
-    String plan = plan(new PostgresDialect().claimSql(), (c, ps) -> {
-      ps.setObject(1, UUID.randomUUID());
-      ps.setLong(2, 30_000);
-      ps.setInt(3, 32);
-    });
-    assertTrue(plan.contains("InitPlan"), "the locking sub-select runs once, as an InitPlan:\n" + plan);
-    assertTrue(plan.contains("Index Scan using ix_outbox_message_ready on outbox_message m")
-        && plan.contains("Index Cond: (id = ANY ("), "the update seeks the picked ids:\n" + plan);
+    String plan =
+        plan(
+            new PostgresDialect().claimSql(),
+            (c, ps) -> {
+              ps.setObject(1, UUID.randomUUID());
+              ps.setLong(2, 30_000);
+              ps.setInt(3, 32);
+            });
+    assertTrue(
+        plan.contains("InitPlan"), "the locking sub-select runs once, as an InitPlan:\n" + plan);
+    assertTrue(
+        plan.contains("Index Scan using ix_outbox_message_ready on outbox_message m")
+            && plan.contains("Index Cond: (id = ANY ("),
+        "the update seeks the picked ids:\n" + plan);
     assertTrue(plan.contains("LockRows"), plan);
     assertFalse(plan.contains("Seq Scan"), plan);
   }
@@ -69,12 +75,20 @@ class PostgresClaimPlanIT {
   @Test
   void theBatchedCompletionSeeksEachJobByItsKey() throws SQLException {
     PostgresDialect dialect = new PostgresDialect();
-    String plan = plan(dialect.markDeliveredAll(Collections.nCopies(64, 1L), Collections.nCopies(64, UUID.randomUUID())).sql(), (c, ps) -> {
-      ps.setArray(1, c.createArrayOf("bigint", Collections.nCopies(64, 1L).toArray()));
-      ps.setArray(2, c.createArrayOf("uuid", Collections.nCopies(64, UUID.randomUUID()).toArray()));
-    });
+    String plan =
+        plan(
+            dialect
+                .markDeliveredAll(
+                    Collections.nCopies(64, 1L), Collections.nCopies(64, UUID.randomUUID()))
+                .sql(),
+            (c, ps) -> {
+              ps.setArray(1, c.createArrayOf("bigint", Collections.nCopies(64, 1L).toArray()));
+              ps.setArray(
+                  2, c.createArrayOf("uuid", Collections.nCopies(64, UUID.randomUUID()).toArray()));
+            });
     assertFalse(plan.contains("Seq Scan on outbox_message"), plan);
-    assertTrue(List.of("outbox_message_pkey", "ix_outbox_message_lease").stream().anyMatch(plan::contains),
+    assertTrue(
+        List.of("outbox_message_pkey", "ix_outbox_message_lease").stream().anyMatch(plan::contains),
         "by primary key (or the few leased rows):\n" + plan);
   }
 }

@@ -44,7 +44,9 @@ class PostgresKeyHeadPlanIT {
     backlog(100, 500);
     assertEquals(64, claim(64), "64 keys in flight");
     long read = claimOf32Reads("keys=100 per_key=500 in_flight=64");
-    assertTrue(read <= 2 * 32 + 64, "reads the batch and at most the keys in flight, not the backlog: " + read);
+    assertTrue(
+        read <= 2 * 32 + 64,
+        "reads the batch and at most the keys in flight, not the backlog: " + read);
 
     assertEquals(36, claim(64), "every key in flight");
     long idle = claimOf32Reads("keys=100 per_key=500 in_flight=100");
@@ -66,14 +68,17 @@ class PostgresKeyHeadPlanIT {
     return read;
   }
 
-  /** The backlog, analysed: the plan is the one a relay meets once autovacuum has seen the table. */
+  /**
+   * The backlog, analysed: the plan is the one a relay meets once autovacuum has seen the table.
+   */
   private static void backlog(int keys, int perKey) throws SQLException {
     // No autovacuum on this table: its analyze, started by the 50,000 inserts, could land after
     // ours and replace the full statistics with a default sample (the 608-row plan came back once
     // with the full statistics, in a helper's run of every IT).
     TestDatabases.execute(ds, "ALTER TABLE outbox_message SET (autovacuum_enabled = false)");
     TestDatabases.insertKeyedBacklog(ds, keys, perKey);
-    try (Connection c = ds.getConnection(); Statement s = c.createStatement()) {
+    try (Connection c = ds.getConnection();
+        Statement s = c.createStatement()) {
       // Statistics of every row, not of ANALYZE's random sample of 30,000 (the default target):
       // on a sample the planner now and then chose a plan that read 608 rows, in CI and on a
       // loaded host alike, so the figure depended on the draw.
@@ -84,16 +89,21 @@ class PostgresKeyHeadPlanIT {
 
   private static int claim(int limit) throws SQLException {
     try (Connection c = ds.getConnection()) {
-      return new JdbcOutboxStore(ds, new PostgresDialect()).claimOn(c, ClaimRequest.of(limit, Duration.ofMinutes(1))).size();
+      return new JdbcOutboxStore(ds, new PostgresDialect())
+          .claimOn(c, ClaimRequest.of(limit, Duration.ofMinutes(1)))
+          .size();
     }
   }
 
-  /** Runs the claim under EXPLAIN ANALYZE, rolled back; the rows its scans of outbox_message read. */
+  /**
+   * Runs the claim under EXPLAIN ANALYZE, rolled back; the rows its scans of outbox_message read.
+   */
   private static long rowsRead(int limit) throws Exception {
     try (Connection c = ds.getConnection()) {
       c.setAutoCommit(false);
-      try (PreparedStatement ps = c.prepareStatement(
-          "EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) " + new PostgresDialect().claimSql())) {
+      try (PreparedStatement ps =
+          c.prepareStatement(
+              "EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) " + new PostgresDialect().claimSql())) {
         ps.setObject(1, UUID.randomUUID());
         ps.setLong(2, 60_000);
         ps.setInt(3, limit);
@@ -109,8 +119,11 @@ class PostgresKeyHeadPlanIT {
     long read = 0;
     if ("outbox_message".equals(node.path("Relation Name").asText())) {
       long loops = node.path("Actual Loops").asLong(1);
-      read += loops * (node.path("Actual Rows").asLong() + node.path("Rows Removed by Filter").asLong()
-          + node.path("Rows Removed by Index Recheck").asLong());
+      read +=
+          loops
+              * (node.path("Actual Rows").asLong()
+                  + node.path("Rows Removed by Filter").asLong()
+                  + node.path("Rows Removed by Index Recheck").asLong());
     }
     for (JsonNode child : node.path("Plans")) {
       read += rowsRead(child);

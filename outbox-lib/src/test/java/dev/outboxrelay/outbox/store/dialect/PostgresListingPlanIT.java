@@ -19,8 +19,8 @@ import org.junit.jupiter.api.Test;
 /**
  * The plans PostgreSQL picks for the console's job lists on an analysed table where few jobs are
  * dead (schema {@value #SCHEMA} of its own): a keyset page walks an index in id order (the dead
- * jobs' partial index, the ready one, or the primary key) instead of reading the table whole, so
- * a page costs its size, with the filters applied as bound conditions on the way.
+ * jobs' partial index, the ready one, or the primary key) instead of reading the table whole, so a
+ * page costs its size, with the filters applied as bound conditions on the way.
  */
 class PostgresListingPlanIT {
   static final String SCHEMA = "postgres_listing_plan_it";
@@ -32,8 +32,10 @@ class PostgresListingPlanIT {
     ds = TestDatabases.postgres(SCHEMA);
     TestDatabases.reset(ds);
     TestDatabases.insertReady(ds, 20_000);
-    TestDatabases.execute(ds, "UPDATE outbox_message SET state = CASE WHEN id % 100 = 0 THEN 'D' ELSE 'S' END"
-        + " WHERE id % 10 <> 1");
+    TestDatabases.execute(
+        ds,
+        "UPDATE outbox_message SET state = CASE WHEN id % 100 = 0 THEN 'D' ELSE 'S' END"
+            + " WHERE id % 10 <> 1");
     TestDatabases.execute(ds, "ANALYZE outbox_message");
     TestDatabases.execute(ds, "ANALYZE outbox_attempt");
   }
@@ -44,8 +46,18 @@ class PostgresListingPlanIT {
   }
 
   private static String plan(MessageQuery q) throws SQLException {
-    BoundSql sql = DIALECT.listMessages(new Listing(q.state(), q.destination(), q.orderingKey(), q.errorClass(),
-        q.operationIdContains(), q.from(), q.to(), q.afterId(), q.limit()));
+    BoundSql sql =
+        DIALECT.listMessages(
+            new Listing(
+                q.state(),
+                q.destination(),
+                q.orderingKey(),
+                q.errorClass(),
+                q.operationIdContains(),
+                q.from(),
+                q.to(),
+                q.afterId(),
+                q.limit()));
     try (Connection c = ds.getConnection();
         PreparedStatement ps = c.prepareStatement("EXPLAIN (COSTS OFF) " + sql.sql())) {
       List<Object> params = sql.params();
@@ -63,13 +75,24 @@ class PostgresListingPlanIT {
   @Test
   void deadJobsByDestinationErrorClassAndTimeWalkTheDeadIndex() throws SQLException {
     Instant now = Instant.now();
-    for (MessageQuery q : List.of(
-        new MessageQuery('D', null, null, 0, 51),
-        new MessageQuery('D', TestDatabases.HTTP_BILLING, null, 100, 51),
-        new MessageQuery('D', null, null, null, null, now.minusSeconds(3600), now, 0, 51),
-        new MessageQuery('D', TestDatabases.HTTP_BILLING, null, "HTTP 422", null, now.minusSeconds(3600), null, 0, 51))) {
+    for (MessageQuery q :
+        List.of(
+            new MessageQuery('D', null, null, 0, 51),
+            new MessageQuery('D', TestDatabases.HTTP_BILLING, null, 100, 51),
+            new MessageQuery('D', null, null, null, null, now.minusSeconds(3600), now, 0, 51),
+            new MessageQuery(
+                'D',
+                TestDatabases.HTTP_BILLING,
+                null,
+                "HTTP 422",
+                null,
+                now.minusSeconds(3600),
+                null,
+                0,
+                51))) {
       String plan = plan(q);
-      assertTrue(plan.contains("using ix_outbox_message_dead on outbox_message m"), q + ":\n" + plan);
+      assertTrue(
+          plan.contains("using ix_outbox_message_dead on outbox_message m"), q + ":\n" + plan);
       assertFalse(plan.contains("Seq Scan on outbox_message"), q + ":\n" + plan);
     }
   }

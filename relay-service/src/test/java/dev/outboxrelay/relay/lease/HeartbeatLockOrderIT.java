@@ -3,6 +3,7 @@ package dev.outboxrelay.relay.lease;
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
+import dev.outboxrelay.outbox.jdbc.Rows;
 import dev.outboxrelay.outbox.schema.OutboxTables;
 import dev.outboxrelay.outbox.store.ClaimRequest;
 import dev.outboxrelay.outbox.store.ClaimedMessage;
@@ -108,14 +109,10 @@ class HeartbeatLockOrderIT {
     List<UUID> tokens = claims.stream().map(ClaimedMessage::claimToken).toList();
     BoundSql renewal =
         DIALECT.jobs(OutboxTables.DEFAULT).renewLeases(ids, tokens, LEASE.toMillis());
-    List<Long> renewed = new ArrayList<>();
+    List<Long> renewed;
     try (PreparedStatement ps = c.prepareStatement(renewal.sql())) {
       DIALECT.binding().bindAll(ps, renewal.params());
-      try (ResultSet rs = ps.executeQuery()) {
-        while (rs.next()) {
-          renewed.add(rs.getLong(1));
-        }
-      }
+      renewed = Rows.list(ps, rs -> rs.getLong(1));
     }
     c.commit();
     return renewed;

@@ -10,11 +10,16 @@ import java.time.Duration;
  * command line or database it cannot run. {@code --role relay} is the relay child process.
  */
 public final class Bench {
-  /** Sizes of one run: {@code --quick} for a smoke run of about a minute, else the issue's. */
+  /**
+   * Sizes of one run: {@code --quick} for a smoke run of about a minute, else the issue's. {@code
+   * warmupJobs}: the jobs a JVM drains, unmeasured, before its first measured drain (the relay's
+   * and the peer's code compiled, pools filled), as every throughput figure here is of warm code.
+   */
   record Sizes(
       int sqlJobs,
       Duration sqlCap,
       int drainJobs,
+      int warmupJobs,
       Duration drainCap,
       Duration latencyRun,
       Duration enqueueRun,
@@ -25,6 +30,7 @@ public final class Bench {
             5_000,
             Duration.ofSeconds(3),
             5_000,
+            1_000,
             Duration.ofSeconds(60),
             Duration.ofSeconds(2),
             Duration.ofSeconds(2),
@@ -35,6 +41,7 @@ public final class Bench {
             100_000,
             Duration.ofSeconds(15),
             100_000,
+            20_000,
             Duration.ofSeconds(180),
             Duration.ofSeconds(10),
             Duration.ofSeconds(10),

@@ -79,6 +79,7 @@ final class Scenarios {
   private Double sqlLimit;
   private DrainResult drainOne;
   private LatencyResult latencyEmpty;
+  private boolean relayWarm;
 
   /** db-scheduler's drain, when {@code peer} ran in this run. */
   private PeerScheduler.Result peer;
@@ -107,6 +108,7 @@ final class Scenarios {
         .put("listen_notify", relayConfig.listenNotify() && "postgresql".equals(db.kind()))
         .put("pool_max", BenchDatabase.RELAY_POOL_MAX_SIZE)
         .put("sink", "in-process-noop")
+        .put("warmup_jobs", sizes.warmupJobs())
         .put("java", System.getProperty("java.version"))
         .print();
   }
@@ -363,6 +365,10 @@ final class Scenarios {
       boolean fresh,
       java.util.function.Function<RecordingSink, MessageSink> sinkUnderTest)
       throws Exception {
+    if (!relayWarm) {
+      relayWarm = true;
+      drainInProcess(sizes.warmupJobs(), 0, true); // warm-up, unmeasured (Bench.Sizes)
+    }
     if (fresh) {
       db.truncate();
     }
@@ -473,7 +479,12 @@ final class Scenarios {
    */
   private void drainMulti(double limit, DrainResult one) throws Exception {
     int jobs = sizes.drainJobs();
+    int warmup = sizes.warmupJobs();
     db.truncate();
+    // Each child JVM is new: the relays first drain the warm-up jobs (lower ids, claimed first),
+    // and the clock starts when those are done.
+    db.fillReady(tag(), warmup, 0);
+    long lastWarmupId = db.count("SELECT MAX(id) FROM outbox_message");
     db.fillReady(tag(), jobs, 0);
     List<ChildRelay> children = new ArrayList<>();
     try {
@@ -483,13 +494,27 @@ final class Scenarios {
       for (ChildRelay c : children) {
         c.await("READY", Duration.ofSeconds(90));
       }
-      long tx0 = db.committedTransactions();
-      double host0 = HostStats.hostBusySeconds();
-      long t0 = System.nanoTime();
       for (ChildRelay c : children) {
         c.send("GO");
       }
-      long deadline = t0 + sizes.drainCap().toNanos();
+      long deadline = System.nanoTime() + sizes.drainCap().toNanos();
+      String warmupLeft =
+          "SELECT COUNT(*) FROM outbox_message WHERE state IN ('R', 'W') AND id <= " + lastWarmupId;
+      while (db.count(warmupLeft) > 0 && System.nanoTime() < deadline) {
+        Thread.sleep(10);
+      }
+      long tx0 = db.committedTransactions();
+      double host0 = HostStats.hostBusySeconds();
+      long t0 = System.nanoTime();
+      String measuredSent =
+          "SELECT COUNT(*) FROM outbox_message WHERE state = 'S' AND id > " + lastWarmupId;
+      long sentAtStart = db.count(measuredSent);
+      long claimsAtStart = 0;
+      for (ChildRelay c : children) {
+        c.send("STATS");
+        claimsAtStart +=
+            (long) ChildRelay.field(c.await("STATS", Duration.ofSeconds(30)), "claims");
+      }
       while (db.unfinished() > 0 && System.nanoTime() < deadline) {
         Thread.sleep(10);
       }
@@ -498,7 +523,7 @@ final class Scenarios {
       long tx = db.committedTransactions() - tx0;
       double rssPeak = 0;
       double heapPeak = 0;
-      long claims = 0;
+      long claims = -claimsAtStart;
       Map<Long, Integer> received = new HashMap<>();
       for (ChildRelay c : children) {
         rssPeak = Math.max(rssPeak, HostStats.peakRssMb(c.pid()));
@@ -511,17 +536,22 @@ final class Scenarios {
         }
       }
       long duplicates = received.values().stream().mapToLong(n -> n - 1).sum();
-      long sent = db.count("SELECT COUNT(*) FROM outbox_message WHERE state = 'S'");
-      long delivered = db.count("SELECT COUNT(*) FROM outbox_attempt WHERE outcome = 'DELIVERED'");
+      long sent = db.count(measuredSent);
+      long warmupSent = db.count("SELECT COUNT(*) FROM outbox_message WHERE state = 'S'") - sent;
+      long delivered =
+          db.count("SELECT COUNT(*) FROM outbox_attempt WHERE outcome = 'DELIVERED'") - warmupSent;
       // At the time cap the relays release what they hold: jobs still R are late, not lost; a job
       // is lost when it is S but no relay's sink received it.
-      long lost = sent - received.size();
-      boolean drained = sent == jobs;
-      double rate = sent / seconds;
+      long lost = sent + warmupSent - received.size();
+      boolean drained = sent == jobs && warmupSent == warmup;
+      // Jobs of the measured set that went out while the last warm-up jobs were in flight are
+      // not counted in the rate (at most what the relays hold at once).
+      double rate = (sent - sentAtStart) / seconds;
       report
           .line("drain")
           .put("relays", MULTI_RELAYS)
           .put("jobs", jobs)
+          .put("warmup_jobs", warmup)
           .put("sent", sent)
           .put("drained", drained)
           .put("seconds", seconds)
@@ -578,6 +608,7 @@ final class Scenarios {
       report.line("peer").put("skipped", "postgresql_only").print();
       return;
     }
+    PeerScheduler.drain(db, sizes.warmupJobs(), sizes.drainCap()); // warm-up, as the relay's
     PeerScheduler.Result r = PeerScheduler.drain(db, sizes.drainJobs(), sizes.drainCap());
     report
         .line("peer")

@@ -1,7 +1,8 @@
 package dev.outboxrelay.relay.reconciliation;
 
-import com.fasterxml.jackson.annotation.JsonProperty;
-import com.fasterxml.jackson.annotation.JsonPropertyOrder;
+import com.fasterxml.jackson.annotation.JsonUnwrapped;
+import com.fasterxml.jackson.databind.PropertyNamingStrategies;
+import com.fasterxml.jackson.databind.annotation.JsonNaming;
 import dev.outboxrelay.outbox.store.ReconciliationCategory;
 import dev.outboxrelay.outbox.store.ReconciliationItem;
 import dev.outboxrelay.outbox.store.ReconciliationRun;
@@ -12,57 +13,24 @@ import java.util.Map;
 
 /**
  * The JSON of a run ({@code GET /reconciliation/report}, {@code GET /reconciliation/runs/{id}},
- * {@code POST /reconciliation/runs}). {@code counts} has every reported category (all 0 and {@code
- * items} empty when the run ended with an {@code error}); {@code items} lists every job or
- * confirmation not matched, by category then operation ID.
+ * {@code POST /reconciliation/runs}): its {@link Summary} and {@code items}, every job or
+ * confirmation not matched, by category then operation ID ({@code items} empty when the run ended
+ * with an {@code error}).
  */
-@JsonPropertyOrder({
-  "run_id",
-  "window_start",
-  "window_end",
-  "started_at",
-  "finished_at",
-  "triggered_by",
-  "owner",
-  "counts",
-  "pending",
-  "error",
-  "items"
-})
-public record RunReport(
-    @JsonProperty("run_id") long runId,
-    @JsonProperty("window_start") Instant windowStart,
-    @JsonProperty("window_end") Instant windowEnd,
-    @JsonProperty("started_at") Instant startedAt,
-    @JsonProperty("finished_at") Instant finishedAt,
-    @JsonProperty("triggered_by") String triggeredBy,
-    @JsonProperty("owner") String owner,
-    @JsonProperty("counts") Map<String, Integer> counts,
-    @JsonProperty("pending") int pending,
-    @JsonProperty("error") String error,
-    @JsonProperty("items") List<Item> items) {
+@JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
+public record RunReport(@JsonUnwrapped Summary summary, List<Item> items) {
 
-  @JsonPropertyOrder({
-    "operation_id",
-    "message_id",
-    "destination",
-    "state",
-    "category",
-    "sent_at",
-    "confirmed_count",
-    "last_error",
-    "action"
-  })
+  @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
   public record Item(
-      @JsonProperty("operation_id") String operationId,
-      @JsonProperty("message_id") Long messageId,
-      @JsonProperty("destination") String destination,
-      @JsonProperty("state") String state,
-      @JsonProperty("category") String category,
-      @JsonProperty("sent_at") Instant sentAt,
-      @JsonProperty("confirmed_count") int confirmedCount,
-      @JsonProperty("last_error") String lastError,
-      @JsonProperty("action") String action) {
+      String operationId,
+      Long messageId,
+      String destination,
+      String state,
+      String category,
+      Instant sentAt,
+      int confirmedCount,
+      String lastError,
+      String action) {
 
     static Item of(ReconciliationItem i) {
       return new Item(
@@ -78,30 +46,29 @@ public record RunReport(
     }
   }
 
-  /** A run without its items: one entry of {@code GET /reconciliation/runs}. */
-  @JsonPropertyOrder({
-    "run_id",
-    "window_start",
-    "window_end",
-    "started_at",
-    "finished_at",
-    "triggered_by",
-    "counts",
-    "pending",
-    "error"
-  })
+  /**
+   * A run without its items: one entry of {@code GET /reconciliation/runs}, and the head of a
+   * {@link RunReport}. {@code counts} has every reported category (all 0 when the run ended with an
+   * {@code error}).
+   */
+  @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
   public record Summary(
-      @JsonProperty("run_id") long runId,
-      @JsonProperty("window_start") Instant windowStart,
-      @JsonProperty("window_end") Instant windowEnd,
-      @JsonProperty("started_at") Instant startedAt,
-      @JsonProperty("finished_at") Instant finishedAt,
-      @JsonProperty("triggered_by") String triggeredBy,
-      @JsonProperty("counts") Map<String, Integer> counts,
-      @JsonProperty("pending") int pending,
-      @JsonProperty("error") String error) {
+      long runId,
+      Instant windowStart,
+      Instant windowEnd,
+      Instant startedAt,
+      Instant finishedAt,
+      String triggeredBy,
+      String owner,
+      Map<String, Integer> counts,
+      int pending,
+      String error) {
 
     public static Summary of(ReconciliationRun run) {
+      Map<String, Integer> counts = new LinkedHashMap<>();
+      for (ReconciliationCategory c : ReconciliationCategory.REPORTED) {
+        counts.put(c.wireName(), run.counts().getOrDefault(c, 0));
+      }
       return new Summary(
           run.id(),
           run.windowStart(),
@@ -109,32 +76,14 @@ public record RunReport(
           run.startedAt(),
           run.finishedAt(),
           run.triggeredBy(),
-          countsOf(run),
+          run.owner(),
+          counts,
           run.pending(),
           run.error());
     }
   }
 
-  private static Map<String, Integer> countsOf(ReconciliationRun run) {
-    Map<String, Integer> counts = new LinkedHashMap<>();
-    for (ReconciliationCategory c : ReconciliationCategory.REPORTED) {
-      counts.put(c.wireName(), run.counts().getOrDefault(c, 0));
-    }
-    return counts;
-  }
-
   public static RunReport of(ReconciliationRun run) {
-    return new RunReport(
-        run.id(),
-        run.windowStart(),
-        run.windowEnd(),
-        run.startedAt(),
-        run.finishedAt(),
-        run.triggeredBy(),
-        run.owner(),
-        countsOf(run),
-        run.pending(),
-        run.error(),
-        run.items().stream().map(Item::of).toList());
+    return new RunReport(Summary.of(run), run.items().stream().map(Item::of).toList());
   }
 }

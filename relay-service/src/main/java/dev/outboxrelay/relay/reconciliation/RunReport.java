@@ -1,8 +1,7 @@
 package dev.outboxrelay.relay.reconciliation;
 
+import com.fasterxml.jackson.annotation.JsonProperty;
 import com.fasterxml.jackson.annotation.JsonUnwrapped;
-import com.fasterxml.jackson.databind.PropertyNamingStrategies;
-import com.fasterxml.jackson.databind.annotation.JsonNaming;
 import dev.outboxrelay.outbox.store.ReconciliationCategory;
 import dev.outboxrelay.outbox.store.ReconciliationItem;
 import dev.outboxrelay.outbox.store.ReconciliationRun;
@@ -17,20 +16,18 @@ import java.util.Map;
  * confirmation not matched, by category then operation ID ({@code items} empty when the run ended
  * with an {@code error}).
  */
-@JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
-public record RunReport(@JsonUnwrapped Summary summary, List<Item> items) {
+public record RunReport(@JsonUnwrapped Summary summary, @JsonProperty("items") List<Item> items) {
 
-  @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
   public record Item(
-      String operationId,
-      Long messageId,
-      String destination,
-      String state,
-      String category,
-      Instant sentAt,
-      int confirmedCount,
-      String lastError,
-      String action) {
+      @JsonProperty("operation_id") String operationId,
+      @JsonProperty("message_id") Long messageId,
+      @JsonProperty("destination") String destination,
+      @JsonProperty("state") String state,
+      @JsonProperty("category") String category,
+      @JsonProperty("sent_at") Instant sentAt,
+      @JsonProperty("confirmed_count") int confirmedCount,
+      @JsonProperty("last_error") String lastError,
+      @JsonProperty("action") String action) {
 
     static Item of(ReconciliationItem i) {
       return new Item(
@@ -51,18 +48,17 @@ public record RunReport(@JsonUnwrapped Summary summary, List<Item> items) {
    * {@link RunReport}. {@code counts} has every reported category (all 0 when the run ended with an
    * {@code error}).
    */
-  @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
   public record Summary(
-      long runId,
-      Instant windowStart,
-      Instant windowEnd,
-      Instant startedAt,
-      Instant finishedAt,
-      String triggeredBy,
-      String owner,
-      Map<String, Integer> counts,
-      int pending,
-      String error) {
+      @JsonProperty("run_id") long runId,
+      @JsonProperty("window_start") Instant windowStart,
+      @JsonProperty("window_end") Instant windowEnd,
+      @JsonProperty("started_at") Instant startedAt,
+      @JsonProperty("finished_at") Instant finishedAt,
+      @JsonProperty("triggered_by") String triggeredBy,
+      @JsonProperty("owner") String owner,
+      @JsonProperty("counts") Map<String, Integer> counts,
+      @JsonProperty("pending") int pending,
+      @JsonProperty("error") String error) {
 
     public static Summary of(ReconciliationRun run) {
       Map<String, Integer> counts = new LinkedHashMap<>();

@@ -9,7 +9,6 @@ import dev.outboxrelay.outbox.JobState;
 import dev.outboxrelay.outbox.store.DeadJobFilter;
 import dev.outboxrelay.outbox.store.DeadOrderingKey;
 import dev.outboxrelay.outbox.store.MessageQuery;
-import dev.outboxrelay.outbox.store.MessageSummary;
 import dev.outboxrelay.outbox.store.OutboxAdminStore;
 import dev.outboxrelay.outbox.store.StoredMessage;
 import dev.outboxrelay.relay.admin.AdminViews.ActionResult;
@@ -20,7 +19,6 @@ import dev.outboxrelay.relay.admin.AdminViews.ErrorClassView;
 import dev.outboxrelay.relay.admin.AdminViews.MessageDetail;
 import dev.outboxrelay.relay.admin.AdminViews.MessageDetailView;
 import dev.outboxrelay.relay.admin.AdminViews.MessagePage;
-import dev.outboxrelay.relay.admin.AdminViews.MessageView;
 import dev.outboxrelay.relay.admin.AdminViews.Stats;
 import dev.outboxrelay.relay.lifecycle.RelayService;
 import io.micrometer.core.instrument.Counter;
@@ -100,12 +98,7 @@ public class AdminService {
 
   /** {@code query.limit()} is one more than the page size, to see whether another page follows. */
   MessagePage list(MessageQuery query) {
-    int pageSize = query.limit() - 1;
-    List<MessageSummary> rows = store().listMessages(query);
-    boolean more = rows.size() > pageSize;
-    List<MessageView> page = rows.stream().limit(pageSize).map(MessageView::of).toList();
-    Long next = more ? page.get(page.size() - 1).id() : null;
-    return new MessagePage(page, pageSize, next);
+    return MessagePage.of(store().listMessages(query), query.limit() - 1);
   }
 
   MessageDetail detail(long id) {
@@ -115,17 +108,9 @@ public class AdminService {
   }
 
   Stats stats() {
-    Map<String, Long> byState = new LinkedHashMap<>();
-    store().countByState().forEach((s, n) -> byState.put(String.valueOf(s), n));
-    Map<String, Map<String, Long>> byDestination = new LinkedHashMap<>();
-    store()
-        .countByDestinationAndState()
-        .forEach(
-            (d, counts) -> {
-              Map<String, Long> c = new LinkedHashMap<>();
-              counts.forEach((s, n) -> c.put(String.valueOf(s), n));
-              byDestination.put(d, c);
-            });
+    Map<String, Long> byState = AdminViews.byState(store().countByState());
+    Map<String, Map<String, Long>> byDestination =
+        AdminViews.byDestination(store().countByDestinationAndState());
     double oldest = store().oldestReadyAge().map(AdminService::seconds).orElse(0.0);
     List<ErrorClassView> byErrorClass =
         store().countDeadByErrorClass().stream().map(ErrorClassView::of).toList();

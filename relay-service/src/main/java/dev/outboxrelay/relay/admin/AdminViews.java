@@ -9,19 +9,40 @@ import dev.outboxrelay.outbox.store.MessageSummary;
 import dev.outboxrelay.outbox.store.StoredAttempt;
 import dev.outboxrelay.outbox.store.StoredMessage;
 import java.time.Instant;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
 /**
  * The admin API's response bodies. Field names are snake_case like the database columns and the
- * reconciliation report; none carries destination configuration (URLs, secrets).
+ * reconciliation report; none carries destination configuration (URLs, secrets). The job listing's
+ * row and page are public: the console lists jobs, and shows the job holding a key back, as they
+ * are.
  */
-final class AdminViews {
+public final class AdminViews {
   private AdminViews() {}
+
+  /**
+   * Jobs per state ({@code R}, {@code W}, ...) as {@code GET /admin/stats} and the console's
+   * overview count them, in the store's order.
+   */
+  public static Map<String, Long> byState(Map<Character, Long> counts) {
+    Map<String, Long> byState = new LinkedHashMap<>();
+    counts.forEach((state, n) -> byState.put(String.valueOf(state), n));
+    return byState;
+  }
+
+  /** Jobs per destination (in the store's order, by name) and state, as {@link #byState}. */
+  public static Map<String, Map<String, Long>> byDestination(
+      Map<String, Map<Character, Long>> counts) {
+    Map<String, Map<String, Long>> byDestination = new LinkedHashMap<>();
+    counts.forEach((destination, c) -> byDestination.put(destination, byState(c)));
+    return byDestination;
+  }
 
   /** One job in a listing: no payload or headers. */
   @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
-  record MessageView(
+  public record MessageView(
       long id,
       String operationId,
       String destination,
@@ -38,7 +59,7 @@ final class AdminViews {
       Instant sentAt,
       Instant confirmedAt) {
 
-    static MessageView of(MessageSummary m) {
+    public static MessageView of(MessageSummary m) {
       return new MessageView(
           m.id(),
           m.operationId(),
@@ -63,7 +84,17 @@ final class AdminViews {
    * null on the last one.
    */
   @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
-  record MessagePage(List<MessageView> messages, int limit, Long nextAfterId) {}
+  public record MessagePage(List<MessageView> messages, int limit, Long nextAfterId) {
+    /**
+     * The page of {@code pageSize} jobs out of {@code rows}, read with one row more than the page:
+     * whether another page follows, without a count.
+     */
+    public static MessagePage of(List<MessageSummary> rows, int pageSize) {
+      List<MessageView> page = rows.stream().limit(pageSize).map(MessageView::of).toList();
+      Long next = rows.size() > pageSize ? page.get(page.size() - 1).id() : null;
+      return new MessagePage(page, pageSize, next);
+    }
+  }
 
   /**
    * One job with everything stored about it; sensitive header values are redacted. For a

@@ -6,6 +6,7 @@ import dev.outboxrelay.outbox.store.OutboxStore;
 import dev.outboxrelay.relay.lease.LeaseHeartbeat;
 import dev.outboxrelay.relay.state.StateChangeLog;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Deque;
@@ -462,7 +463,7 @@ public class ClaimLoop {
           }
         }
         StateChangeLog db = database;
-        java.time.Instant callStarted = db.now();
+        Instant callStarted = db.now();
         int statementsBefore = claimStatements.get();
         int claimed = claimOnce();
         lastError.set(null);

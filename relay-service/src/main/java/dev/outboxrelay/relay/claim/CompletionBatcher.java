@@ -10,6 +10,7 @@ import dev.outboxrelay.outbox.store.DeliveryBatch;
 import dev.outboxrelay.outbox.store.OutboxStore;
 import dev.outboxrelay.relay.state.StateChangeLog;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Deque;
@@ -297,7 +298,7 @@ public final class CompletionBatcher implements AutoCloseable {
    */
   private boolean flush(List<Pending> batch) {
     StateChangeLog db = database;
-    java.time.Instant callStarted = db.now();
+    Instant callStarted = db.now();
     Set<Long> completed;
     try {
       List<ClaimedMessage> unanswered =

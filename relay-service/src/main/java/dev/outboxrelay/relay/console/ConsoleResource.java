@@ -12,6 +12,9 @@ import dev.outboxrelay.outbox.store.MessageSummary;
 import dev.outboxrelay.outbox.store.OutboxAdminStore;
 import dev.outboxrelay.outbox.store.StoredMessage;
 import dev.outboxrelay.outbox.store.StoredPayload;
+import dev.outboxrelay.relay.admin.AdminViews;
+import dev.outboxrelay.relay.admin.AdminViews.MessagePage;
+import dev.outboxrelay.relay.admin.AdminViews.MessageView;
 import dev.outboxrelay.relay.lifecycle.RelayService;
 import dev.outboxrelay.relay.source.RelaySource;
 import dev.outboxrelay.relay.state.StateChangeLog;
@@ -32,10 +35,8 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Comparator;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.TreeMap;
 import java.util.stream.Stream;
 
@@ -143,17 +144,9 @@ public class ConsoleResource {
         continue;
       }
       OutboxAdminStore store = s.admin();
-      Map<String, Long> byState = new LinkedHashMap<>();
-      store.countByState().forEach((st, n) -> byState.put(String.valueOf(st), n));
-      Map<String, Map<String, Long>> byDestination = new TreeMap<>();
-      store
-          .countByDestinationAndState()
-          .forEach(
-              (d, counts) -> {
-                Map<String, Long> c = new LinkedHashMap<>();
-                counts.forEach((st, n) -> c.put(String.valueOf(st), n));
-                byDestination.put(d, c);
-              });
+      Map<String, Long> byState = AdminViews.byState(store.countByState());
+      Map<String, Map<String, Long>> byDestination =
+          AdminViews.byDestination(store.countByDestinationAndState());
       double oldest = store.oldestReadyAge().map(d -> d.toMillis() / 1000.0).orElse(0.0);
       Map<String, Double> oldestByDestination = new TreeMap<>();
       store
@@ -191,78 +184,30 @@ public class ConsoleResource {
   // ---- jobs
   // ----------------------------------------------------------------------------------------
 
-  /** One job in the console's list: what {@code GET /admin/messages} shows of it. */
-  @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
-  public record JobRow(
-      long id,
-      String operationId,
-      String destination,
-      String orderingKey,
-      String state,
-      int attempts,
-      String lastError,
-      String errorClass,
-      Instant failedAt,
-      Instant deliverAfter,
-      Instant createdAt,
-      Instant sentAt) {
-    static JobRow of(MessageSummary m) {
-      return new JobRow(
-          m.id(),
-          m.operationId(),
-          m.destination(),
-          m.orderingKey(),
-          String.valueOf(m.state()),
-          m.attempts(),
-          m.lastError(),
-          m.errorClass(),
-          m.failedAt(),
-          m.deliverAfter(),
-          m.createdAt(),
-          m.sentAt());
-    }
-  }
-
   /**
-   * A page of matching jobs in id order. {@code next_after_id}: the {@code after_id} of the next
-   * page, null on the last. Every filter is a condition of the database's query, so a page costs
-   * its size however rare its matches are.
+   * A page of matching jobs in id order, each as {@code GET /admin/messages} lists it. {@code
+   * next_after_id}: the {@code after_id} of the next page, null on the last. Every filter is a
+   * condition of the database's query, so a page costs its size however rare its matches are.
    */
-  @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
-  public record JobPage(List<JobRow> messages, int limit, Long nextAfterId) {}
-
   @GET
   @Path("jobs")
   @Produces(MediaType.APPLICATION_JSON)
   @RolesAllowed({VIEWER, OPERATOR})
-  public JobPage jobs(@Context UriInfo uri) {
+  public MessagePage jobs(@Context UriInfo uri) {
     JobFilter f = JobFilter.of(uri.getQueryParameters());
     OutboxAdminStore store = store(uri.getQueryParameters().getFirst("source"));
-    // One row more than the page: whether there is a next page, without a count.
-    List<MessageSummary> rows = store.listMessages(f.query());
-    List<JobRow> page = rows.stream().limit(f.limit()).map(JobRow::of).toList();
-    Long next = rows.size() > f.limit() ? page.get(page.size() - 1).id() : null;
-    return new JobPage(page, f.limit(), next);
+    return MessagePage.of(store.listMessages(f.query()), f.limit());
   }
-
-  /** The earlier job of the same ordering key that a ready job waits for. */
-  @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
-  public record HeldBackBy(
-      long id,
-      String operationId,
-      String state,
-      int attempts,
-      String lastError,
-      Instant deliverAfter) {}
 
   /**
    * What the console shows of a job beyond {@code GET /admin/messages/{id}}: the payload's size in
    * bytes (a by-reference body's recorded size; its body comes from {@code /body}), and for a ready
-   * job with an ordering key, the earlier ready or working job of that key it waits for.
+   * job with an ordering key, the earlier ready or working job of that key it waits for (as {@code
+   * GET /admin/messages} lists it).
    */
   @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
   public record JobExtras(
-      long id, boolean payloadByReference, Long payloadSizeBytes, HeldBackBy heldBackBy) {}
+      long id, boolean payloadByReference, Long payloadSizeBytes, MessageView heldBackBy) {}
 
   @GET
   @Path("jobs/{id}")
@@ -279,9 +224,9 @@ public class ConsoleResource {
     } else {
       size = m.payload() == null ? 0L : (long) m.payload().getBytes(StandardCharsets.UTF_8).length;
     }
-    HeldBackBy heldBack = null;
+    MessageView heldBack = null;
     if (JobState.READY.is(m.state()) && m.orderingKey() != null) {
-      Optional<MessageSummary> earliest =
+      heldBack =
           Stream.of(JobState.WORKING, JobState.READY)
               .flatMap(
                   st ->
@@ -289,18 +234,8 @@ public class ConsoleResource {
                           .listMessages(new MessageQuery(st.code(), null, m.orderingKey(), 0, 1))
                           .stream())
               .filter(e -> e.id() < id)
-              .min(Comparator.comparingLong(MessageSummary::id));
-      heldBack =
-          earliest
-              .map(
-                  e ->
-                      new HeldBackBy(
-                          e.id(),
-                          e.operationId(),
-                          String.valueOf(e.state()),
-                          e.attempts(),
-                          e.lastError(),
-                          e.deliverAfter()))
+              .min(Comparator.comparingLong(MessageSummary::id))
+              .map(MessageView::of)
               .orElse(null);
     }
     return new JobExtras(id, m.payloadByReference(), size, heldBack);

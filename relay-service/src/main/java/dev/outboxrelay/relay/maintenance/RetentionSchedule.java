@@ -1,11 +1,11 @@
 package dev.outboxrelay.relay.maintenance;
 
-import dev.outboxrelay.relay.background.Pass;
 import dev.outboxrelay.relay.background.ServiceRunner;
 import dev.outboxrelay.relay.config.RelayConfig;
 import dev.outboxrelay.relay.lifecycle.RelayService;
 import dev.outboxrelay.relay.source.RelayInstance;
 import dev.outboxrelay.relay.source.RelaySource;
+import dev.outboxrelay.relay.source.SourceSchedule;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.runtime.ShutdownEvent;
 import io.quarkus.runtime.StartupEvent;
@@ -14,19 +14,17 @@ import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
 import jakarta.inject.Inject;
 import jakarta.interceptor.Interceptor;
-import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.CopyOnWriteArrayList;
 import org.jboss.logging.Logger;
 
 /**
  * Runs {@link RetentionService} every {@code outbox.retention.interval} in this relay, on every
- * source whose database answers: one {@link ServiceRunner} per source, skipping while the source is
- * DOWN and reporting failures to its state (never two passes at once on one database, through its
- * lease). Starts after {@link RelayService} and validates the settings then; a source's service is
- * made when its database first answers.
+ * source whose database answers: a {@link SourceSchedule}, one runner per source, skipping while
+ * the source is DOWN and reporting failures to its state (never two passes at once on one database,
+ * through its lease). Starts after {@link RelayService} and validates the settings then; a source's
+ * service is made when its database first answers.
  */
 @ApplicationScoped
 public class RetentionSchedule {
@@ -39,7 +37,7 @@ public class RetentionSchedule {
   private final String owner = RelayInstance.newName();
   private volatile RetentionSettings settings;
   private final Map<String, RetentionService> services = new ConcurrentHashMap<>();
-  private final List<ServiceRunner> runners = new CopyOnWriteArrayList<>();
+  private final SourceSchedule schedule = new SourceSchedule();
 
   void onStart(@Observes @Priority(Interceptor.Priority.APPLICATION + 1000) StartupEvent event) {
     RetentionSettings s = RetentionSettings.fromConfig(config);
@@ -50,19 +48,8 @@ public class RetentionSchedule {
       }
     }
     if (s.enabled()) {
-      for (RelaySource source : relay.sources()) {
-        // Skipped while the source is DOWN: its state already says why, the next pass tries again.
-        runners.add(
-            new ServiceRunner(
-                    "outbox-retention-" + source.name(),
-                    "retention failed",
-                    () -> pass(source),
-                    source.database())
-                .every(s.interval())
-                .firstAfter(Duration.ZERO)
-                .skipWhileDown()
-                .start());
-      }
+      schedule.start(
+          relay.sources(), "outbox-retention-", "retention failed", s.interval(), this::pass);
     }
     LOG.infof(
         "retention as %s: %s",
@@ -81,24 +68,20 @@ public class RetentionSchedule {
   }
 
   void onStop(@Observes ShutdownEvent event) {
-    runners.forEach(ServiceRunner::close);
+    schedule.close();
   }
 
   /**
-   * One scheduled pass on {@code source} ({@link RetentionService#runScheduled()}); its work is the
-   * jobs deleted. Nothing while the source has not started.
+   * One scheduled pass on the started {@code source} ({@link RetentionService#runScheduled()}): the
+   * jobs deleted.
    */
-  Pass pass(RelaySource source) {
-    if (!source.started()) {
-      return Pass.idle();
-    }
-    return Pass.done(
-        service(source).runScheduled().map(RetentionService.RetentionPass::deleted).orElse(0L));
+  private long pass(RelaySource source) {
+    return service(source).runScheduled().map(RetentionService.RetentionPass::deleted).orElse(0L);
   }
 
   /** The runners of the schedule, one per source (none while retention is disabled). */
   public List<ServiceRunner> runners() {
-    return runners;
+    return schedule.runners();
   }
 
   /** The retention service of the first source (the only one on a single-database relay). */

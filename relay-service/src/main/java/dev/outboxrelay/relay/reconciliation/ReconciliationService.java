@@ -7,12 +7,12 @@ import dev.outboxrelay.outbox.store.LockHolder;
 import dev.outboxrelay.outbox.store.ReconciliationRun;
 import dev.outboxrelay.outbox.store.ReconciliationStore;
 import dev.outboxrelay.outbox.store.RunStart;
-import dev.outboxrelay.relay.background.Pass;
 import dev.outboxrelay.relay.background.ServiceRunner;
 import dev.outboxrelay.relay.config.RelayConfig;
 import dev.outboxrelay.relay.lifecycle.RelayService;
 import dev.outboxrelay.relay.source.RelayInstance;
 import dev.outboxrelay.relay.source.RelaySource;
+import dev.outboxrelay.relay.source.SourceSchedule;
 import dev.outboxrelay.relay.web.ProblemException;
 import dev.outboxrelay.relay.web.RequestInput;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -30,7 +30,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.CopyOnWriteArrayList;
 import org.jboss.logging.Logger;
 
 /**
@@ -57,7 +56,7 @@ public class ReconciliationService {
   /** Per source: made when its database first answers. */
   private final Map<String, PerSource> perSource = new ConcurrentHashMap<>();
 
-  private final List<ServiceRunner> runners = new CopyOnWriteArrayList<>();
+  private final SourceSchedule schedule = new SourceSchedule();
 
   /** One source's reconciliation: its tables and lease, its job, its meters. */
   private record PerSource(
@@ -75,31 +74,19 @@ public class ReconciliationService {
         of(source);
       }
     }
-    Duration refresh = config.relay().metricsRefreshInterval();
-    for (RelaySource source : relay.sources()) {
-      // Both skip while the source is DOWN: its state already says why, the next pass tries again.
-      runners.add(
-          new ServiceRunner(
-                  "outbox-reconciliation-metrics-" + source.name(),
-                  "reading the latest reconciliation run failed",
-                  () -> metricsPass(source),
-                  source.database())
-              .every(refresh)
-              .firstAfter(Duration.ZERO)
-              .skipWhileDown()
-              .start());
-      if (scheduled(s)) {
-        runners.add(
-            new ServiceRunner(
-                    "outbox-reconciliation-" + source.name(),
-                    "scheduled reconciliation failed",
-                    () -> scheduledPass(source),
-                    source.database())
-                .every(s.interval())
-                .firstAfter(Duration.ZERO)
-                .skipWhileDown()
-                .start());
-      }
+    schedule.start(
+        relay.sources(),
+        "outbox-reconciliation-metrics-",
+        "reading the latest reconciliation run failed",
+        config.relay().metricsRefreshInterval(),
+        this::metricsPass);
+    if (scheduled(s)) {
+      schedule.start(
+          relay.sources(),
+          "outbox-reconciliation-",
+          "scheduled reconciliation failed",
+          s.interval(),
+          this::scheduledPass);
     }
     LOG.infof(
         "reconciliation as %s: %s, window %s, grace period %s, lease %s; destinations %s",
@@ -161,35 +148,29 @@ public class ReconciliationService {
   }
 
   void onStop(@Observes ShutdownEvent event) {
-    runners.forEach(ServiceRunner::close);
+    schedule.close();
   }
 
   /**
-   * The scheduled runs of {@code source}: its work is the runs made (0 when the window was done).
+   * The scheduled runs of the started {@code source}: the runs made (0 when the window was done).
    */
-  private Pass scheduledPass(RelaySource source) {
-    if (!source.started()) {
-      return Pass.idle();
-    }
-    return Pass.done(runScheduled(of(source)).isPresent() ? 1 : 0);
+  private long scheduledPass(RelaySource source) {
+    return runScheduled(of(source)).isPresent() ? 1 : 0;
   }
 
   /**
    * Keeps every relay's gauges on the fleet's latest run. A failure counts against the source's
    * database state (logged once per change), not a line per pass.
    */
-  private Pass metricsPass(RelaySource source) {
-    if (!source.started()) {
-      return Pass.idle();
-    }
+  private long metricsPass(RelaySource source) {
     PerSource p = of(source);
     p.store().latestSuccessfulRun().ifPresent(e -> p.metrics().latestRun(e.getKey(), e.getValue()));
-    return Pass.done(0);
+    return 0;
   }
 
   /** The runners: per source, the metrics refresh and (when scheduled) the runs. */
   public List<ServiceRunner> runners() {
-    return runners;
+    return schedule.runners();
   }
 
   /** One scheduled pass on the first source (see {@link #runScheduled(String)}). */

@@ -5,6 +5,7 @@
  * listener, gauges and state. A source whose database is down, at start-up or later, retries with
  * pauses growing to {@code outbox.relay.error-max-wait} and is DOWN in readiness and {@code
  * outbox_source_up}; the other sources are not affected. Its state changes are logged through
- * {@link dev.outboxrelay.relay.state.StateChangeLog}, once each.
+ * {@link dev.outboxrelay.relay.state.StateChangeLog}, once each. A {@link SourceSchedule} runs a
+ * periodic pass on every source (retention, reconciliation).
  */
 package dev.outboxrelay.relay.source;

@@ -6,7 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.outboxrelay.outbox.OutboxStoreException;
-import dev.outboxrelay.outbox.schema.OutboxSchema;
 import dev.outboxrelay.outbox.store.AttemptOutcome;
 import dev.outboxrelay.outbox.store.AttemptRecord;
 import dev.outboxrelay.outbox.store.ClaimRequest;
@@ -16,12 +15,8 @@ import dev.outboxrelay.outbox.store.JdbcOutboxAdminStore;
 import dev.outboxrelay.outbox.store.JdbcOutboxStore;
 import dev.outboxrelay.outbox.store.OutboxStore;
 import dev.outboxrelay.outbox.store.StoredAttempt;
-import dev.outboxrelay.outbox.store.dialect.H2Dialect;
 import dev.outboxrelay.relay.claim.CompletionBatcher.Completion;
-import java.lang.reflect.InvocationTargetException;
-import java.lang.reflect.Proxy;
-import java.sql.Connection;
-import java.sql.PreparedStatement;
+import dev.outboxrelay.relay.testing.H2Outbox;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -38,7 +33,6 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.awaitility.Awaitility;
-import org.h2.jdbcx.JdbcDataSource;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -70,47 +64,27 @@ class CompletionBatcherTest {
 
   @BeforeEach
   void setUp() throws Exception {
-    JdbcDataSource h2 = new JdbcDataSource();
-    h2.setURL("jdbc:h2:mem:completion-" + UUID.randomUUID() + ";DB_CLOSE_DELAY=-1");
-    OutboxSchema.migrate(h2);
-    store = new JdbcOutboxStore(h2, new H2Dialect());
-    admin = new JdbcOutboxAdminStore(h2, new H2Dialect());
-    try (Connection c = h2.getConnection();
-        PreparedStatement ps =
-            c.prepareStatement(
-                "INSERT INTO outbox_message (operation_id, destination, payload, content_type) VALUES (?, 'b', '{}', 'application/json')")) {
-      for (int i = 0; i < 16; i++) {
-        ps.setString(1, "op-" + i);
-        ps.executeUpdate();
-      }
-    }
+    H2Outbox h2 = H2Outbox.withReadyJobs("completion", 16);
+    store = h2.store();
+    admin = h2.admin();
     // The real store, except that markDeliveredAll is counted and can be made to fail.
     recording =
-        (OutboxStore)
-            Proxy.newProxyInstance(
-                getClass().getClassLoader(),
-                new Class<?>[] {OutboxStore.class},
-                (proxy, method, args) -> {
-                  if (method.getName().equals("markDeliveredAll")) {
-                    flushes.add(((List<?>) args[0]).size());
-                    if (failFlushes.get()) {
-                      throw new OutboxStoreException("injected: connection reset", null);
-                    }
-                    frozen.await();
-                  }
-                  Object result;
-                  try {
-                    result = method.invoke(store, args);
-                  } catch (InvocationTargetException e) {
-                    throw e.getCause();
-                  }
-                  if (method.getName().equals("markDeliveredAll")
-                      && loseNextAnswer.getAndSet(false)) {
-                    throw new OutboxStoreException(
-                        "injected: connection reset after the commit", null);
-                  }
-                  return result;
-                });
+        h2.around(
+            (method, args, call) -> {
+              if (!method.equals("markDeliveredAll")) {
+                return call.call();
+              }
+              flushes.add(((List<?>) args[0]).size());
+              if (failFlushes.get()) {
+                throw new OutboxStoreException("injected: connection reset", null);
+              }
+              frozen.await();
+              Object result = call.call();
+              if (loseNextAnswer.getAndSet(false)) {
+                throw new OutboxStoreException("injected: connection reset after the commit", null);
+              }
+              return result;
+            });
   }
 
   @AfterEach

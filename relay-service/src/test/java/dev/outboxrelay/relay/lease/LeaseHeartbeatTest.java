@@ -4,27 +4,21 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.outboxrelay.outbox.schema.OutboxSchema;
 import dev.outboxrelay.outbox.store.ClaimRequest;
 import dev.outboxrelay.outbox.store.ClaimedMessage;
 import dev.outboxrelay.outbox.store.JdbcOutboxAdminStore;
 import dev.outboxrelay.outbox.store.JdbcOutboxStore;
 import dev.outboxrelay.outbox.store.OutboxStore;
-import dev.outboxrelay.outbox.store.dialect.H2Dialect;
 import dev.outboxrelay.relay.background.Pass;
 import dev.outboxrelay.relay.state.StateChangeLog;
-import java.lang.reflect.InvocationTargetException;
-import java.lang.reflect.Proxy;
-import java.sql.Connection;
-import java.sql.PreparedStatement;
+import dev.outboxrelay.relay.testing.H2Outbox;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
-import java.util.UUID;
+import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.awaitility.Awaitility;
-import org.h2.jdbcx.JdbcDataSource;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
@@ -34,6 +28,8 @@ import org.junit.jupiter.api.Test;
  */
 class LeaseHeartbeatTest {
   static final Duration LEASE = Duration.ofSeconds(30);
+
+  H2Outbox h2;
 
   JdbcOutboxStore store;
 
@@ -46,35 +42,17 @@ class LeaseHeartbeatTest {
 
   @BeforeEach
   void setUp() throws Exception {
-    JdbcDataSource h2 = new JdbcDataSource();
-    h2.setURL("jdbc:h2:mem:heartbeat-" + UUID.randomUUID() + ";DB_CLOSE_DELAY=-1");
-    OutboxSchema.migrate(h2);
-    store = new JdbcOutboxStore(h2, new H2Dialect());
-    admin = new JdbcOutboxAdminStore(h2, new H2Dialect());
-    try (Connection c = h2.getConnection();
-        PreparedStatement ps =
-            c.prepareStatement(
-                "INSERT INTO outbox_message (operation_id, destination, payload, content_type) VALUES (?, 'b', '{}', 'application/json')")) {
-      for (int i = 0; i < 5; i++) {
-        ps.setString(1, "op-" + i);
-        ps.executeUpdate();
-      }
-    }
+    h2 = H2Outbox.withReadyJobs("heartbeat", 5);
+    store = h2.store();
+    admin = h2.admin();
     counting =
-        (OutboxStore)
-            Proxy.newProxyInstance(
-                getClass().getClassLoader(),
-                new Class<?>[] {OutboxStore.class},
-                (proxy, method, args) -> {
-                  if (method.getName().equals("renewLeases")) {
-                    renewals.add(((java.util.Map<?, ?>) args[0]).size());
-                  }
-                  try {
-                    return method.invoke(store, args);
-                  } catch (InvocationTargetException e) {
-                    throw e.getCause();
-                  }
-                });
+        h2.around(
+            (method, args, call) -> {
+              if (method.equals("renewLeases")) {
+                renewals.add(((Map<?, ?>) args[0]).size());
+              }
+              return call.call();
+            });
   }
 
   @Test
@@ -151,20 +129,13 @@ class LeaseHeartbeatTest {
     List<ClaimedMessage> claimed = store.claimBatch(ClaimRequest.of(1, LEASE));
     AtomicInteger failing = new AtomicInteger(1);
     OutboxStore flaky =
-        (OutboxStore)
-            Proxy.newProxyInstance(
-                getClass().getClassLoader(),
-                new Class<?>[] {OutboxStore.class},
-                (proxy, method, args) -> {
-                  if (method.getName().equals("renewLeases") && failing.getAndDecrement() > 0) {
-                    throw new IllegalStateException("connection refused");
-                  }
-                  try {
-                    return method.invoke(store, args);
-                  } catch (InvocationTargetException e) {
-                    throw e.getCause();
-                  }
-                });
+        h2.around(
+            (method, args, call) -> {
+              if (method.equals("renewLeases") && failing.getAndDecrement() > 0) {
+                throw new IllegalStateException("connection refused");
+              }
+              return call.call();
+            });
     List<String> lines = new CopyOnWriteArrayList<>();
     StateChangeLog database =
         new StateChangeLog(

@@ -19,6 +19,9 @@
  * dev.outboxrelay.outbox.store.dialect.InboxStatements}. A dialect renders and binds; it never runs
  * a statement: the stores run them and map the rows. {@link
  * dev.outboxrelay.outbox.store.dialect.DialectDetector} is the one registry of databases ({@code
- * names()}), used by the stores, the inbox and the relay.
+ * names()}), used by the stores, the inbox and the relay. {@link
+ * dev.outboxrelay.outbox.store.dialect.OutboxTables} are the outbox's table names, the only
+ * configured text that reaches SQL: every statement is written with the default names and rendered
+ * through them.
  */
 package dev.outboxrelay.outbox.store.dialect;

@@ -9,8 +9,10 @@
  * ({@link dev.outboxrelay.outbox.store.dialect.TypeBinding}; MariaDB and SQL Server share one) and
  * what its errors mean ({@link dev.outboxrelay.outbox.store.dialect.ErrorCodes}). The abstract
  * {@link dev.outboxrelay.outbox.store.dialect.Dialect} builds the statements the databases share
- * from those parts; a database's class overrides only what differs, each quirk with a one-line
- * comment.
+ * from those parts, one family of statements to a class, each extending the one below ({@code
+ * SqlFragments}, {@code ClaimSql}, {@code TransitionSql}, {@code AdminSql}, {@code
+ * ReconciliationSql}, then {@code Dialect} with the inbox's); a database's class extends {@code
+ * Dialect} and overrides only what differs, each quirk with a one-line comment.
  *
  * <p>The stores see statement sets, rendered once for an outbox's table names when the store is
  * made: {@link dev.outboxrelay.outbox.store.dialect.JobStatements} (enqueue, claim, transitions,

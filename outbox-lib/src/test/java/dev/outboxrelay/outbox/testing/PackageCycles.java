@@ -33,6 +33,17 @@ public final class PackageCycles {
     return stronglyConnected(edges(classes, prefix)).stream().filter(c -> c.size() > 1).toList();
   }
 
+  /**
+   * Fails naming the packages of every cycle among the packages under {@code prefix} in the module
+   * under test ({@code target/classes} of the directory the tests run in).
+   */
+  public static void assertNone(String prefix) {
+    List<SortedSet<String>> cycles = of(Path.of("target", "classes"), prefix);
+    if (!cycles.isEmpty()) {
+      throw new AssertionError(describe(cycles));
+    }
+  }
+
   /** A failure message naming the packages of each cycle. */
   public static String describe(List<SortedSet<String>> cycles) {
     StringBuilder sb = new StringBuilder("package cycles (each line one strongly connected set):");

@@ -1,5 +1,7 @@
 package dev.outboxrelay.outbox;
 
+import dev.outboxrelay.outbox.error.OutboxException;
+
 /**
  * A message was rejected before anything was written. {@link #field()} names the offending field
  * with its column name ({@code operation_id}, {@code destination}, {@code payload}, ...).

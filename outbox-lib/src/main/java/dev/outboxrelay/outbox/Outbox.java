@@ -1,7 +1,6 @@
 package dev.outboxrelay.outbox;
 
-import dev.outboxrelay.outbox.store.JdbcEnqueueStore;
-import dev.outboxrelay.outbox.store.NewMessage;
+import dev.outboxrelay.outbox.error.OutboxStoreException;
 import dev.outboxrelay.outbox.store.dialect.Dialect;
 import dev.outboxrelay.outbox.store.dialect.DialectDetector;
 import dev.outboxrelay.outbox.trace.TraceContextSource;

@@ -1,7 +1,7 @@
 package dev.outboxrelay.outbox;
 
-import dev.outboxrelay.outbox.schema.OutboxTables;
 import dev.outboxrelay.outbox.store.dialect.Dialect;
+import dev.outboxrelay.outbox.store.dialect.OutboxTables;
 import java.time.Duration;
 import java.util.Collection;
 import java.util.LinkedHashSet;

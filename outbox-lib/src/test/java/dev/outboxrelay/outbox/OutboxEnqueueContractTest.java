@@ -7,10 +7,8 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.outboxrelay.outbox.store.JdbcEnqueueStore;
 import dev.outboxrelay.outbox.store.JdbcOutboxAdminStore;
 import dev.outboxrelay.outbox.store.JdbcOutboxStore;
-import dev.outboxrelay.outbox.store.NewMessage;
 import dev.outboxrelay.outbox.store.StoredMessage;
 import dev.outboxrelay.outbox.testing.TestDatabases;
 import java.lang.reflect.InvocationTargetException;

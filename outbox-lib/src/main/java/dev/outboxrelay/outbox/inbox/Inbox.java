@@ -1,6 +1,6 @@
 package dev.outboxrelay.outbox.inbox;
 
-import dev.outboxrelay.outbox.OutboxStoreException;
+import dev.outboxrelay.outbox.error.OutboxStoreException;
 import dev.outboxrelay.outbox.store.dialect.DialectDetector;
 import dev.outboxrelay.outbox.store.dialect.InboxStatements;
 import java.security.MessageDigest;

@@ -1,6 +1,6 @@
 package dev.outboxrelay.outbox.inbox;
 
-import dev.outboxrelay.outbox.OutboxException;
+import dev.outboxrelay.outbox.error.OutboxException;
 
 /**
  * The operation ID was applied before with another payload: the sender reused an ID for a different

@@ -1,6 +1,6 @@
 package dev.outboxrelay.outbox.inbox;
 
-import dev.outboxrelay.outbox.OutboxException;
+import dev.outboxrelay.outbox.error.OutboxException;
 import java.time.Duration;
 import java.util.Optional;
 

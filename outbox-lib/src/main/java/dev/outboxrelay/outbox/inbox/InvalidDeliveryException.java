@@ -1,6 +1,6 @@
 package dev.outboxrelay.outbox.inbox;
 
-import dev.outboxrelay.outbox.OutboxException;
+import dev.outboxrelay.outbox.error.OutboxException;
 
 /** A delivery refused before anything was written; {@link #field()} names what is wrong. */
 public class InvalidDeliveryException extends OutboxException {

@@ -1,8 +1,9 @@
 package dev.outboxrelay.outbox.schema;
 
-import dev.outboxrelay.outbox.OutboxStoreException;
+import dev.outboxrelay.outbox.error.OutboxStoreException;
 import dev.outboxrelay.outbox.store.dialect.Dialect;
 import dev.outboxrelay.outbox.store.dialect.DialectDetector;
+import dev.outboxrelay.outbox.store.dialect.OutboxTables;
 import java.io.IOException;
 import java.io.Reader;
 import java.io.StringReader;

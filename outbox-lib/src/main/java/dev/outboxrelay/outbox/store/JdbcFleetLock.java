@@ -1,10 +1,10 @@
 package dev.outboxrelay.outbox.store;
 
-import dev.outboxrelay.outbox.OutboxStoreException;
+import dev.outboxrelay.outbox.error.OutboxStoreException;
 import dev.outboxrelay.outbox.jdbc.JdbcStatements;
 import dev.outboxrelay.outbox.jdbc.JdbcStatements.Binder;
-import dev.outboxrelay.outbox.schema.OutboxTables;
 import dev.outboxrelay.outbox.store.dialect.Dialect;
+import dev.outboxrelay.outbox.store.dialect.OutboxTables;
 import dev.outboxrelay.outbox.store.dialect.ReconciliationStatements;
 import java.sql.Connection;
 import java.sql.PreparedStatement;

@@ -3,16 +3,16 @@ package dev.outboxrelay.outbox.store;
 import static dev.outboxrelay.outbox.jdbc.Columns.MAX_TEXT;
 import static dev.outboxrelay.outbox.jdbc.Columns.truncate;
 
-import dev.outboxrelay.outbox.OutboxStoreException;
+import dev.outboxrelay.outbox.error.OutboxStoreException;
 import dev.outboxrelay.outbox.jdbc.ConflictRetry;
 import dev.outboxrelay.outbox.jdbc.JdbcStatements;
 import dev.outboxrelay.outbox.jdbc.JdbcStatements.Binder;
 import dev.outboxrelay.outbox.jdbc.JdbcTransactions;
 import dev.outboxrelay.outbox.jdbc.Rows;
-import dev.outboxrelay.outbox.schema.OutboxTables;
 import dev.outboxrelay.outbox.store.dialect.BoundSql;
 import dev.outboxrelay.outbox.store.dialect.Dialect;
 import dev.outboxrelay.outbox.store.dialect.JobStatements;
+import dev.outboxrelay.outbox.store.dialect.OutboxTables;
 import dev.outboxrelay.outbox.store.dialect.ReadyNotifications;
 import dev.outboxrelay.outbox.store.dialect.TypeBinding;
 import java.sql.Connection;
@@ -39,8 +39,8 @@ import javax.sql.DataSource;
  * outbox's names when the store is made; this class only runs them in short transactions and maps
  * rows. A unit of work the database rolled back as a deadlock victim runs again ({@link
  * ConflictRetry}). SQL errors become {@link OutboxStoreException} naming the operation and row. The
- * caller's enqueue is {@link JdbcEnqueueStore}, the operator's queries {@link
- * JdbcOutboxAdminStore}.
+ * caller's enqueue is {@code JdbcEnqueueStore} (next to {@code Outbox}, the layer above), the
+ * operator's queries {@link JdbcOutboxAdminStore}.
  */
 public class JdbcOutboxStore implements OutboxStore {
   /** The width of {@code outbox_attempt.relay_instance} (V7). */

@@ -3,14 +3,14 @@ package dev.outboxrelay.outbox.store;
 import static dev.outboxrelay.outbox.jdbc.Columns.MAX_TEXT;
 import static dev.outboxrelay.outbox.jdbc.Columns.truncate;
 
-import dev.outboxrelay.outbox.OutboxStoreException;
+import dev.outboxrelay.outbox.error.OutboxStoreException;
 import dev.outboxrelay.outbox.jdbc.ConflictRetry;
 import dev.outboxrelay.outbox.jdbc.JdbcStatements;
 import dev.outboxrelay.outbox.jdbc.JdbcStatements.Binder;
 import dev.outboxrelay.outbox.jdbc.JdbcTransactions;
 import dev.outboxrelay.outbox.jdbc.Rows;
-import dev.outboxrelay.outbox.schema.OutboxTables;
 import dev.outboxrelay.outbox.store.dialect.Dialect;
+import dev.outboxrelay.outbox.store.dialect.OutboxTables;
 import dev.outboxrelay.outbox.store.dialect.ReconciliationStatements;
 import dev.outboxrelay.outbox.store.dialect.TypeBinding;
 import java.sql.Connection;

@@ -21,19 +21,20 @@ import java.util.Optional;
  * {@link Dialect#MESSAGE_COLUMNS} into a {@link StoredMessage}, times and tokens through the
  * dialect's {@link TypeBinding}. Maps what a statement returns; calls no store.
  */
-final class JobRows {
+public final class JobRows {
   private static final ObjectMapper JSON = new ObjectMapper();
   private static final TypeReference<LinkedHashMap<String, String>> HEADERS =
       new TypeReference<>() {};
 
   private final TypeBinding binding;
 
-  JobRows(TypeBinding binding) {
+  public JobRows(TypeBinding binding) {
     this.binding = binding;
   }
 
   /** The one job (of {@link Dialect#MESSAGE_COLUMNS}) a query on {@code c} returns, if any. */
-  Optional<StoredMessage> queryOne(Connection c, String sql, Binder binder) throws SQLException {
+  public Optional<StoredMessage> queryOne(Connection c, String sql, Binder binder)
+      throws SQLException {
     try (PreparedStatement ps = c.prepareStatement(sql)) {
       binder.bind(ps);
       return Rows.list(ps, this::stored).stream().findFirst();
@@ -83,7 +84,7 @@ final class JobRows {
   }
 
   /** A {@code headers} column's JSON object, in its order. */
-  static LinkedHashMap<String, String> parseHeaders(String json) throws IOException {
+  public static LinkedHashMap<String, String> parseHeaders(String json) throws IOException {
     return JSON.readValue(json, HEADERS);
   }
 

@@ -17,10 +17,10 @@ import java.util.TreeSet;
  * key_wait}: the enqueue holds the key's latest unfinished job, a final transition (sent, dead,
  * cancelled) makes the key's next job the head. Runs inside the caller's transaction.
  */
-final class KeyHeads {
+public final class KeyHeads {
   private final JobStatements jobs;
 
-  KeyHeads(JobStatements jobs) {
+  public KeyHeads(JobStatements jobs) {
     this.jobs = jobs;
   }
 
@@ -33,7 +33,7 @@ final class KeyHeads {
    * meanwhile (or, under REPEATABLE READ, since the caller's snapshot) is passed for the next lower
    * one, so the walk ends.
    */
-  boolean holdLatestUnfinished(Connection c, String key) throws SQLException {
+  public boolean holdLatestUnfinished(Connection c, String key) throws SQLException {
     long below = Long.MAX_VALUE;
     while (true) {
       long bound = below;

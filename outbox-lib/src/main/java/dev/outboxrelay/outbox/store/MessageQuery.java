@@ -1,6 +1,5 @@
 package dev.outboxrelay.outbox.store;
 
-import dev.outboxrelay.outbox.JobState;
 import java.time.Instant;
 
 /**

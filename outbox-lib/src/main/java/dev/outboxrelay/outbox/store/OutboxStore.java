@@ -13,7 +13,8 @@ import java.util.function.IntFunction;
  * the out-of-band body of a job it sends. Thread-safe; each call runs in its own short transaction.
  * Token-checked calls return {@code false} when the row is no longer {@code W} with that token:
  * ownership was lost, the caller must not treat it as success. What operators and gauges read is
- * {@link OutboxAdminStore}; the caller's enqueue is {@link JdbcEnqueueStore}.
+ * {@link OutboxAdminStore}; the caller's enqueue is {@code JdbcEnqueueStore} (next to {@code
+ * Outbox}, the layer above).
  */
 public interface OutboxStore {
 
@@ -98,7 +99,7 @@ public interface OutboxStore {
   /**
    * The out-of-band body of a by-reference job ({@link ClaimedMessage#payloadByReference}), read by
    * id in one statement; empty when there is no body row. Does not verify it: see {@link
-   * StoredPayload#mismatch}. Throws {@link dev.outboxrelay.outbox.OutboxStoreException} on a
+   * StoredPayload#mismatch}. Throws {@link dev.outboxrelay.outbox.error.OutboxStoreException} on a
    * database error.
    */
   Optional<StoredPayload> findPayload(long messageId);

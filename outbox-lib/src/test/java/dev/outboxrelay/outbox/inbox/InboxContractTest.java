@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.outboxrelay.outbox.error.OutboxStoreException;
 import dev.outboxrelay.outbox.testing.TestDatabases;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -323,7 +324,7 @@ public abstract class InboxContractTest {
                             inbox.receive(c, InboxDelivery.of(id, DEST, "{}"), effect).applied();
                         c.commit();
                         return applied;
-                      } catch (dev.outboxrelay.outbox.OutboxStoreException e) {
+                      } catch (OutboxStoreException e) {
                         // A deadlock victim (InnoDB, three or more waiters on one key) is retried,
                         // as a
                         // relay's redelivery would be.

@@ -11,6 +11,7 @@ import dev.outboxrelay.outbox.store.dialect.Dialect;
 import dev.outboxrelay.outbox.store.dialect.DialectDetector;
 import dev.outboxrelay.outbox.store.dialect.JobStatements;
 import dev.outboxrelay.outbox.store.dialect.Listing;
+import dev.outboxrelay.outbox.store.dialect.OutboxTables;
 import dev.outboxrelay.outbox.store.dialect.ReconciliationStatements;
 import java.io.IOException;
 import java.lang.reflect.Field;

@@ -3,6 +3,7 @@ package dev.outboxrelay.outbox.schema;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.outboxrelay.outbox.store.dialect.OutboxTables;
 import dev.outboxrelay.outbox.testing.TestDatabases;
 import java.util.Arrays;
 import javax.sql.DataSource;

@@ -1,5 +1,6 @@
 package dev.outboxrelay.outbox.schema;
 
+import dev.outboxrelay.outbox.store.dialect.OutboxTables;
 import java.lang.reflect.InvocationHandler;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;

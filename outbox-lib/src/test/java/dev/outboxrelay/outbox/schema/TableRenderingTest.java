@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.outboxrelay.outbox.store.dialect.OutboxTables;
 import java.lang.reflect.Proxy;
 import java.sql.Connection;
 import java.sql.SQLException;

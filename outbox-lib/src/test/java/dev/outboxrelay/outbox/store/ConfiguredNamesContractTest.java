@@ -9,7 +9,7 @@ import dev.outboxrelay.outbox.Outbox;
 import dev.outboxrelay.outbox.OutboxConfig;
 import dev.outboxrelay.outbox.OutboxMessage;
 import dev.outboxrelay.outbox.schema.OutboxSchema;
-import dev.outboxrelay.outbox.schema.OutboxTables;
+import dev.outboxrelay.outbox.store.dialect.OutboxTables;
 import dev.outboxrelay.outbox.testing.TestDatabases;
 import java.sql.Connection;
 import java.sql.ResultSet;

@@ -6,12 +6,12 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.outboxrelay.outbox.OutboxStoreException;
+import dev.outboxrelay.outbox.error.OutboxStoreException;
 import dev.outboxrelay.outbox.jdbc.ConflictRetry;
-import dev.outboxrelay.outbox.schema.OutboxTables;
 import dev.outboxrelay.outbox.store.dialect.ErrorCodes;
 import dev.outboxrelay.outbox.store.dialect.H2Dialect;
 import dev.outboxrelay.outbox.store.dialect.MariaDbDialect;
+import dev.outboxrelay.outbox.store.dialect.OutboxTables;
 import dev.outboxrelay.outbox.store.dialect.PostgresDialect;
 import dev.outboxrelay.outbox.store.dialect.SqlServerDialect;
 import dev.outboxrelay.outbox.testing.TestDatabases;

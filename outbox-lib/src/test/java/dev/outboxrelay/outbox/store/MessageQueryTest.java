@@ -3,7 +3,6 @@ package dev.outboxrelay.outbox.store;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
-import dev.outboxrelay.outbox.JobState;
 import org.junit.jupiter.api.Test;
 
 class MessageQueryTest {

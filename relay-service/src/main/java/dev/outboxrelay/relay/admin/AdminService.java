@@ -5,9 +5,9 @@ import static dev.outboxrelay.relay.web.ProblemException.notFound;
 
 import com.fasterxml.jackson.core.type.TypeReference;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.outboxrelay.outbox.JobState;
 import dev.outboxrelay.outbox.store.DeadJobFilter;
 import dev.outboxrelay.outbox.store.DeadOrderingKey;
+import dev.outboxrelay.outbox.store.JobState;
 import dev.outboxrelay.outbox.store.MessageQuery;
 import dev.outboxrelay.outbox.store.OutboxAdminStore;
 import dev.outboxrelay.outbox.store.StoredMessage;

@@ -5,8 +5,8 @@ import static dev.outboxrelay.relay.web.Roles.VIEWER;
 
 import com.fasterxml.jackson.databind.PropertyNamingStrategies;
 import com.fasterxml.jackson.databind.annotation.JsonNaming;
-import dev.outboxrelay.outbox.JobState;
 import dev.outboxrelay.outbox.store.DeadJobFilter;
+import dev.outboxrelay.outbox.store.JobState;
 import dev.outboxrelay.outbox.store.MessageQuery;
 import dev.outboxrelay.outbox.store.MessageSummary;
 import dev.outboxrelay.outbox.store.OutboxAdminStore;

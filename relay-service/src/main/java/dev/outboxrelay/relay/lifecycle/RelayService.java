@@ -1,9 +1,9 @@
 package dev.outboxrelay.relay.lifecycle;
 
-import dev.outboxrelay.outbox.schema.OutboxTables;
 import dev.outboxrelay.outbox.store.OutboxAdminStore;
 import dev.outboxrelay.outbox.store.OutboxStore;
 import dev.outboxrelay.outbox.store.dialect.DialectDetector;
+import dev.outboxrelay.outbox.store.dialect.OutboxTables;
 import dev.outboxrelay.relay.claim.Backoff;
 import dev.outboxrelay.relay.claim.ClaimLoop;
 import dev.outboxrelay.relay.config.ConfigChecks;

@@ -1,8 +1,8 @@
 package dev.outboxrelay.relay.metrics;
 
-import dev.outboxrelay.outbox.JobState;
 import dev.outboxrelay.outbox.store.AttemptOutcome;
 import dev.outboxrelay.outbox.store.DestinationBacklog;
+import dev.outboxrelay.outbox.store.JobState;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;

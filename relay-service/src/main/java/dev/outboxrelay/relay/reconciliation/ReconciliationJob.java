@@ -2,7 +2,7 @@ package dev.outboxrelay.relay.reconciliation;
 
 import static dev.outboxrelay.outbox.store.ReconciliationCategory.PENDING;
 
-import dev.outboxrelay.outbox.JobState;
+import dev.outboxrelay.outbox.store.JobState;
 import dev.outboxrelay.outbox.store.ReconciliationCategory;
 import dev.outboxrelay.outbox.store.ReconciliationItem;
 import dev.outboxrelay.outbox.store.ReconciliationRun;

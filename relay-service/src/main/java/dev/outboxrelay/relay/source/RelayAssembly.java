@@ -1,7 +1,7 @@
 package dev.outboxrelay.relay.source;
 
-import dev.outboxrelay.outbox.schema.OutboxTables;
 import dev.outboxrelay.outbox.store.JdbcOutboxStore;
+import dev.outboxrelay.outbox.store.dialect.OutboxTables;
 import dev.outboxrelay.relay.claim.Backoff;
 import dev.outboxrelay.relay.claim.ClaimLoop;
 import dev.outboxrelay.relay.claim.CompletionBatcher;

@@ -1,7 +1,6 @@
 package dev.outboxrelay.relay.source;
 
 import dev.outboxrelay.outbox.schema.OutboxSchema;
-import dev.outboxrelay.outbox.schema.OutboxTables;
 import dev.outboxrelay.outbox.store.FleetLock;
 import dev.outboxrelay.outbox.store.JdbcFleetLock;
 import dev.outboxrelay.outbox.store.JdbcOutboxAdminStore;
@@ -9,6 +8,7 @@ import dev.outboxrelay.outbox.store.JdbcOutboxStore;
 import dev.outboxrelay.outbox.store.JdbcReconciliationStore;
 import dev.outboxrelay.outbox.store.OutboxAdminStore;
 import dev.outboxrelay.outbox.store.ReconciliationStore;
+import dev.outboxrelay.outbox.store.dialect.OutboxTables;
 import dev.outboxrelay.relay.background.Pass;
 import dev.outboxrelay.relay.background.ServiceRunner;
 import dev.outboxrelay.relay.claim.Backoff;

@@ -4,11 +4,11 @@ import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import dev.outboxrelay.outbox.jdbc.Rows;
-import dev.outboxrelay.outbox.schema.OutboxTables;
 import dev.outboxrelay.outbox.store.ClaimRequest;
 import dev.outboxrelay.outbox.store.ClaimedMessage;
 import dev.outboxrelay.outbox.store.JdbcOutboxStore;
 import dev.outboxrelay.outbox.store.dialect.BoundSql;
+import dev.outboxrelay.outbox.store.dialect.OutboxTables;
 import dev.outboxrelay.outbox.store.dialect.PostgresDialect;
 import dev.outboxrelay.outbox.testing.TestDatabases;
 import java.sql.Connection;

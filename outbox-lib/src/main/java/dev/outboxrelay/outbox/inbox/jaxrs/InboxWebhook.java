@@ -1,6 +1,6 @@
 package dev.outboxrelay.outbox.inbox.jaxrs;
 
-import dev.outboxrelay.outbox.OutboxStoreException;
+import dev.outboxrelay.outbox.error.OutboxStoreException;
 import dev.outboxrelay.outbox.inbox.InboxConflictException;
 import dev.outboxrelay.outbox.inbox.InboxDelivery;
 import dev.outboxrelay.outbox.inbox.InboxHandler;

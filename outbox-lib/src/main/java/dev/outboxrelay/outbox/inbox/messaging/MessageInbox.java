@@ -1,6 +1,6 @@
 package dev.outboxrelay.outbox.inbox.messaging;
 
-import dev.outboxrelay.outbox.OutboxStoreException;
+import dev.outboxrelay.outbox.error.OutboxStoreException;
 import dev.outboxrelay.outbox.inbox.InboxDelivery;
 import dev.outboxrelay.outbox.inbox.InboxHandler;
 import dev.outboxrelay.outbox.inbox.InboxHandlerException;

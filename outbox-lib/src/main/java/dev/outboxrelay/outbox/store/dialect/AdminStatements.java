@@ -1,6 +1,5 @@
 package dev.outboxrelay.outbox.store.dialect;
 
-import dev.outboxrelay.outbox.schema.OutboxTables;
 import java.time.Instant;
 
 /**

@@ -1,6 +1,6 @@
 package dev.outboxrelay.outbox.store.dialect;
 
-import dev.outboxrelay.outbox.OutboxException;
+import dev.outboxrelay.outbox.error.OutboxException;
 import java.lang.System.Logger.Level;
 import java.sql.DatabaseMetaData;
 import java.sql.SQLException;

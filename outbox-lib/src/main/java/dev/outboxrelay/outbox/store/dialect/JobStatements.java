@@ -1,6 +1,5 @@
 package dev.outboxrelay.outbox.store.dialect;
 
-import dev.outboxrelay.outbox.schema.OutboxTables;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.OptionalInt;

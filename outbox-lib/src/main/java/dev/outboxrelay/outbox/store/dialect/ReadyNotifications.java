@@ -1,7 +1,5 @@
 package dev.outboxrelay.outbox.store.dialect;
 
-import dev.outboxrelay.outbox.schema.OutboxTables;
-
 /**
  * How a database announces newly committed jobs to relays that listen (PostgreSQL: the V4
  * migration's trigger calls {@code pg_notify(channel, <schema>)} on every insert into

@@ -1,7 +1,5 @@
 package dev.outboxrelay.outbox.store.dialect;
 
-import dev.outboxrelay.outbox.schema.OutboxTables;
-
 /**
  * The reconciliation's statements on one database, for one outbox's names: confirmations, the
  * window's classification, its conditional moves, the runs, and the fleet lock's leases. Made by

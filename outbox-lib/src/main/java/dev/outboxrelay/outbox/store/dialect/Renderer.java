@@ -1,6 +1,5 @@
 package dev.outboxrelay.outbox.store.dialect;
 
-import dev.outboxrelay.outbox.schema.OutboxTables;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;

@@ -1,4 +1,4 @@
-package dev.outboxrelay.outbox;
+package dev.outboxrelay.outbox.error;
 
 /**
  * Base class of every exception the outbox throws. Unchecked: callers roll back their transaction.

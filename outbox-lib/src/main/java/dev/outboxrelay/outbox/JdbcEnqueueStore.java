@@ -1,16 +1,15 @@
-package dev.outboxrelay.outbox.store;
+package dev.outboxrelay.outbox;
 
-import dev.outboxrelay.outbox.DuplicateOperationException;
-import dev.outboxrelay.outbox.EnqueueResult;
-import dev.outboxrelay.outbox.InvalidMessageException;
-import dev.outboxrelay.outbox.OutboxConfig;
-import dev.outboxrelay.outbox.OutboxMessage;
-import dev.outboxrelay.outbox.OutboxStoreException;
+import dev.outboxrelay.outbox.error.OutboxStoreException;
 import dev.outboxrelay.outbox.jdbc.JdbcTransactions;
 import dev.outboxrelay.outbox.jdbc.Rows;
-import dev.outboxrelay.outbox.schema.OutboxTables;
+import dev.outboxrelay.outbox.store.JobRows;
+import dev.outboxrelay.outbox.store.KeyHeads;
+import dev.outboxrelay.outbox.store.PayloadDigest;
+import dev.outboxrelay.outbox.store.StoredMessage;
 import dev.outboxrelay.outbox.store.dialect.Dialect;
 import dev.outboxrelay.outbox.store.dialect.JobStatements;
+import dev.outboxrelay.outbox.store.dialect.OutboxTables;
 import dev.outboxrelay.outbox.trace.TraceContextSource;
 import java.io.IOException;
 import java.sql.Connection;
@@ -29,7 +28,7 @@ import java.util.Optional;
  * come from the dialect's {@link JobStatements}, rendered for the outbox's table names when the
  * store is made; SQL errors become {@link OutboxStoreException} naming the operation ID.
  */
-public class JdbcEnqueueStore {
+final class JdbcEnqueueStore {
   private final Dialect dialect;
   private final JobStatements jobs;
   private final KeyHeads keyHeads;

@@ -1,4 +1,4 @@
-package dev.outboxrelay.outbox.schema;
+package dev.outboxrelay.outbox.store.dialect;
 
 import java.util.Locale;
 import java.util.Objects;
@@ -23,9 +23,9 @@ import java.util.regex.Pattern;
  * IllegalArgumentException} naming the key, the rejected value and the rule.
  *
  * <p>SQL is written once, with the default names; {@link #render} turns it into this outbox's names
- * (the dialects' statement sets when a store is made, migrations through {@link OutboxSchema}).
- * With the defaults rendering is the identity, so existing databases see the same statements and
- * the same migration checksums.
+ * (the dialects' statement sets when a store is made, migrations through {@code
+ * schema.OutboxSchema}). With the defaults rendering is the identity, so existing databases see the
+ * same statements and the same migration checksums.
  */
 public final class OutboxTables {
   public static final String DEFAULT_TABLE = "outbox";

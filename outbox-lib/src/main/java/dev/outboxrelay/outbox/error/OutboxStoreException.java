@@ -1,4 +1,4 @@
-package dev.outboxrelay.outbox;
+package dev.outboxrelay.outbox.error;
 
 /** A database error at the store boundary, with the operation and row it concerned. */
 public class OutboxStoreException extends OutboxException {

@@ -1,4 +1,4 @@
-package dev.outboxrelay.outbox;
+package dev.outboxrelay.outbox.store;
 
 import java.util.Arrays;
 import java.util.Locale;

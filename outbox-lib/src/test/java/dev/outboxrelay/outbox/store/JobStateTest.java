@@ -1,4 +1,4 @@
-package dev.outboxrelay.outbox;
+package dev.outboxrelay.outbox.store;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;

@@ -1,6 +1,4 @@
-package dev.outboxrelay.outbox.store;
-
-import dev.outboxrelay.outbox.OutboxMessage;
+package dev.outboxrelay.outbox;
 
 /**
  * A validated message with its headers already serialised to JSON (null when none).
@@ -8,7 +6,7 @@ import dev.outboxrelay.outbox.OutboxMessage;
  * @param byReference store the payload out of band in {@code outbox_payload} (it is over the inline
  *     threshold) and only a reference in the job's row
  */
-public record NewMessage(OutboxMessage message, String headersJson, boolean byReference) {
+record NewMessage(OutboxMessage message, String headersJson, boolean byReference) {
 
   /** A message whose payload is stored inline. */
   public NewMessage(OutboxMessage message, String headersJson) {

@@ -54,7 +54,11 @@ class ReconciliationScheduleIT {
               "0s",
               "outbox.reconciliation.lease",
               "30s");
-      List<ServiceProcess> relays = List.of(exp.startRelay(schedule), exp.startRelay(schedule));
+      // Both start at once (their start-ups overlap instead of adding up), as a fleet would.
+      List<ServiceProcess> relays = List.of(exp.launchRelay(schedule), exp.launchRelay(schedule));
+      for (ServiceProcess relay : relays) {
+        relay.awaitReady(Duration.ofSeconds(90));
+      }
 
       exp.enqueue(JOBS);
       exp.awaitCondition(

@@ -35,7 +35,7 @@ class ManyRelaysChaosIT {
     assumeTrue(
         database.unavailable().isEmpty(),
         () -> database + " skipped: " + database.unavailable().get());
-    int jobs = ChaosExperiment.scaled(20_000, 50_000);
+    int jobs = ChaosExperiment.scaled(10_000, 50_000);
     long seed = Long.getLong("chaos.seed", System.nanoTime());
     Random random = new Random(seed);
     try (ChaosExperiment x = ChaosExperiment.start("many-relays", database)) {

@@ -6,7 +6,7 @@ import dev.outboxrelay.outbox.jdbc.Rows;
 import dev.outboxrelay.outbox.store.JobRows;
 import dev.outboxrelay.outbox.store.KeyHeads;
 import dev.outboxrelay.outbox.store.PayloadDigest;
-import dev.outboxrelay.outbox.store.StoredMessage;
+import dev.outboxrelay.outbox.store.StoredJob;
 import dev.outboxrelay.outbox.store.dialect.Dialect;
 import dev.outboxrelay.outbox.store.dialect.JobStatements;
 import dev.outboxrelay.outbox.store.dialect.OutboxTables;
@@ -58,12 +58,12 @@ final class JdbcEnqueueStore {
   /**
    * Inserts a validated job on the caller's connection, or finds the identical existing one. Never
    * commits; throws {@link DuplicateOperationException} when the operation ID names a different
-   * job. A by-reference job ({@link NewMessage#byReference}) is two rows, the job with a reference
-   * and its body in {@code outbox_payload}, both in the caller's transaction; on a connection in
+   * job. A by-reference job ({@link NewJob#byReference}) is two rows, the job with a reference and
+   * its body in {@code outbox_payload}, both in the caller's transaction; on a connection in
    * auto-commit mode (no caller transaction) the two commit together in a short transaction of
    * their own, or a relay could claim the job before its body exists.
    */
-  public EnqueueResult insert(Connection c, NewMessage n) {
+  public EnqueueResult insert(Connection c, NewJob n) {
     OutboxMessage m = n.message();
     Duration delay = m.deliverAfter();
     if (delay.isNegative() || delay.compareTo(OutboxConfig.MAX_DELIVER_AFTER) > 0) {
@@ -88,7 +88,7 @@ final class JdbcEnqueueStore {
     }
   }
 
-  private EnqueueResult insertOnce(Connection c, NewMessage n, PayloadDigest digest)
+  private EnqueueResult insertOnce(Connection c, NewJob n, PayloadDigest digest)
       throws SQLException {
     OutboxMessage m = n.message();
     Optional<Long> id = tryInsert(c, n, digest);
@@ -98,7 +98,7 @@ final class JdbcEnqueueStore {
       }
       return new EnqueueResult(id.get(), true);
     }
-    StoredMessage existing =
+    StoredJob existing =
         rows.queryOne(c, jobs.findByOperationIdSql(), ps -> ps.setString(1, m.operationId()))
             .orElseThrow(
                 () ->
@@ -111,7 +111,7 @@ final class JdbcEnqueueStore {
     return new EnqueueResult(existing.id(), false);
   }
 
-  private Optional<Long> tryInsert(Connection c, NewMessage n, PayloadDigest digest)
+  private Optional<Long> tryInsert(Connection c, NewJob n, PayloadDigest digest)
       throws SQLException {
     OutboxMessage m = n.message();
     boolean keyWait = m.orderingKey() != null && keyHeads.holdLatestUnfinished(c, m.orderingKey());
@@ -164,8 +164,7 @@ final class JdbcEnqueueStore {
     }
   }
 
-  private String difference(
-      Connection c, StoredMessage existing, NewMessage n, PayloadDigest digest)
+  private String difference(Connection c, StoredJob existing, NewJob n, PayloadDigest digest)
       throws SQLException {
     OutboxMessage m = n.message();
     if (!existing.destination().equals(m.destination())) {
@@ -217,8 +216,7 @@ final class JdbcEnqueueStore {
    * job even when the inline threshold changed between the two enqueues.
    */
   private boolean samePayload(
-      Connection c, StoredMessage existing, String payload, PayloadDigest digest)
-      throws SQLException {
+      Connection c, StoredJob existing, String payload, PayloadDigest digest) throws SQLException {
     if (!existing.payloadByReference() && digest == null) {
       return existing.payload().equals(payload);
     }

@@ -69,7 +69,7 @@ public class Outbox {
   public EnqueueResult enqueue(Connection connection, OutboxMessage message) {
     // Validated first: bad input is refused before the connection is touched (even for dialect
     // detection).
-    NewMessage validated = validated(message, traceContext.current());
+    NewJob validated = validated(message, traceContext.current());
     return storeFor(connection).insert(connection, validated);
   }
 
@@ -80,7 +80,7 @@ public class Outbox {
    * roll the caller's transaction back so none commit.
    */
   public List<EnqueueResult> enqueueAll(Connection connection, List<OutboxMessage> messages) {
-    List<NewMessage> validated = new ArrayList<>(messages.size());
+    List<NewJob> validated = new ArrayList<>(messages.size());
     Map<String, String> trace = traceContext.current();
     for (OutboxMessage m : messages) {
       validated.add(validated(m, trace));
@@ -93,10 +93,10 @@ public class Outbox {
    * Validates, and decides where the payload goes: over {@link OutboxConfig#inlinePayloadBytes} it
    * is stored out of band, in {@code outbox_payload}, with a reference in the job's row.
    */
-  private NewMessage validated(OutboxMessage m, Map<String, String> trace) {
+  private NewJob validated(OutboxMessage m, Map<String, String> trace) {
     String headersJson = validator.validate(m, trace);
     boolean byReference = MessageValidator.utf8Length(m.payload()) > config.inlinePayloadBytes();
-    return new NewMessage(m, headersJson, byReference);
+    return new NewJob(m, headersJson, byReference);
   }
 
   private JdbcEnqueueStore storeFor(Connection connection) {

@@ -10,11 +10,11 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.outboxrelay.outbox.store.ClaimRequest;
-import dev.outboxrelay.outbox.store.ClaimedMessage;
+import dev.outboxrelay.outbox.store.ClaimedJob;
 import dev.outboxrelay.outbox.store.JdbcOutboxAdminStore;
 import dev.outboxrelay.outbox.store.JdbcOutboxStore;
 import dev.outboxrelay.outbox.store.PayloadDigest;
-import dev.outboxrelay.outbox.store.StoredMessage;
+import dev.outboxrelay.outbox.store.StoredJob;
 import dev.outboxrelay.outbox.store.StoredPayload;
 import dev.outboxrelay.outbox.testing.TestDatabases;
 import java.nio.charset.StandardCharsets;
@@ -85,7 +85,7 @@ public abstract class LargePayloadContractTest {
     byte[] expected = body.getBytes(StandardCharsets.UTF_8);
     PayloadDigest digest = PayloadDigest.of(body);
 
-    StoredMessage m = admin.findMessage(id).orElseThrow();
+    StoredJob m = admin.findJob(id).orElseThrow();
     assertTrue(m.payloadByReference());
     assertEquals(digest.reference(), m.payload(), "the job row holds only the reference");
     assertTrue(m.payload().length() < 200, m.payload());
@@ -111,16 +111,16 @@ public abstract class LargePayloadContractTest {
       outbox.enqueue(c, job("doc-2/kafka", "{\"small\":true}", KAFKA_ORDERS));
       c.commit();
     }
-    List<ClaimedMessage> claimed = store.claimBatch(ClaimRequest.of(10, Duration.ofSeconds(30)));
+    List<ClaimedJob> claimed = store.claimBatch(ClaimRequest.of(10, Duration.ofSeconds(30)));
     assertEquals(2, claimed.size());
-    ClaimedMessage large = claimed.get(0);
+    ClaimedJob large = claimed.get(0);
     assertTrue(large.payloadByReference());
     assertEquals(PayloadDigest.of(body).reference(), large.payload());
-    ClaimedMessage small = claimed.get(1);
+    ClaimedJob small = claimed.get(1);
     assertFalse(small.payloadByReference());
     assertEquals("{\"small\":true}", small.payload());
 
-    ClaimedMessage resolved = large.withPayload(store.findPayload(large.id()).orElseThrow().body());
+    ClaimedJob resolved = large.withPayload(store.findPayload(large.id()).orElseThrow().body());
     assertEquals(body, resolved.payload());
     assertFalse(resolved.payloadByReference());
     assertEquals(large.claimToken(), resolved.claimToken(), "the same claim, with its body");
@@ -138,10 +138,10 @@ public abstract class LargePayloadContractTest {
       small.enqueue(c, text("doc-3/over", overThreshold));
       c.commit();
     }
-    StoredMessage at = admin.findByOperationId("doc-3/at").orElseThrow();
+    StoredJob at = admin.findByOperationId("doc-3/at").orElseThrow();
     assertFalse(at.payloadByReference());
     assertEquals(atThreshold, at.payload());
-    StoredMessage over = admin.findByOperationId("doc-3/over").orElseThrow();
+    StoredJob over = admin.findByOperationId("doc-3/over").orElseThrow();
     assertTrue(over.payloadByReference());
     assertEquals(overThreshold, store.findPayload(over.id()).orElseThrow().body());
     assertEquals(1, payloadRows());
@@ -207,7 +207,7 @@ public abstract class LargePayloadContractTest {
     }
     assertEquals(1, TestDatabases.countMessages(ds));
     assertEquals(1, payloadRows());
-    StoredMessage m = admin.findByOperationId("doc-6/billing").orElseThrow();
+    StoredJob m = admin.findByOperationId("doc-6/billing").orElseThrow();
     assertEquals(body, store.findPayload(m.id()).orElseThrow().body(), "the first body stands");
     assertEquals(1, documents());
   }
@@ -249,10 +249,10 @@ public abstract class LargePayloadContractTest {
       outbox.enqueue(c, text("doc-8/billing", lookalike));
       c.commit();
     }
-    StoredMessage m = admin.findByOperationId("doc-8/billing").orElseThrow();
+    StoredJob m = admin.findByOperationId("doc-8/billing").orElseThrow();
     assertFalse(m.payloadByReference(), "only payload_by_ref marks a reference, never the text");
     assertEquals(lookalike, m.payload());
-    ClaimedMessage claimed = store.claimBatch(ClaimRequest.of(1, Duration.ofSeconds(30))).get(0);
+    ClaimedJob claimed = store.claimBatch(ClaimRequest.of(1, Duration.ofSeconds(30))).get(0);
     assertFalse(claimed.payloadByReference());
     assertEquals(lookalike, claimed.payload());
     assertEquals(0, payloadRows());
@@ -287,7 +287,7 @@ public abstract class LargePayloadContractTest {
       outbox.enqueue(c, text("doc-9/billing", atLimit));
       c.commit();
     }
-    StoredMessage m = admin.findByOperationId("doc-9/billing").orElseThrow();
+    StoredJob m = admin.findByOperationId("doc-9/billing").orElseThrow();
     assertEquals(
         atLimit, store.findPayload(m.id()).orElseThrow().body(), "exactly the limit is accepted");
   }
@@ -316,7 +316,7 @@ public abstract class LargePayloadContractTest {
       c.commit();
     }
     for (String destination : List.of(HTTP_BILLING, KAFKA_ORDERS)) {
-      StoredMessage m = admin.findByOperationId("doc-10/" + destination).orElseThrow();
+      StoredJob m = admin.findByOperationId("doc-10/" + destination).orElseThrow();
       assertTrue(m.payloadByReference());
       assertEquals(body, store.findPayload(m.id()).orElseThrow().body());
     }

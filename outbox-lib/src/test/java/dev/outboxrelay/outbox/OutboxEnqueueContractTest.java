@@ -9,7 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.outboxrelay.outbox.store.JdbcOutboxAdminStore;
 import dev.outboxrelay.outbox.store.JdbcOutboxStore;
-import dev.outboxrelay.outbox.store.StoredMessage;
+import dev.outboxrelay.outbox.store.StoredJob;
 import dev.outboxrelay.outbox.testing.TestDatabases;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Proxy;
@@ -82,7 +82,7 @@ public abstract class OutboxEnqueueContractTest {
       assertEquals(0, orders());
 
       c.commit();
-      StoredMessage m = admin.findByOperationId("order-1/billing").orElseThrow();
+      StoredJob m = admin.findByOperationId("order-1/billing").orElseThrow();
       assertEquals(result.messageId(), m.id());
       assertEquals('R', m.state());
       assertEquals("{\"order\":1}", m.payload());
@@ -150,7 +150,7 @@ public abstract class OutboxEnqueueContractTest {
       id = outbox.enqueue(c, job("order-5/billing", "{\"order\":5}")).messageId();
       c.commit();
     }
-    StoredMessage before = admin.findMessage(id).orElseThrow();
+    StoredJob before = admin.findJob(id).orElseThrow();
     try (Connection c = transaction()) {
       assertEquals(
           new EnqueueResult(id, false), outbox.enqueue(c, job("order-5/billing", "{\"order\":5}")));
@@ -158,7 +158,7 @@ public abstract class OutboxEnqueueContractTest {
       c.commit();
     }
     assertEquals(1, TestDatabases.countMessages(ds));
-    assertEquals(before, admin.findMessage(id).orElseThrow(), "the existing job is untouched");
+    assertEquals(before, admin.findJob(id).orElseThrow(), "the existing job is untouched");
     assertEquals(1, orders());
   }
 
@@ -179,7 +179,7 @@ public abstract class OutboxEnqueueContractTest {
       insertOrder(c, 6);
       c.commit();
     }
-    StoredMessage m = admin.findByOperationId("order-6/billing").orElseThrow();
+    StoredJob m = admin.findByOperationId("order-6/billing").orElseThrow();
     assertEquals("{\"order\":6}", m.payload(), "nothing of the rejected job was written");
     assertEquals(1, TestDatabases.countMessages(ds));
     assertEquals(1, orders());
@@ -271,7 +271,7 @@ public abstract class OutboxEnqueueContractTest {
               .messageId();
       c.commit();
     }
-    StoredMessage before = admin.findMessage(id).orElseThrow();
+    StoredJob before = admin.findJob(id).orElseThrow();
     try (Connection c = transaction()) {
       for (Map<String, String> other :
           List.of(
@@ -309,7 +309,7 @@ public abstract class OutboxEnqueueContractTest {
     }
     assertEquals(
         before,
-        admin.findMessage(id).orElseThrow(),
+        admin.findJob(id).orElseThrow(),
         "the first job, its delay and trace context stand");
     assertEquals(1, TestDatabases.countMessages(ds));
     assertEquals(1, orders());
@@ -439,7 +439,7 @@ public abstract class OutboxEnqueueContractTest {
       insertOrder(c, 18);
       c.commit();
     }
-    StoredMessage m = admin.findByOperationId("order-18/billing").orElseThrow();
+    StoredJob m = admin.findByOperationId("order-18/billing").orElseThrow();
     assertEquals("text/plain; charset=\"utf-8\"", m.contentType());
     assertEquals(
         Map.of("X-Tenant", "a\tb ~!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}", "X-Empty", ""),
@@ -483,7 +483,7 @@ public abstract class OutboxEnqueueContractTest {
                     InvalidMessageException.class,
                     () ->
                         direct.insert(
-                            untouchable, new NewMessage(delayed("order-19/billing", delay), null)))
+                            untouchable, new NewJob(delayed("order-19/billing", delay), null)))
                 .field());
       }
       assertEquals(List.of(), calls);
@@ -494,7 +494,7 @@ public abstract class OutboxEnqueueContractTest {
               .messageId();
       insertOrder(real, 19);
       real.commit();
-      StoredMessage m = admin.findMessage(id).orElseThrow();
+      StoredJob m = admin.findJob(id).orElseThrow();
       Duration stored = Duration.between(m.createdAt(), m.deliverAfter());
       assertTrue(
           stored.minus(OutboxConfig.MAX_DELIVER_AFTER).abs().compareTo(Duration.ofSeconds(5)) < 0,
@@ -541,7 +541,7 @@ public abstract class OutboxEnqueueContractTest {
       c.commit();
     }
     for (String destination : List.of(HTTP_BILLING, KAFKA_ORDERS)) {
-      StoredMessage m = admin.findByOperationId("order-12/" + destination).orElseThrow();
+      StoredJob m = admin.findByOperationId("order-12/" + destination).orElseThrow();
       assertEquals(destination, m.destination());
       assertEquals("{\"order\":12}", m.payload());
       assertEquals("order-12", m.orderingKey());

@@ -5,7 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import dev.outboxrelay.outbox.inbox.InboxContractTest;
 import dev.outboxrelay.outbox.store.ClaimRequest;
-import dev.outboxrelay.outbox.store.ClaimedMessage;
+import dev.outboxrelay.outbox.store.ClaimedJob;
 import dev.outboxrelay.outbox.store.ConfiguredNamesContractTest;
 import dev.outboxrelay.outbox.store.Confirmation;
 import dev.outboxrelay.outbox.store.JdbcOutboxStore;
@@ -72,7 +72,7 @@ class PostgresSuiteIT {
       DataSource nestedLoops =
           TestDatabases.postgres(TestDatabases.OUTBOX_LIB_SCHEMA, NESTED_LOOPS_ONLY);
       JdbcOutboxStore claimer = new JdbcOutboxStore(nestedLoops, store.dialect());
-      List<ClaimedMessage> claimed = claimer.claimBatch(ClaimRequest.of(3, LEASE));
+      List<ClaimedJob> claimed = claimer.claimBatch(ClaimRequest.of(3, LEASE));
       assertEquals(ready.subList(0, 3), ids(claimed));
       assertEquals(counts(17, 3, 0, 0, 0), admin.countByState());
     }

@@ -16,7 +16,7 @@ import dev.outboxrelay.outbox.store.AttemptOutcome;
 import dev.outboxrelay.outbox.store.OutboxAdminStore;
 import dev.outboxrelay.outbox.store.OutboxStore;
 import dev.outboxrelay.outbox.store.StoredAttempt;
-import dev.outboxrelay.outbox.store.StoredMessage;
+import dev.outboxrelay.outbox.store.StoredJob;
 import dev.outboxrelay.outbox.webhook.WebhookSignature;
 import dev.outboxrelay.relay.config.RelayConfig;
 import dev.outboxrelay.relay.lifecycle.RelayService;
@@ -91,14 +91,14 @@ class RelayDeliveryTest {
     return op;
   }
 
-  StoredMessage awaitState(String op, char state) {
+  StoredJob awaitState(String op, char state) {
     Awaitility.await()
         .atMost(WAIT)
         .until(() -> admin.findByOperationId(op).orElseThrow().state() == state);
     return admin.findByOperationId(op).orElseThrow();
   }
 
-  List<AttemptOutcome> outcomes(StoredMessage m) {
+  List<AttemptOutcome> outcomes(StoredJob m) {
     return admin.attempts(m.id()).stream().map(StoredAttempt::outcome).toList();
   }
 
@@ -112,7 +112,7 @@ class RelayDeliveryTest {
     for (String op : ops) {
       assertEquals(1, receiver.acceptedCount(op), op);
       RecordingHttpReceiver.Request req = receiver.requestsFor(op).get(0);
-      StoredMessage m = admin.findByOperationId(op).orElseThrow();
+      StoredJob m = admin.findByOperationId(op).orElseThrow();
       assertEquals(String.valueOf(m.id()), req.header("X-Outbox-Message-Id"));
       assertEquals("1", req.header("X-Outbox-Attempt"));
       assertEquals("t-" + op, req.header("X-Trace"));
@@ -142,7 +142,7 @@ class RelayDeliveryTest {
       ps.setString(4, "application/json");
       assertEquals(1, ps.executeUpdate());
     }
-    StoredMessage m = awaitState(op, 'S');
+    StoredJob m = awaitState(op, 'S');
     assertEquals(1, receiver.acceptedCount(op));
     RecordingHttpReceiver.Request req = receiver.requestsFor(op).get(0);
     assertEquals("{\"plain\":\"sql\"}", req.body());
@@ -159,7 +159,7 @@ class RelayDeliveryTest {
       outbox.enqueue(
           c, OutboxMessage.builder().operationId(op).destination("billing").payload("{}").build());
     }
-    StoredMessage m = awaitState(op, 'S');
+    StoredJob m = awaitState(op, 'S');
     assertEquals(3, m.attempts());
     assertEquals(
         List.of(AttemptOutcome.RETRY, AttemptOutcome.RETRY, AttemptOutcome.DELIVERED), outcomes(m));
@@ -183,7 +183,7 @@ class RelayDeliveryTest {
       outbox.enqueue(
           c, OutboxMessage.builder().operationId(op).destination("billing").payload("{}").build());
     }
-    StoredMessage m = awaitState(op, 'D');
+    StoredJob m = awaitState(op, 'D');
     assertEquals(1, m.attempts());
     assertTrue(m.lastError().contains("422"), m.lastError());
     assertEquals(List.of(AttemptOutcome.DEAD), outcomes(m));
@@ -204,7 +204,7 @@ class RelayDeliveryTest {
       outbox.enqueue(
           c, OutboxMessage.builder().operationId(op).destination("billing").payload("{}").build());
     }
-    StoredMessage m = awaitState(op, 'D');
+    StoredJob m = awaitState(op, 'D');
     assertEquals(4, m.attempts(), "test profile: max-attempts=4");
     assertTrue(m.lastError().contains("gave up after 4 attempts"), m.lastError());
     assertEquals(
@@ -217,7 +217,7 @@ class RelayDeliveryTest {
   @Test
   void unknownDestinationGoesDeadNamingTheKey() throws Exception {
     String op = enqueue("nowhere", "{}");
-    StoredMessage m = awaitState(op, 'D');
+    StoredJob m = awaitState(op, 'D');
     assertTrue(m.lastError().contains("outbox.destinations.nowhere.type"), m.lastError());
   }
 
@@ -229,7 +229,7 @@ class RelayDeliveryTest {
       outbox.enqueue(
           c, OutboxMessage.builder().operationId(op).destination("billing").payload("{}").build());
     }
-    StoredMessage m = awaitState(op, 'S');
+    StoredJob m = awaitState(op, 'S');
     assertEquals(1, receiver.requestsFor(op).size(), "no other claim while the heartbeat ran");
     assertEquals(1, m.attempts());
     assertEquals(List.of(AttemptOutcome.DELIVERED), outcomes(m));
@@ -263,7 +263,7 @@ class RelayDeliveryTest {
     assertTrue(
         relay.metrics().staleCompletionCount() >= staleBefore + 2,
         "stale renewal and stale completion are both counted");
-    StoredMessage m = admin.findByOperationId(op).orElseThrow();
+    StoredJob m = admin.findByOperationId(op).orElseThrow();
     assertEquals('W', m.state(), "the stale owner's completion changed nothing");
     assertEquals(otherOwner, m.claimToken());
     assertEquals(0, m.attempts());
@@ -292,7 +292,7 @@ class RelayDeliveryTest {
     // The receiver checks with a different secret than the relay signs with: every request is 401.
     receiver.requireSignature("/signed", "not-the-relays-secret".getBytes(StandardCharsets.UTF_8));
     String op = enqueue("signed", "{}");
-    StoredMessage m = awaitState(op, 'D');
+    StoredJob m = awaitState(op, 'D');
     assertEquals(1, m.attempts(), "401 is permanent: no retry");
     assertTrue(m.lastError().contains("401"), m.lastError());
     assertEquals(List.of(AttemptOutcome.DEAD), outcomes(m));
@@ -325,11 +325,11 @@ class RelayDeliveryTest {
           c,
           OutboxMessage.builder().operationId(op).destination("billing").payload(payload).build());
     }
-    StoredMessage queued = admin.findByOperationId(op).orElseThrow();
+    StoredJob queued = admin.findByOperationId(op).orElseThrow();
     assertTrue(queued.payloadByReference(), "over the inline threshold");
     assertTrue(queued.payload().length() < 200, "the row holds a reference: " + queued.payload());
 
-    StoredMessage m = awaitState(op, 'S');
+    StoredJob m = awaitState(op, 'S');
     List<RecordingHttpReceiver.Request> reqs = receiver.requestsFor(op);
     assertEquals(1, reqs.size());
     RecordingHttpReceiver.Request req = reqs.get(0);
@@ -399,7 +399,7 @@ class RelayDeliveryTest {
       c.commit();
       c.setAutoCommit(true);
     }
-    StoredMessage m = awaitState(op, 'D');
+    StoredJob m = awaitState(op, 'D');
     assertEquals(1, m.attempts(), "permanent: no retry");
     assertTrue(
         m.lastError().contains("PayloadMissing")
@@ -434,7 +434,7 @@ class RelayDeliveryTest {
       c.commit();
       c.setAutoCommit(true);
     }
-    StoredMessage m = awaitState(op, 'D');
+    StoredJob m = awaitState(op, 'D');
     assertTrue(
         m.lastError().contains("PayloadCorrupt") && m.lastError().contains("is corrupt (body is"),
         m.lastError());

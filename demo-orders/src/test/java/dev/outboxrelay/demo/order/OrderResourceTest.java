@@ -10,7 +10,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.outboxrelay.demo.DemoDatabase;
-import dev.outboxrelay.outbox.store.StoredMessage;
+import dev.outboxrelay.outbox.store.StoredJob;
 import io.quarkus.test.junit.QuarkusTest;
 import io.restassured.http.ContentType;
 import io.restassured.response.ExtractableResponse;
@@ -41,7 +41,7 @@ class OrderResourceTest {
     assertEquals(operationId, created.path("operationId"));
     assertTrue(created.header("Location").endsWith("/orders/" + id), created.header("Location"));
 
-    StoredMessage job = db.outbox().findByOperationId(operationId).orElseThrow();
+    StoredJob job = db.outbox().findByOperationId(operationId).orElseThrow();
     assertEquals("billing", job.destination());
     assertEquals('R', job.state());
     assertEquals("application/json", job.contentType());

@@ -9,7 +9,7 @@ import java.util.Set;
  * key-affine hand-over, docs/design.md "Ordering keys"), in id order, each leased under the
  * hand-over's token.
  */
-public record DeliveryBatch(Set<Long> completed, List<ClaimedMessage> handedOver) {
+public record DeliveryBatch(Set<Long> completed, List<ClaimedJob> handedOver) {
   public DeliveryBatch {
     completed = Set.copyOf(completed);
     handedOver = List.copyOf(handedOver);

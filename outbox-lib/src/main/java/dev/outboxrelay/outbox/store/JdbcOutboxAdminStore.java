@@ -127,15 +127,14 @@ public class JdbcOutboxAdminStore implements OutboxAdminStore {
   }
 
   @Override
-  public Optional<StoredMessage> findMessage(long id) {
-    return query(
-            "read of message " + id, admin.findMessageSql(), ps -> ps.setLong(1, id), rows::stored)
+  public Optional<StoredJob> findJob(long id) {
+    return query("read of message " + id, admin.findJobSql(), ps -> ps.setLong(1, id), rows::stored)
         .stream()
         .findFirst();
   }
 
   @Override
-  public Optional<StoredMessage> findByOperationId(String operationId) {
+  public Optional<StoredJob> findByOperationId(String operationId) {
     return query(
             "read of operation_id '" + operationId + "'",
             admin.findByOperationIdSql(),
@@ -168,9 +167,9 @@ public class JdbcOutboxAdminStore implements OutboxAdminStore {
   // ---- operator actions and inspection (admin API) -------------------------------------------
 
   @Override
-  public List<MessageSummary> listMessages(MessageQuery q) {
+  public List<JobSummary> listJobs(JobQuery q) {
     BoundSql sql =
-        admin.listMessages(
+        admin.listJobs(
             new Listing(
                 q.state(),
                 q.destination(),
@@ -186,7 +185,7 @@ public class JdbcOutboxAdminStore implements OutboxAdminStore {
         sql.sql(),
         params(sql),
         rs ->
-            new MessageSummary(
+            new JobSummary(
                 rs.getLong(1),
                 rs.getString(2),
                 rs.getString(3),
@@ -233,8 +232,8 @@ public class JdbcOutboxAdminStore implements OutboxAdminStore {
                       ps.setLong(2, id);
                       ps.executeUpdate();
                     }
-                    Optional<StoredMessage> cancelled =
-                        rows.queryOne(c, admin.findMessageSql(), ps -> ps.setLong(1, id));
+                    Optional<StoredJob> cancelled =
+                        rows.queryOne(c, admin.findJobSql(), ps -> ps.setLong(1, id));
                     if (cancelled.isPresent() && cancelled.get().orderingKey() != null) {
                       keyHeads.promoteHeads(c, List.of(cancelled.get().orderingKey()));
                     }

@@ -100,13 +100,13 @@ public class JdbcOutboxStore implements OutboxStore {
   // ---- claim and token-checked transitions ---------------------------------------------------
 
   @Override
-  public List<ClaimedMessage> claimBatch(ClaimRequest r) {
+  public List<ClaimedJob> claimBatch(ClaimRequest r) {
     try {
       return retryingConflicts(
           () -> {
             try (Connection c = JdbcStatements.autoCommitConnection(dataSource)) {
-              List<ClaimedMessage> claimed = new ArrayList<>(claimOn(c, r));
-              claimed.sort(Comparator.comparingLong(ClaimedMessage::id));
+              List<ClaimedJob> claimed = new ArrayList<>(claimOn(c, r));
+              claimed.sort(Comparator.comparingLong(ClaimedJob::id));
               return claimed;
             }
           });
@@ -122,7 +122,7 @@ public class JdbcOutboxStore implements OutboxStore {
    * isolation for locking reads. No retry, no ordering: {@link #claimBatch} adds those (the
    * benchmark's SQL limit runs this with nothing around it).
    */
-  public List<ClaimedMessage> claimOn(Connection c, ClaimRequest r) throws SQLException {
+  public List<ClaimedJob> claimOn(Connection c, ClaimRequest r) throws SQLException {
     UUID token = r.token();
     long leaseMillis = r.leaseFor().toMillis();
     int limit = r.limit();
@@ -216,7 +216,7 @@ public class JdbcOutboxStore implements OutboxStore {
   }
 
   @Override
-  public Set<Long> recordedUnder(List<ClaimedMessage> claims, AttemptOutcome outcome) {
+  public Set<Long> recordedUnder(List<ClaimedJob> claims, AttemptOutcome outcome) {
     try (Connection c = dataSource.getConnection()) {
       Set<Long> found = new HashSet<>();
       int step = jobs.maxCompletionPairs();
@@ -231,8 +231,8 @@ public class JdbcOutboxStore implements OutboxStore {
     }
   }
 
-  private Set<Long> recordedUnder(
-      Connection tx, List<ClaimedMessage> claims, AttemptOutcome outcome) throws SQLException {
+  private Set<Long> recordedUnder(Connection tx, List<ClaimedJob> claims, AttemptOutcome outcome)
+      throws SQLException {
     Set<Long> found = new HashSet<>();
     if (claims.isEmpty()) {
       return found;
@@ -243,7 +243,7 @@ public class JdbcOutboxStore implements OutboxStore {
     for (Recorded r :
         Dialects.query(
             tx,
-            jobs.recordedAttempts(outcome.name(), claims.stream().map(ClaimedMessage::id).toList()),
+            jobs.recordedAttempts(outcome.name(), claims.stream().map(ClaimedJob::id).toList()),
             binding,
             rs -> new Recorded(rs.getLong(1), binding.readUuid(rs, 2)))) {
       if (Objects.equals(tokens.get(r.id()), r.token())) {
@@ -254,7 +254,7 @@ public class JdbcOutboxStore implements OutboxStore {
   }
 
   @Override
-  public boolean markDelivered(ClaimedMessage m, AttemptRecord attempt) {
+  public boolean markDelivered(ClaimedJob m, AttemptRecord attempt) {
     return transition(
         m,
         AttemptOutcome.DELIVERED,
@@ -305,9 +305,9 @@ public class JdbcOutboxStore implements OutboxStore {
                             sorted.stream()
                                 .map(DeliveredJob::message)
                                 .filter(m -> done.contains(m.id()) && m.orderingKey() != null)
-                                .map(ClaimedMessage::orderingKey)
+                                .map(ClaimedJob::orderingKey)
                                 .toList());
-                    List<ClaimedMessage> handedOver =
+                    List<ClaimedJob> handedOver =
                         handOver == null || handOver.limit() <= 0 || heads.isEmpty()
                             ? List.of()
                             : claimHeads(
@@ -366,7 +366,7 @@ public class JdbcOutboxStore implements OutboxStore {
    * Claims {@code heads} (just promoted, so this transaction holds their rows) that are ready and
    * due, under {@code r}'s token and lease; returns them in id order.
    */
-  private List<ClaimedMessage> claimHeads(Connection tx, List<Long> heads, ClaimRequest r)
+  private List<ClaimedJob> claimHeads(Connection tx, List<Long> heads, ClaimRequest r)
       throws SQLException {
     if (Dialects.update(tx, jobs.claimHeldHeads(r.token(), r.leaseFor().toMillis(), heads), binding)
         == 0) {
@@ -392,7 +392,7 @@ public class JdbcOutboxStore implements OutboxStore {
   }
 
   @Override
-  public boolean markForRetry(ClaimedMessage m, Duration retryAfter, AttemptRecord attempt) {
+  public boolean markForRetry(ClaimedJob m, Duration retryAfter, AttemptRecord attempt) {
     return transition(
         m,
         AttemptOutcome.RETRY,
@@ -408,7 +408,7 @@ public class JdbcOutboxStore implements OutboxStore {
   }
 
   @Override
-  public boolean markDead(ClaimedMessage m, AttemptRecord attempt) {
+  public boolean markDead(ClaimedJob m, AttemptRecord attempt) {
     return transition(
         m,
         AttemptOutcome.DEAD,
@@ -441,7 +441,7 @@ public class JdbcOutboxStore implements OutboxStore {
    * the next job of the key its head, in the same transaction.
    */
   private boolean transition(
-      ClaimedMessage m,
+      ClaimedJob m,
       AttemptOutcome outcome,
       AttemptRecord attempt,
       boolean finishing,
@@ -473,8 +473,8 @@ public class JdbcOutboxStore implements OutboxStore {
     }
   }
 
-  private void insertAttempt(
-      Connection c, ClaimedMessage m, AttemptOutcome outcome, AttemptRecord a) throws SQLException {
+  private void insertAttempt(Connection c, ClaimedJob m, AttemptOutcome outcome, AttemptRecord a)
+      throws SQLException {
     try (PreparedStatement ps = c.prepareStatement(jobs.insertAttemptSql())) {
       bindAttempt(ps, m, outcome, a);
       ps.executeUpdate();
@@ -482,7 +482,7 @@ public class JdbcOutboxStore implements OutboxStore {
   }
 
   private void bindAttempt(
-      PreparedStatement ps, ClaimedMessage m, AttemptOutcome outcome, AttemptRecord a)
+      PreparedStatement ps, ClaimedJob m, AttemptOutcome outcome, AttemptRecord a)
       throws SQLException {
     ps.setLong(1, m.id());
     ps.setInt(2, m.attemptNo());

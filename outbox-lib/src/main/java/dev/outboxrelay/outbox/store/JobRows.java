@@ -17,9 +17,9 @@ import java.util.Map;
 import java.util.Optional;
 
 /**
- * A job's row as the stores read it: {@link Dialect#CLAIM_COLUMNS} into a {@link ClaimedMessage},
- * {@link Dialect#MESSAGE_COLUMNS} into a {@link StoredMessage}, times and tokens through the
- * dialect's {@link TypeBinding}. Maps what a statement returns; calls no store.
+ * A job's row as the stores read it: {@link Dialect#CLAIM_COLUMNS} into a {@link ClaimedJob},
+ * {@link Dialect#MESSAGE_COLUMNS} into a {@link StoredJob}, times and tokens through the dialect's
+ * {@link TypeBinding}. Maps what a statement returns; calls no store.
  */
 public final class JobRows {
   private static final ObjectMapper JSON = new ObjectMapper();
@@ -33,16 +33,15 @@ public final class JobRows {
   }
 
   /** The one job (of {@link Dialect#MESSAGE_COLUMNS}) a query on {@code c} returns, if any. */
-  public Optional<StoredMessage> queryOne(Connection c, String sql, Binder binder)
-      throws SQLException {
+  public Optional<StoredJob> queryOne(Connection c, String sql, Binder binder) throws SQLException {
     try (PreparedStatement ps = c.prepareStatement(sql)) {
       binder.bind(ps);
       return Rows.list(ps, this::stored).stream().findFirst();
     }
   }
 
-  ClaimedMessage claimed(ResultSet rs) throws SQLException {
-    return new ClaimedMessage(
+  ClaimedJob claimed(ResultSet rs) throws SQLException {
+    return new ClaimedJob(
         rs.getLong(1),
         rs.getString(2),
         rs.getString(3),
@@ -57,8 +56,8 @@ public final class JobRows {
         rs.getBoolean(12));
   }
 
-  StoredMessage stored(ResultSet rs) throws SQLException {
-    return new StoredMessage(
+  StoredJob stored(ResultSet rs) throws SQLException {
+    return new StoredJob(
         rs.getLong(1),
         rs.getString(2),
         rs.getString(3),

@@ -33,16 +33,16 @@ public interface OutboxAdminStore {
   /** The database's current time. */
   Instant databaseNow();
 
-  Optional<StoredMessage> findMessage(long id);
+  Optional<StoredJob> findJob(long id);
 
-  Optional<StoredMessage> findByOperationId(String operationId);
+  Optional<StoredJob> findByOperationId(String operationId);
 
   List<StoredAttempt> attempts(long messageId);
 
   // ---- operator actions and inspection (admin API) -------------------------------------------
 
   /** One page of jobs in id order, without payloads. */
-  List<MessageSummary> listMessages(MessageQuery query);
+  List<JobSummary> listJobs(JobQuery query);
 
   /**
    * {@code D → R}: a full attempt budget again, due now. Conditional on the job being {@code D};

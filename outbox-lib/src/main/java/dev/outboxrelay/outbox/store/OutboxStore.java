@@ -19,7 +19,7 @@ import java.util.function.IntFunction;
 public interface OutboxStore {
 
   /** Moves up to {@code limit} ready, due rows to {@code W}; returns exactly those rows, by id. */
-  List<ClaimedMessage> claimBatch(ClaimRequest request);
+  List<ClaimedJob> claimBatch(ClaimRequest request);
 
   /** Extends the lease to database now + {@code leaseFor}. */
   boolean renewLease(long id, UUID token, Duration leaseFor);
@@ -37,10 +37,10 @@ public interface OutboxStore {
    * the process froze), whether it committed, before running it again. One statement per {@link
    * dev.outboxrelay.outbox.store.dialect.Dialect#maxCompletionPairs()} claims.
    */
-  Set<Long> recordedUnder(List<ClaimedMessage> claims, AttemptOutcome outcome);
+  Set<Long> recordedUnder(List<ClaimedJob> claims, AttemptOutcome outcome);
 
   /** {@code W → S}; records the attempt ({@code STALE} if ownership was lost). */
-  boolean markDelivered(ClaimedMessage message, AttemptRecord attempt);
+  boolean markDelivered(ClaimedJob message, AttemptRecord attempt);
 
   /**
    * {@link #markDelivered} for many jobs in one short transaction: the jobs whose rows still hold
@@ -64,10 +64,10 @@ public interface OutboxStore {
   }
 
   /** {@code W → R} with {@code deliver_after = now + retryAfter}; records the attempt. */
-  boolean markForRetry(ClaimedMessage message, Duration retryAfter, AttemptRecord attempt);
+  boolean markForRetry(ClaimedJob message, Duration retryAfter, AttemptRecord attempt);
 
   /** {@code W → D} with the error as diagnosis; records the attempt. */
-  boolean markDead(ClaimedMessage message, AttemptRecord attempt);
+  boolean markDead(ClaimedJob message, AttemptRecord attempt);
 
   /** {@code W → R} without counting an attempt (shutdown: the job was never sent). */
   boolean release(long id, UUID token);
@@ -97,8 +97,8 @@ public interface OutboxStore {
   int deleteFinishedBefore(Duration keep, int limit);
 
   /**
-   * The out-of-band body of a by-reference job ({@link ClaimedMessage#payloadByReference}), read by
-   * id in one statement; empty when there is no body row. Does not verify it: see {@link
+   * The out-of-band body of a by-reference job ({@link ClaimedJob#payloadByReference}), read by id
+   * in one statement; empty when there is no body row. Does not verify it: see {@link
    * StoredPayload#mismatch}. Throws {@link dev.outboxrelay.outbox.error.OutboxStoreException} on a
    * database error.
    */

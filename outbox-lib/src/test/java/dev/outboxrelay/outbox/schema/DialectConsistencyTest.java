@@ -477,12 +477,12 @@ class DialectConsistencyTest {
     AdminStatements admin = dialect.admin(OutboxTables.DEFAULT);
     Map<String, BoundSql> sql = new LinkedHashMap<>();
     sql.put(
-        "listMessages",
-        admin.listMessages(
+        "listJobs",
+        admin.listJobs(
             new Listing('D', "http:billing", "key-1", "HttpStatus", "order-", from, to, 10, 50)));
     sql.put(
-        "listMessages(unfiltered)",
-        admin.listMessages(new Listing(null, null, null, null, null, null, null, 0, 50)));
+        "listJobs(unfiltered)",
+        admin.listJobs(new Listing(null, null, null, null, null, null, null, 0, 50)));
     sql.put("countDead", admin.countDead("http:billing", "HttpStatus", from, to, "key-1"));
     sql.put("replayDead", admin.replayDead("http:billing", "HttpStatus", from, to, "key-1", 100));
     sql.put("replayDead(unfiltered)", admin.replayDead(null, null, null, null, null, 100));

@@ -120,7 +120,7 @@ public abstract class ConfiguredNamesContractTest extends OutboxStoreContractTes
           List.of(), other.claimBatch(ClaimRequest.of(10, LEASE)), other.tables() + " sees no job");
     }
 
-    List<ClaimedMessage> claimed = store.claimBatch(ClaimRequest.of(10, Duration.ofMillis(1)));
+    List<ClaimedJob> claimed = store.claimBatch(ClaimRequest.of(10, Duration.ofMillis(1)));
     assertEquals(2, claimed.size());
     assertTrue(
         store.markDelivered(claimed.get(0), AttemptRecord.success(Duration.ofMillis(1), "200")));

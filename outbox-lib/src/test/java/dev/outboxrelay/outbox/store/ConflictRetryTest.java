@@ -91,10 +91,10 @@ class ConflictRetryTest {
     List<Long> ready = TestDatabases.insertReady(H2, 3);
     VictimDatabase victim = new VictimDatabase(2, deadlock());
 
-    List<ClaimedMessage> claimed =
+    List<ClaimedJob> claimed =
         victim.store().claimBatch(ClaimRequest.of(10, Duration.ofSeconds(30)));
 
-    assertEquals(ready, claimed.stream().map(ClaimedMessage::id).toList());
+    assertEquals(ready, claimed.stream().map(ClaimedJob::id).toList());
     assertEquals(3, victim.calls.get(), "two victims, then the claim that worked");
   }
 

@@ -68,28 +68,20 @@ public abstract class OutboxAdminStoreContractTest {
     long d2 = dead(KAFKA_ORDERS, null, "Timeout");
 
     assertEquals(
-        List.of(r1, d1, s1, r2, d2),
-        ids(admin.listMessages(new MessageQuery(null, null, null, 0, 50))));
+        List.of(r1, d1, s1, r2, d2), ids(admin.listJobs(new JobQuery(null, null, null, 0, 50))));
+    assertEquals(List.of(d1, d2), ids(admin.listJobs(new JobQuery('D', null, null, 0, 50))));
     assertEquals(
-        List.of(d1, d2), ids(admin.listMessages(new MessageQuery('D', null, null, 0, 50))));
-    assertEquals(
-        List.of(s1, r2, d2),
-        ids(admin.listMessages(new MessageQuery(null, KAFKA_ORDERS, null, 0, 50))));
-    assertEquals(
-        List.of(r1, r2), ids(admin.listMessages(new MessageQuery(null, null, "k1", 0, 50))));
-    assertEquals(
-        List.of(r2), ids(admin.listMessages(new MessageQuery('R', KAFKA_ORDERS, "k1", 0, 50))));
-    assertEquals(List.of(), ids(admin.listMessages(new MessageQuery('W', null, null, 0, 50))));
+        List.of(s1, r2, d2), ids(admin.listJobs(new JobQuery(null, KAFKA_ORDERS, null, 0, 50))));
+    assertEquals(List.of(r1, r2), ids(admin.listJobs(new JobQuery(null, null, "k1", 0, 50))));
+    assertEquals(List.of(r2), ids(admin.listJobs(new JobQuery('R', KAFKA_ORDERS, "k1", 0, 50))));
+    assertEquals(List.of(), ids(admin.listJobs(new JobQuery('W', null, null, 0, 50))));
 
-    assertEquals(
-        List.of(r1, d1), ids(admin.listMessages(new MessageQuery(null, null, null, 0, 2))));
-    assertEquals(
-        List.of(s1, r2), ids(admin.listMessages(new MessageQuery(null, null, null, d1, 2))));
-    assertEquals(List.of(d2), ids(admin.listMessages(new MessageQuery(null, null, null, r2, 2))));
-    assertEquals(List.of(), ids(admin.listMessages(new MessageQuery(null, null, null, d2, 2))));
+    assertEquals(List.of(r1, d1), ids(admin.listJobs(new JobQuery(null, null, null, 0, 2))));
+    assertEquals(List.of(s1, r2), ids(admin.listJobs(new JobQuery(null, null, null, d1, 2))));
+    assertEquals(List.of(d2), ids(admin.listJobs(new JobQuery(null, null, null, r2, 2))));
+    assertEquals(List.of(), ids(admin.listJobs(new JobQuery(null, null, null, d2, 2))));
 
-    MessageSummary dead =
-        admin.listMessages(new MessageQuery('D', HTTP_BILLING, null, 0, 1)).get(0);
+    JobSummary dead = admin.listJobs(new JobQuery('D', HTTP_BILLING, null, 0, 1)).get(0);
     assertAll(
         () -> assertEquals(d1, dead.id()),
         () -> assertEquals("k2", dead.orderingKey()),
@@ -98,8 +90,7 @@ public abstract class OutboxAdminStoreContractTest {
         () -> assertTrue(dead.lastError().contains("HTTP 422"), dead.lastError()),
         () -> assertEquals(1, dead.attempts()),
         () -> assertTrue(dead.failedAt() != null));
-    MessageSummary fresh =
-        admin.listMessages(new MessageQuery('R', HTTP_BILLING, null, 0, 1)).get(0);
+    JobSummary fresh = admin.listJobs(new JobQuery('R', HTTP_BILLING, null, 0, 1)).get(0);
     assertNull(fresh.errorClass(), "never failed");
     assertNull(fresh.failedAt());
   }
@@ -118,61 +109,58 @@ public abstract class OutboxAdminStoreContractTest {
     long d503 = dead(KAFKA_ORDERS, null, "HTTP 503");
 
     assertEquals(
-        List.of(d422), ids(admin.listMessages(query(null, "HTTP 422", null, null, null, 0, 50))));
+        List.of(d422), ids(admin.listJobs(query(null, "HTTP 422", null, null, null, 0, 50))));
     assertEquals(
-        List.of(), ids(admin.listMessages(query(null, "HTTP%", null, null, null, 0, 50))), "exact");
+        List.of(), ids(admin.listJobs(query(null, "HTTP%", null, null, null, 0, 50))), "exact");
     assertEquals(
-        List.of(d503), ids(admin.listMessages(query('D', "HTTP 503", null, null, null, 0, 50))));
+        List.of(d503), ids(admin.listJobs(query('D', "HTTP 503", null, null, null, 0, 50))));
 
     assertEquals(
-        List.of(plain, wild),
-        ids(admin.listMessages(query(null, null, "order-1", null, null, 0, 50))));
+        List.of(plain, wild), ids(admin.listJobs(query(null, null, "order-1", null, null, 0, 50))));
     assertEquals(
         List.of(wild),
-        ids(admin.listMessages(query(null, null, "%_", null, null, 0, 50))),
+        ids(admin.listJobs(query(null, null, "%_", null, null, 0, 50))),
         "% and _ are literal");
-    assertEquals(List.of(wild), ids(admin.listMessages(query(null, null, "_", null, null, 0, 50))));
+    assertEquals(List.of(wild), ids(admin.listJobs(query(null, null, "_", null, null, 0, 50))));
     assertEquals(
         List.of(bang),
-        ids(admin.listMessages(query(null, null, "!", null, null, 0, 50))),
+        ids(admin.listJobs(query(null, null, "!", null, null, 0, 50))),
         "the escape character is literal too");
     assertEquals(
         List.of(),
-        ids(admin.listMessages(query(null, null, "ORDER-", null, null, 0, 50))),
+        ids(admin.listJobs(query(null, null, "ORDER-", null, null, 0, 50))),
         "case-sensitive");
     assertEquals(
         List.of(),
-        ids(admin.listMessages(query(null, null, "'; DROP TABLE x; --", null, null, 0, 50))));
+        ids(admin.listJobs(query(null, null, "'; DROP TABLE x; --", null, null, 0, 50))));
     assertEquals(
         List.of(wild),
-        ids(admin.listMessages(query(null, null, "order-", null, null, plain, 1))),
+        ids(admin.listJobs(query(null, null, "order-", null, null, plain, 1))),
         "keyset paging over the matches");
 
     Instant now = admin.databaseNow();
     assertEquals(
         List.of(plain, wild, bang, d422, d503),
         ids(
-            admin.listMessages(
+            admin.listJobs(
                 query(null, null, null, now.minusSeconds(3600), now.plusSeconds(3600), 0, 50))));
     assertEquals(
         List.of(),
-        ids(admin.listMessages(query(null, null, null, now.plusSeconds(3600), null, 0, 50))));
-    Instant created = admin.findMessage(wild).orElseThrow().createdAt();
+        ids(admin.listJobs(query(null, null, null, now.plusSeconds(3600), null, 0, 50))));
+    Instant created = admin.findJob(wild).orElseThrow().createdAt();
     assertTrue(
-        ids(admin.listMessages(query(null, null, null, created, created.plusMillis(1), 0, 50)))
+        ids(admin.listJobs(query(null, null, null, created, created.plusMillis(1), 0, 50)))
             .contains(wild),
         "a ready job's time is its creation");
-    Instant died =
-        admin.listMessages(query('D', "HTTP 422", null, null, null, 0, 1)).get(0).failedAt();
+    Instant died = admin.listJobs(query('D', "HTTP 422", null, null, null, 0, 1)).get(0).failedAt();
     assertEquals(
         List.of(d422),
-        ids(admin.listMessages(query('D', "HTTP 422", null, died, died.plusMillis(1), 0, 50))),
+        ids(admin.listJobs(query('D', "HTTP 422", null, died, died.plusMillis(1), 0, 50))),
         "a dead job's time is its death");
-    assertEquals(
-        List.of(), ids(admin.listMessages(query('D', "HTTP 422", null, null, died, 0, 50))));
+    assertEquals(List.of(), ids(admin.listJobs(query('D', "HTTP 422", null, null, died, 0, 50))));
   }
 
-  private static MessageQuery query(
+  private static JobQuery query(
       Character state,
       String errorClass,
       String operationIdContains,
@@ -180,7 +168,7 @@ public abstract class OutboxAdminStoreContractTest {
       Instant to,
       long afterId,
       int limit) {
-    return new MessageQuery(
+    return new JobQuery(
         state, null, null, errorClass, operationIdContains, from, to, afterId, limit);
   }
 
@@ -195,7 +183,7 @@ public abstract class OutboxAdminStoreContractTest {
 
     assertTrue(admin.replayDead(d));
 
-    StoredMessage m = admin.findMessage(d).orElseThrow();
+    StoredJob m = admin.findJob(d).orElseThrow();
     assertAll(
         () -> assertEquals('R', m.state()),
         () -> assertEquals(0, m.attempts(), "a full attempt budget again"),
@@ -208,8 +196,8 @@ public abstract class OutboxAdminStoreContractTest {
     assertFalse(admin.replayDead(r));
     assertFalse(admin.replayDead(s));
     assertFalse(admin.replayDead(Long.MAX_VALUE));
-    assertEquals('S', admin.findMessage(s).orElseThrow().state());
-    ClaimedMessage c = store.claimBatch(ClaimRequest.of(10, LEASE)).get(0);
+    assertEquals('S', admin.findJob(s).orElseThrow().state());
+    ClaimedJob c = store.claimBatch(ClaimRequest.of(10, LEASE)).get(0);
     assertEquals(d, c.id(), "the replayed job is claimable again (lowest id)");
   }
 
@@ -220,7 +208,7 @@ public abstract class OutboxAdminStoreContractTest {
 
     assertTrue(admin.cancelReady(r, "cancelled by alice via the admin API"));
 
-    StoredMessage m = admin.findMessage(r).orElseThrow();
+    StoredJob m = admin.findJob(r).orElseThrow();
     assertEquals('D', m.state());
     assertEquals("cancelled by alice via the admin API", m.lastError());
     List<StoredAttempt> attempts = admin.attempts(r);
@@ -241,7 +229,7 @@ public abstract class OutboxAdminStoreContractTest {
   @Test
   void cancelRefusesAJobInFlightOrFinishedAndChangesNothing() {
     long w = ready(HTTP_BILLING, null);
-    ClaimedMessage claimed = store.claimBatch(ClaimRequest.of(1, LEASE)).get(0);
+    ClaimedJob claimed = store.claimBatch(ClaimRequest.of(1, LEASE)).get(0);
     assertEquals(w, claimed.id());
     long s = sent(HTTP_BILLING, null);
 
@@ -249,7 +237,7 @@ public abstract class OutboxAdminStoreContractTest {
     assertFalse(admin.cancelReady(s, "x"));
     assertFalse(admin.cancelReady(Long.MAX_VALUE, "x"));
 
-    StoredMessage m = admin.findMessage(w).orElseThrow();
+    StoredJob m = admin.findJob(w).orElseThrow();
     assertEquals('W', m.state());
     assertEquals(claimed.claimToken(), m.claimToken());
     assertEquals(List.of(), admin.attempts(w));
@@ -416,9 +404,9 @@ public abstract class OutboxAdminStoreContractTest {
   }
 
   /** Claims the job {@code id}, releasing whatever else the claim took (earlier ready jobs). */
-  private ClaimedMessage claimOnly(long id) {
-    ClaimedMessage mine = null;
-    for (ClaimedMessage c : store.claimBatch(ClaimRequest.of(100, LEASE))) {
+  private ClaimedJob claimOnly(long id) {
+    ClaimedJob mine = null;
+    for (ClaimedJob c : store.claimBatch(ClaimRequest.of(100, LEASE))) {
       if (c.id() == id) {
         mine = c;
       } else {
@@ -445,7 +433,7 @@ public abstract class OutboxAdminStoreContractTest {
   }
 
   private char state(long id) {
-    return admin.findMessage(id).orElseThrow().state();
+    return admin.findJob(id).orElseThrow().state();
   }
 
   private Map<Long, Character> states(List<Long> ids) {
@@ -456,7 +444,7 @@ public abstract class OutboxAdminStoreContractTest {
     return states;
   }
 
-  private static List<Long> ids(List<MessageSummary> rows) {
-    return rows.stream().map(MessageSummary::id).toList();
+  private static List<Long> ids(List<JobSummary> rows) {
+    return rows.stream().map(JobSummary::id).toList();
   }
 }

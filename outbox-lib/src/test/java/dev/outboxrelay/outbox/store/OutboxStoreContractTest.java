@@ -168,7 +168,7 @@ public abstract class OutboxStoreContractTest {
                 .build());
     Instant after = admin.databaseNow();
 
-    StoredMessage m = row(id);
+    StoredJob m = row(id);
     assertAll(
         () -> assertEquals(id, m.id()),
         () -> assertEquals("order-42/billing", m.operationId()),
@@ -198,9 +198,9 @@ public abstract class OutboxStoreContractTest {
         () -> assertNull(m.confirmedAt()));
     assertEquals(Optional.of(m), admin.findByOperationId("order-42/billing"));
     assertEquals(Optional.empty(), admin.findByOperationId("order-43/billing"));
-    assertEquals(Optional.empty(), admin.findMessage(id + 1000));
+    assertEquals(Optional.empty(), admin.findJob(id + 1000));
 
-    ClaimedMessage c = claimExactlyOne(LEASE);
+    ClaimedJob c = claimExactlyOne(LEASE);
     assertAll(
         () -> assertEquals(id, c.id()),
         () -> assertEquals("order-42/billing", c.operationId()),
@@ -232,13 +232,13 @@ public abstract class OutboxStoreContractTest {
                 .contentType("text/plain; charset=utf-8")
                 .build());
 
-    StoredMessage m = row(id);
+    StoredJob m = row(id);
     assertNull(m.headersJson());
     assertNull(m.orderingKey());
     assertEquals("Grüße ✓ — 注文", m.payload());
     assertEquals("text/plain; charset=utf-8", m.contentType());
 
-    ClaimedMessage c = claimExactlyOne(LEASE);
+    ClaimedJob c = claimExactlyOne(LEASE);
     assertEquals(Map.of(), c.headers());
     assertNull(c.orderingKey());
     assertEquals("Grüße ✓ — 注文", c.payload());
@@ -250,7 +250,7 @@ public abstract class OutboxStoreContractTest {
     long id = enqueue(message("delayed-1").deliverAfter(Duration.ofHours(1)).build());
     Instant after = admin.databaseNow();
 
-    StoredMessage m = row(id);
+    StoredJob m = row(id);
     assertBetween(
         before.plus(Duration.ofHours(1)),
         after.plus(Duration.ofHours(1)),
@@ -268,7 +268,7 @@ public abstract class OutboxStoreContractTest {
     long id = enqueue(message("delayed-2").deliverAfter(Duration.ofMillis(1_500)).build());
     Instant due = row(id).deliverAfter();
     AtomicReference<Instant> lastEmptyClaim = new AtomicReference<>();
-    List<ClaimedMessage> claimed =
+    List<ClaimedJob> claimed =
         await("the delayed job claimed")
             .atMost(Duration.ofSeconds(30))
             .pollDelay(Duration.ZERO)
@@ -276,7 +276,7 @@ public abstract class OutboxStoreContractTest {
             .until(
                 () -> {
                   Instant before = admin.databaseNow();
-                  List<ClaimedMessage> batch = claim(10, LEASE);
+                  List<ClaimedJob> batch = claim(10, LEASE);
                   if (batch.isEmpty()) {
                     lastEmptyClaim.set(before);
                   }
@@ -304,12 +304,12 @@ public abstract class OutboxStoreContractTest {
     long none = enqueue(message("fifo-none").build());
     long a3 = enqueue(message("fifo-a3").orderingKey("a").build());
 
-    List<ClaimedMessage> first = claim(10, LEASE);
+    List<ClaimedJob> first = claim(10, LEASE);
     assertEquals(
         List.of(a1, b1, none), ids(first), "one job per key; keyless jobs are not held back");
     assertEquals(List.of(), claim(10, LEASE), "a2 waits while a1 is leased");
 
-    ClaimedMessage claimedA1 = first.get(0);
+    ClaimedJob claimedA1 = first.get(0);
     assertTrue(store.markDelivered(claimedA1, AttemptRecord.success(Duration.ofMillis(1), "200")));
     assertEquals(List.of(a2), ids(claim(10, LEASE)), "a2 follows once a1 is sent, a3 still waits");
     assertEquals('R', row(a3).state());
@@ -320,7 +320,7 @@ public abstract class OutboxStoreContractTest {
     long a1 = enqueue(message("backoff-a1").orderingKey("a").build());
     long a2 = enqueue(message("backoff-a2").orderingKey("a").build());
     long b1 = enqueue(message("backoff-b1").orderingKey("b").build());
-    ClaimedMessage c = claim(10, LEASE).get(0);
+    ClaimedJob c = claim(10, LEASE).get(0);
     assertEquals(a1, c.id());
     assertTrue(
         store.markForRetry(
@@ -340,7 +340,7 @@ public abstract class OutboxStoreContractTest {
   void aDeadJobDoesNotBlockItsKey() {
     long a1 = enqueue(message("dead-a1").orderingKey("a").build());
     long a2 = enqueue(message("dead-a2").orderingKey("a").build());
-    ClaimedMessage c = claimExactlyOne(LEASE);
+    ClaimedJob c = claimExactlyOne(LEASE);
     assertEquals(a1, c.id());
     assertTrue(
         store.markDead(
@@ -366,14 +366,14 @@ public abstract class OutboxStoreContractTest {
     long a1 = enqueue(message("sent-a1").orderingKey("a").build());
     long a2 = enqueue(message("sent-a2").orderingKey("a").build());
     long a3 = enqueue(message("sent-a3").orderingKey("a").build());
-    ClaimedMessage c = claimExactlyOne(LEASE);
+    ClaimedJob c = claimExactlyOne(LEASE);
     assertEquals(a1, c.id());
     assertEquals(
         Set.of(a1),
         store.markDeliveredAll(
             List.of(new DeliveredJob(c, AttemptRecord.success(Duration.ofMillis(1), "200")))));
     assertEquals(List.of(false, true), keyWait(a2, a3), "a2 is the head now, a3 still waits");
-    ClaimedMessage next = claimExactlyOne(LEASE);
+    ClaimedJob next = claimExactlyOne(LEASE);
     assertEquals(a2, next.id());
     assertTrue(store.markDelivered(next, AttemptRecord.success(Duration.ofMillis(1), "200")));
     assertEquals(List.of(false), keyWait(a3));
@@ -384,12 +384,12 @@ public abstract class OutboxStoreContractTest {
   void aRetriedHeadStaysTheHeadAndADeadOneHandsOn() {
     long a1 = enqueue(message("retry-a1").orderingKey("a").build());
     long a2 = enqueue(message("retry-a2").orderingKey("a").build());
-    ClaimedMessage c = claimExactlyOne(LEASE);
+    ClaimedJob c = claimExactlyOne(LEASE);
     assertTrue(
         store.markForRetry(
             c, Duration.ZERO, new AttemptRecord(Duration.ofMillis(1), "HTTP 503", "busy", "503")));
     assertEquals(List.of(false, true), keyWait(a1, a2), "back to ready, still the head");
-    ClaimedMessage again = claimExactlyOne(LEASE);
+    ClaimedJob again = claimExactlyOne(LEASE);
     assertEquals(a1, again.id());
     assertTrue(
         store.markDead(again, new AttemptRecord(Duration.ofMillis(1), "HTTP 400", "bad", "400")));
@@ -401,14 +401,14 @@ public abstract class OutboxStoreContractTest {
   void anExpiredLeaseKeepsItsHeadAndItsLastExpiryHandsOn() {
     long a1 = enqueue(message("expiry-a1").orderingKey("a").build());
     long a2 = enqueue(message("expiry-a2").orderingKey("a").build());
-    ClaimedMessage c = claimExactlyOne(SHORT_LEASE);
+    ClaimedJob c = claimExactlyOne(SHORT_LEASE);
     awaitDatabaseClockPast(c.leaseUntil());
     assertEquals(new ReapResult(1, 0), store.releaseExpiredLeases(2, 100));
     assertEquals(
         List.of(false, true),
         keyWait(a1, a2),
         "the expired head is ready again and still the head");
-    ClaimedMessage second = claimExactlyOne(SHORT_LEASE);
+    ClaimedJob second = claimExactlyOne(SHORT_LEASE);
     assertEquals(a1, second.id());
     awaitDatabaseClockPast(second.leaseUntil());
     assertEquals(new ReapResult(0, 1), store.releaseExpiredLeases(2, 100));
@@ -434,16 +434,16 @@ public abstract class OutboxStoreContractTest {
     long a1 = enqueue(message("replay-a1").orderingKey("a").build());
     long a2 = enqueue(message("replay-a2").orderingKey("a").build());
     long a3 = enqueue(message("replay-a3").orderingKey("a").build());
-    ClaimedMessage c = claimExactlyOne(LEASE);
+    ClaimedJob c = claimExactlyOne(LEASE);
     assertTrue(
         store.markDead(c, new AttemptRecord(Duration.ofMillis(1), "HTTP 400", "bad", "400")));
-    ClaimedMessage c2 = claimExactlyOne(LEASE);
+    ClaimedJob c2 = claimExactlyOne(LEASE);
     assertEquals(a2, c2.id());
     assertTrue(store.markDelivered(c2, AttemptRecord.success(Duration.ofMillis(1), "200")));
 
     assertTrue(admin.replayDead(a1), "replayed after a2 was sent, while a3 is the ready head");
     assertEquals(List.of(false, false), keyWait(a1, a3));
-    ClaimedMessage replayed = claimExactlyOne(LEASE);
+    ClaimedJob replayed = claimExactlyOne(LEASE);
     assertEquals(a1, replayed.id(), "the replayed job is earlier than a3: it goes first, a3 waits");
     assertEquals(List.of(), claim(10, LEASE));
     assertTrue(store.markDelivered(replayed, AttemptRecord.success(Duration.ofMillis(1), "200")));
@@ -457,7 +457,7 @@ public abstract class OutboxStoreContractTest {
     long a2 = enqueue(message("handover-a2").orderingKey("a").build());
     long b2 = enqueue(message("handover-b2").orderingKey("b").build());
     long a3 = enqueue(message("handover-a3").orderingKey("a").build());
-    List<ClaimedMessage> heads = claim(10, LEASE);
+    List<ClaimedJob> heads = claim(10, LEASE);
     assertEquals(List.of(a1, b1), ids(heads));
 
     ClaimRequest handOver = ClaimRequest.of(1, LEASE);
@@ -470,7 +470,7 @@ public abstract class OutboxStoreContractTest {
     assertEquals(Set.of(a1, b1), batch.completed());
     assertEquals(
         List.of(a2), ids(batch.handedOver()), "at most the hand-over's limit, key a first");
-    ClaimedMessage next = batch.handedOver().get(0);
+    ClaimedJob next = batch.handedOver().get(0);
     assertEquals(handOver.token(), next.claimToken());
     assertEquals('W', row(a2).state());
     assertEquals(next.claimToken(), row(a2).claimToken());
@@ -533,8 +533,8 @@ public abstract class OutboxStoreContractTest {
                   JdbcOutboxStore relay = JdbcOutboxStore.create(dataSource(), tables());
                   long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
                   while (sent.get() < total && System.nanoTime() < deadline) {
-                    List<ClaimedMessage> batch = relay.claimBatch(ClaimRequest.of(8, LEASE));
-                    for (ClaimedMessage m : batch) {
+                    List<ClaimedJob> batch = relay.claimBatch(ClaimRequest.of(8, LEASE));
+                    for (ClaimedJob m : batch) {
                       List<Long> order =
                           claimedOrder.computeIfAbsent(
                               m.orderingKey(),
@@ -595,12 +595,12 @@ public abstract class OutboxStoreContractTest {
     ClaimRequest request = ClaimRequest.of(3, LEASE);
 
     Instant before = admin.databaseNow();
-    List<ClaimedMessage> claimed = store.claimBatch(request);
+    List<ClaimedJob> claimed = store.claimBatch(request);
     Instant after = admin.databaseNow();
 
     assertEquals(ready.subList(0, 3), ids(claimed), "the three lowest ids, ascending");
-    for (ClaimedMessage c : claimed) {
-      StoredMessage m = row(c.id());
+    for (ClaimedJob c : claimed) {
+      StoredJob m = row(c.id());
       assertAll(
           "message " + c.id(),
           () -> assertEquals('W', m.state()),
@@ -614,7 +614,7 @@ public abstract class OutboxStoreContractTest {
     }
     assertEquals(counts(7, 3, 0, 0, 0), admin.countByState());
     for (long id : ready.subList(3, 10)) {
-      StoredMessage m = row(id);
+      StoredJob m = row(id);
       assertEquals('R', m.state());
       assertNull(m.claimToken());
       assertNull(m.claimedAt());
@@ -627,13 +627,13 @@ public abstract class OutboxStoreContractTest {
     ClaimRequest first = ClaimRequest.of(3, LEASE);
     ClaimRequest second = ClaimRequest.of(10, LEASE);
 
-    List<ClaimedMessage> a = store.claimBatch(first);
-    List<ClaimedMessage> b = store.claimBatch(second);
+    List<ClaimedJob> a = store.claimBatch(first);
+    List<ClaimedJob> b = store.claimBatch(second);
 
     assertEquals(ready.subList(0, 3), ids(a));
     assertEquals(ready.subList(3, 5), ids(b), "only the two rows still ready");
     assertTrue(b.stream().allMatch(c -> c.claimToken().equals(second.token())));
-    for (ClaimedMessage c : a) {
+    for (ClaimedJob c : a) {
       assertEquals(
           first.token(), row(c.id()).claimToken(), "a later claim must not re-stamp a W row");
     }
@@ -681,7 +681,7 @@ public abstract class OutboxStoreContractTest {
         }
       }
 
-      List<ClaimedMessage> claimed =
+      List<ClaimedJob> claimed =
           assertTimeoutPreemptively(
               Duration.ofSeconds(10), () -> claim(10, LEASE), "claim must not wait");
       assertEquals(ready.subList(3, 6), ids(claimed), "only the rows nobody else holds");
@@ -715,13 +715,13 @@ public abstract class OutboxStoreContractTest {
                   int batches = 0;
                   while (true) {
                     int limit = 10 + random.nextInt(41);
-                    List<ClaimedMessage> batch = own.claimBatch(ClaimRequest.of(limit, LEASE));
+                    List<ClaimedJob> batch = own.claimBatch(ClaimRequest.of(limit, LEASE));
                     if (batch.isEmpty()) {
                       return batches;
                     }
                     assertTrue(
                         batch.size() <= limit, "claimed " + batch.size() + " with limit " + limit);
-                    for (ClaimedMessage c : batch) {
+                    for (ClaimedJob c : batch) {
                       claimedIds.add(c.id());
                       tokenById.put(c.id(), c.claimToken());
                     }
@@ -782,7 +782,7 @@ public abstract class OutboxStoreContractTest {
                 () -> {
                   start.await();
                   while (true) {
-                    List<ClaimedMessage> batch;
+                    List<ClaimedJob> batch;
                     try {
                       batch = own.claimBatch(ClaimRequest.of(1 + random.nextInt(20), LEASE));
                     } catch (RuntimeException e) {
@@ -792,7 +792,7 @@ public abstract class OutboxStoreContractTest {
                     if (batch.isEmpty()) {
                       return null;
                     }
-                    for (ClaimedMessage c : batch) {
+                    for (ClaimedJob c : batch) {
                       try {
                         if (own.markDelivered(
                             c, AttemptRecord.success(Duration.ofMillis(1), "200"))) {
@@ -854,7 +854,7 @@ public abstract class OutboxStoreContractTest {
   @Test
   void deliveryCompletesTheJobAndRecordsTheAttempt() {
     long id = TestDatabases.insertReady(ds, 1).get(0);
-    ClaimedMessage c = claimExactlyOne(LEASE);
+    ClaimedJob c = claimExactlyOne(LEASE);
 
     Instant before = admin.databaseNow();
     assertTrue(
@@ -863,7 +863,7 @@ public abstract class OutboxStoreContractTest {
             AttemptRecord.success(Duration.ofMillis(150), "202 Accepted").madeBy(RELAY_INSTANCE)));
     Instant after = admin.databaseNow();
 
-    StoredMessage m = assertSentOnFirstAttempt(id, before, after);
+    StoredJob m = assertSentOnFirstAttempt(id, before, after);
     StoredAttempt a = onlyAttempt(id);
     assertAll(
         () -> assertEquals(id, a.messageId()),
@@ -892,7 +892,7 @@ public abstract class OutboxStoreContractTest {
   @Test
   void retryReturnsTheJobToReadyAfterTheBackoff() {
     long id = TestDatabases.insertReady(ds, 1).get(0);
-    ClaimedMessage c = claimExactlyOne(LEASE);
+    ClaimedJob c = claimExactlyOne(LEASE);
     AttemptRecord timeout =
         new AttemptRecord(
             Duration.ofMillis(20), "java.net.SocketTimeoutException", "read timed out", null);
@@ -901,7 +901,7 @@ public abstract class OutboxStoreContractTest {
     assertTrue(store.markForRetry(c, Duration.ofSeconds(10), timeout));
     Instant after = admin.databaseNow();
 
-    StoredMessage m = row(id);
+    StoredJob m = row(id);
     assertAll(
         () -> assertEquals('R', m.state()),
         () ->
@@ -922,7 +922,7 @@ public abstract class OutboxStoreContractTest {
 
     assertEquals(List.of(), claim(10, LEASE), "not claimable during the backoff");
     TestDatabases.makeDue(ds, id, 1);
-    ClaimedMessage again = claimExactlyOne(LEASE);
+    ClaimedJob again = claimExactlyOne(LEASE);
     assertEquals(1, again.attempts());
     assertEquals(2, again.attemptNo());
     assertNotEquals(c.claimToken(), again.claimToken());
@@ -931,13 +931,13 @@ public abstract class OutboxStoreContractTest {
   @Test
   void deadJobKeepsItsDiagnosisAndIsNeverClaimedAgain() {
     long id = TestDatabases.insertReady(ds, 1).get(0);
-    ClaimedMessage c = claimExactlyOne(LEASE);
+    ClaimedJob c = claimExactlyOne(LEASE);
 
     assertTrue(
         store.markDead(
             c, new AttemptRecord(Duration.ofMillis(5), "HTTP 400", "bad request", "400 {}")));
 
-    StoredMessage m = row(id);
+    StoredJob m = row(id);
     assertAll(
         () -> assertEquals('D', m.state()),
         () -> assertEquals("HTTP 400: bad request", m.lastError()),
@@ -953,10 +953,10 @@ public abstract class OutboxStoreContractTest {
   @Test
   void aStaleTokenChangesNothing() {
     long id = TestDatabases.insertReady(ds, 1).get(0);
-    ClaimedMessage real = claimExactlyOne(LEASE);
+    ClaimedJob real = claimExactlyOne(LEASE);
     UUID wrong = UUID.randomUUID();
-    ClaimedMessage stale = withToken(real, wrong);
-    StoredMessage before = row(id);
+    ClaimedJob stale = withToken(real, wrong);
+    StoredJob before = row(id);
     AttemptRecord failure = new AttemptRecord(Duration.ofMillis(3), "IOException", "reset", null);
 
     assertAll(
@@ -990,12 +990,12 @@ public abstract class OutboxStoreContractTest {
   @Test
   void aBatchedDeliveryCompletesOnlyTheJobsStillHoldingTheirTokens() {
     List<Long> ids = TestDatabases.insertReady(ds, 4);
-    List<ClaimedMessage> first = claim(2, LEASE);
-    List<ClaimedMessage> second = claim(2, LEASE);
+    List<ClaimedJob> first = claim(2, LEASE);
+    List<ClaimedJob> second = claim(2, LEASE);
     assertNotEquals(
         first.get(0).claimToken(), second.get(0).claimToken(), "two claims, two tokens");
-    ClaimedMessage stale = withToken(second.get(1), UUID.randomUUID());
-    StoredMessage staleBefore = row(stale.id());
+    ClaimedJob stale = withToken(second.get(1), UUID.randomUUID());
+    StoredJob staleBefore = row(stale.id());
     List<DeliveredJob> batch =
         List.of(
             new DeliveredJob(second.get(0), AttemptRecord.success(Duration.ofMillis(7), "200")),
@@ -1039,10 +1039,10 @@ public abstract class OutboxStoreContractTest {
   @Test
   void aBatchedDeliveryAfterTheLeaseWasReclaimedChangesNothing() {
     TestDatabases.insertReady(ds, 2);
-    List<ClaimedMessage> old = claim(2, SHORT_LEASE);
+    List<ClaimedJob> old = claim(2, SHORT_LEASE);
     awaitDatabaseClockPast(latestLease(old));
     assertEquals(new ReapResult(2, 0), store.releaseExpiredLeases(10, 10));
-    List<ClaimedMessage> again = claim(2, LEASE);
+    List<ClaimedJob> again = claim(2, LEASE);
 
     Set<Long> done =
         store.markDeliveredAll(
@@ -1051,7 +1051,7 @@ public abstract class OutboxStoreContractTest {
                 .toList());
 
     assertEquals(Set.of(), done);
-    for (ClaimedMessage m : again) {
+    for (ClaimedJob m : again) {
       assertEquals('W', row(m.id()).state());
       assertEquals(m.claimToken(), row(m.id()).claimToken(), "the new owner keeps its claim");
     }
@@ -1072,10 +1072,10 @@ public abstract class OutboxStoreContractTest {
   @Test
   void aTokenOnlyActsOnTheRowsItClaimed() {
     TestDatabases.insertReady(ds, 2);
-    ClaimedMessage a = claim(1, LEASE).get(0);
-    ClaimedMessage b = claim(1, LEASE).get(0);
-    ClaimedMessage bWithTokenOfA = withToken(b, a.claimToken());
-    StoredMessage before = row(b.id());
+    ClaimedJob a = claim(1, LEASE).get(0);
+    ClaimedJob b = claim(1, LEASE).get(0);
+    ClaimedJob bWithTokenOfA = withToken(b, a.claimToken());
+    StoredJob before = row(b.id());
 
     assertFalse(store.release(b.id(), a.claimToken()));
     assertFalse(store.renewLease(b.id(), a.claimToken(), Duration.ofHours(1)));
@@ -1090,15 +1090,15 @@ public abstract class OutboxStoreContractTest {
   @Test
   void oneHeartbeatRenewsEveryClaimStillOwnedAndReturnsExactlyThose() {
     TestDatabases.insertReady(ds, 4);
-    List<ClaimedMessage> mine = claim(4, SHORT_LEASE);
-    ClaimedMessage lost = withToken(mine.get(3), UUID.randomUUID());
-    ClaimedMessage done = mine.get(2);
+    List<ClaimedJob> mine = claim(4, SHORT_LEASE);
+    ClaimedJob lost = withToken(mine.get(3), UUID.randomUUID());
+    ClaimedJob done = mine.get(2);
     assertTrue(store.markDelivered(done, AttemptRecord.success(Duration.ofMillis(1), "200")));
     Map<Long, UUID> held = new HashMap<>();
-    for (ClaimedMessage m : List.of(mine.get(0), mine.get(1), done, lost)) {
+    for (ClaimedJob m : List.of(mine.get(0), mine.get(1), done, lost)) {
       held.put(m.id(), m.claimToken());
     }
-    StoredMessage lostBefore = row(lost.id());
+    StoredJob lostBefore = row(lost.id());
 
     Instant before = admin.databaseNow();
     assertEquals(
@@ -1107,7 +1107,7 @@ public abstract class OutboxStoreContractTest {
         "a finished job and a claim under another token are not renewed");
     Instant after = admin.databaseNow();
 
-    for (ClaimedMessage m : mine.subList(0, 2)) {
+    for (ClaimedJob m : mine.subList(0, 2)) {
       assertBetween(
           before.plus(Duration.ofMinutes(2)),
           after.plus(Duration.ofMinutes(2)),
@@ -1122,7 +1122,7 @@ public abstract class OutboxStoreContractTest {
   @Test
   void anAttemptRecordsTheRealStartOfItsSendAndCanBeReadBackUnderItsToken() {
     long id = TestDatabases.insertReady(ds, 1).get(0);
-    ClaimedMessage c = claimExactlyOne(LEASE);
+    ClaimedJob c = claimExactlyOne(LEASE);
     Instant start =
         admin
             .databaseNow()
@@ -1151,13 +1151,13 @@ public abstract class OutboxStoreContractTest {
   @Test
   void renewLeaseExtendsTheLeaseFromTheDatabaseClock() {
     long id = TestDatabases.insertReady(ds, 1).get(0);
-    ClaimedMessage c = claimExactlyOne(SHORT_LEASE);
+    ClaimedJob c = claimExactlyOne(SHORT_LEASE);
 
     Instant before = admin.databaseNow();
     assertTrue(store.renewLease(id, c.claimToken(), Duration.ofMinutes(2)));
     Instant after = admin.databaseNow();
 
-    StoredMessage m = row(id);
+    StoredJob m = row(id);
     assertBetween(
         before.plus(Duration.ofMinutes(2)),
         after.plus(Duration.ofMinutes(2)),
@@ -1171,11 +1171,11 @@ public abstract class OutboxStoreContractTest {
   @Test
   void releaseReturnsTheJobWithoutCountingAnAttempt() {
     long id = TestDatabases.insertReady(ds, 1).get(0);
-    ClaimedMessage c = claimExactlyOne(LEASE);
+    ClaimedJob c = claimExactlyOne(LEASE);
 
     assertTrue(store.release(id, c.claimToken()));
 
-    StoredMessage m = row(id);
+    StoredJob m = row(id);
     assertAll(
         () -> assertEquals('R', m.state()),
         () -> assertEquals(0, m.attempts()),
@@ -1185,7 +1185,7 @@ public abstract class OutboxStoreContractTest {
     assertEquals(List.of(), admin.attempts(id), "a release is not an attempt");
     assertFalse(store.release(id, c.claimToken()), "the token died with the release");
 
-    ClaimedMessage again = claimExactlyOne(LEASE);
+    ClaimedJob again = claimExactlyOne(LEASE);
     assertEquals(id, again.id());
     assertEquals(0, again.attempts());
     assertNotEquals(c.claimToken(), again.claimToken());
@@ -1196,18 +1196,18 @@ public abstract class OutboxStoreContractTest {
   @Test
   void reaperReturnsExpiredLeasesAndInvalidatesTheirTokens() {
     List<Long> ready = TestDatabases.insertReady(ds, 2);
-    List<ClaimedMessage> expiring = claim(2, SHORT_LEASE);
+    List<ClaimedJob> expiring = claim(2, SHORT_LEASE);
     assertEquals(ready, ids(expiring));
     Map<Long, Instant> claimedAt = new HashMap<>();
-    for (ClaimedMessage c : expiring) {
+    for (ClaimedJob c : expiring) {
       claimedAt.put(c.id(), row(c.id()).claimedAt());
     }
     awaitDatabaseClockPast(latestLease(expiring));
 
     assertEquals(new ReapResult(2, 0), store.releaseExpiredLeases(5, 100));
 
-    for (ClaimedMessage c : expiring) {
-      StoredMessage m = row(c.id());
+    for (ClaimedJob c : expiring) {
+      StoredJob m = row(c.id());
       assertAll(
           "message " + c.id(),
           () -> assertEquals('R', m.state()),
@@ -1230,7 +1230,7 @@ public abstract class OutboxStoreContractTest {
           () -> assertEquals(claimedAt.get(c.id()), a.startedAt(), "started_at is the claim time"));
     }
 
-    ClaimedMessage old = expiring.get(0);
+    ClaimedJob old = expiring.get(0);
     AttemptRecord late = AttemptRecord.success(Duration.ofMillis(500), "200");
     assertAll(
         "the old owner has lost the job",
@@ -1241,9 +1241,9 @@ public abstract class OutboxStoreContractTest {
         () -> assertFalse(store.release(old.id(), old.claimToken()), "release"));
     assertEquals('R', row(old.id()).state());
 
-    List<ClaimedMessage> reclaimed = claim(10, LEASE);
+    List<ClaimedJob> reclaimed = claim(10, LEASE);
     assertEquals(ready, ids(reclaimed));
-    for (ClaimedMessage c : reclaimed) {
+    for (ClaimedJob c : reclaimed) {
       assertTrue(
           expiring.stream().noneMatch(e -> e.claimToken().equals(c.claimToken())), "a new token");
       assertEquals(1, c.attempts());
@@ -1255,12 +1255,12 @@ public abstract class OutboxStoreContractTest {
   @Test
   void reaperKillsAJobWhoseLastAttemptExpired() {
     long id = TestDatabases.insertReady(ds, 1).get(0);
-    ClaimedMessage c = claimExactlyOne(SHORT_LEASE);
+    ClaimedJob c = claimExactlyOne(SHORT_LEASE);
     awaitDatabaseClockPast(c.leaseUntil());
 
     assertEquals(new ReapResult(0, 1), store.releaseExpiredLeases(1, 100));
 
-    StoredMessage m = row(id);
+    StoredJob m = row(id);
     assertEquals('D', m.state());
     assertEquals(1, m.attempts());
     assertNull(m.claimToken());
@@ -1272,9 +1272,9 @@ public abstract class OutboxStoreContractTest {
   @Test
   void reaperLeavesLiveAndRenewedLeasesAlone() {
     List<Long> ready = TestDatabases.insertReady(ds, 3);
-    ClaimedMessage expiring = claim(1, SHORT_LEASE).get(0);
-    ClaimedMessage renewed = claim(1, SHORT_LEASE).get(0);
-    ClaimedMessage live = claim(1, LEASE).get(0);
+    ClaimedJob expiring = claim(1, SHORT_LEASE).get(0);
+    ClaimedJob renewed = claim(1, SHORT_LEASE).get(0);
+    ClaimedJob live = claim(1, LEASE).get(0);
     assertEquals(ready, List.of(expiring.id(), renewed.id(), live.id()));
     assertTrue(store.renewLease(renewed.id(), renewed.claimToken(), LEASE));
     awaitDatabaseClockPast(latestLease(List.of(expiring, renewed)));
@@ -1282,8 +1282,8 @@ public abstract class OutboxStoreContractTest {
     assertEquals(new ReapResult(1, 0), store.releaseExpiredLeases(5, 100));
 
     assertEquals('R', row(expiring.id()).state());
-    for (ClaimedMessage c : List.of(renewed, live)) {
-      StoredMessage m = row(c.id());
+    for (ClaimedJob c : List.of(renewed, live)) {
+      StoredJob m = row(c.id());
       assertEquals('W', m.state(), "message " + c.id());
       assertEquals(c.claimToken(), m.claimToken());
       assertEquals(0, m.attempts());
@@ -1295,7 +1295,7 @@ public abstract class OutboxStoreContractTest {
   @Test
   void reaperHonoursItsLimit() {
     TestDatabases.insertReady(ds, 3);
-    List<ClaimedMessage> expiring = claim(3, SHORT_LEASE);
+    List<ClaimedJob> expiring = claim(3, SHORT_LEASE);
     awaitDatabaseClockPast(latestLease(expiring));
 
     assertEquals(new ReapResult(2, 0), store.releaseExpiredLeases(5, 2));
@@ -1313,9 +1313,9 @@ public abstract class OutboxStoreContractTest {
   @Test
   void retentionDeletesOnlyOldSentAndConfirmedJobsInBatches() {
     List<Long> ids = TestDatabases.insertReady(ds, 15);
-    List<ClaimedMessage> claimed = claim(15, LEASE);
+    List<ClaimedJob> claimed = claim(15, LEASE);
     assertEquals(ids, ids(claimed));
-    for (ClaimedMessage c : claimed.subList(0, 13)) {
+    for (ClaimedJob c : claimed.subList(0, 13)) {
       assertTrue(store.markDelivered(c, AttemptRecord.success(Duration.ofMillis(1), "200")));
     }
     assertTrue(
@@ -1412,7 +1412,7 @@ public abstract class OutboxStoreContractTest {
   void countByStateCountsEveryState() {
     assertEquals(counts(0, 0, 0, 0, 0), admin.countByState(), "absent states count 0");
     TestDatabases.insertReady(ds, 6);
-    List<ClaimedMessage> claimed = claim(3, LEASE);
+    List<ClaimedJob> claimed = claim(3, LEASE);
     store.markDelivered(claimed.get(0), AttemptRecord.success(Duration.ofMillis(1), "200"));
     store.markDead(claimed.get(1), new AttemptRecord(Duration.ofMillis(1), "HTTP 422", "no", null));
 
@@ -1442,7 +1442,7 @@ public abstract class OutboxStoreContractTest {
   @Test
   void oldestReadyAgeOfARetriedJobCountsFromItsFirstAttempt() {
     TestDatabases.insertReady(ds, 1);
-    ClaimedMessage c = claim(1, LEASE).get(0);
+    ClaimedJob c = claim(1, LEASE).get(0);
     // The first attempt started 20 s ago (by its recorded elapsed time) and failed: backoff 1 h.
     assertTrue(
         store.markForRetry(
@@ -1499,17 +1499,17 @@ public abstract class OutboxStoreContractTest {
         "the per-source age is the oldest destination's (two statements, a moment apart)");
 
     // Billing's jobs claimed (lowest ids first): in flight on a first attempt, they no longer wait.
-    List<ClaimedMessage> claimed = claim(3, LEASE);
+    List<ClaimedJob> claimed = claim(3, LEASE);
     assertEquals(
         Set.copyOf(billing),
-        claimed.stream().map(ClaimedMessage::id).collect(java.util.stream.Collectors.toSet()));
+        claimed.stream().map(ClaimedJob::id).collect(java.util.stream.Collectors.toSet()));
     backlog = admin.backlogByDestination();
     assertEquals(
         List.of(KAFKA_ORDERS), List.copyOf(backlog.keySet()), "billing drops out: " + backlog);
     assertEquals(1, backlog.get(KAFKA_ORDERS).ready());
 
     // A billing job retried (in backoff) keeps billing's age from its first attempt, with 0 due.
-    ClaimedMessage retried = claimed.get(0);
+    ClaimedJob retried = claimed.get(0);
     assertTrue(
         store.markForRetry(
             retried,
@@ -1573,11 +1573,11 @@ public abstract class OutboxStoreContractTest {
     }
   }
 
-  protected StoredMessage row(long id) {
-    return admin.findMessage(id).orElseThrow(() -> new AssertionError("no message " + id));
+  protected StoredJob row(long id) {
+    return admin.findJob(id).orElseThrow(() -> new AssertionError("no message " + id));
   }
 
-  protected List<ClaimedMessage> claim(int limit, Duration lease) {
+  protected List<ClaimedJob> claim(int limit, Duration lease) {
     return store.claimBatch(ClaimRequest.of(limit, lease));
   }
 
@@ -1585,8 +1585,8 @@ public abstract class OutboxStoreContractTest {
    * Job {@code id} is sent ({@code S}) by its first attempt, completed between {@code before} and
    * {@code after}; its row.
    */
-  private StoredMessage assertSentOnFirstAttempt(long id, Instant before, Instant after) {
-    StoredMessage m = row(id);
+  private StoredJob assertSentOnFirstAttempt(long id, Instant before, Instant after) {
+    StoredJob m = row(id);
     assertAll(
         () -> assertEquals('S', m.state()),
         () -> assertBetween(before, after, m.sentAt(), "sent_at"),
@@ -1598,14 +1598,14 @@ public abstract class OutboxStoreContractTest {
     return m;
   }
 
-  protected ClaimedMessage claimExactlyOne(Duration lease) {
-    List<ClaimedMessage> claimed = claim(10, lease);
+  protected ClaimedJob claimExactlyOne(Duration lease) {
+    List<ClaimedJob> claimed = claim(10, lease);
     assertEquals(1, claimed.size(), "claimed " + ids(claimed));
     return claimed.get(0);
   }
 
-  protected static List<Long> ids(List<ClaimedMessage> claimed) {
-    return claimed.stream().map(ClaimedMessage::id).toList();
+  protected static List<Long> ids(List<ClaimedJob> claimed) {
+    return claimed.stream().map(ClaimedJob::id).toList();
   }
 
   private StoredAttempt onlyAttempt(long id) {
@@ -1618,8 +1618,8 @@ public abstract class OutboxStoreContractTest {
     return admin.attempts(id).stream().map(StoredAttempt::outcome).toList();
   }
 
-  private static ClaimedMessage withToken(ClaimedMessage m, UUID token) {
-    return new ClaimedMessage(
+  private static ClaimedJob withToken(ClaimedJob m, UUID token) {
+    return new ClaimedJob(
         m.id(),
         m.operationId(),
         m.destination(),
@@ -1637,8 +1637,8 @@ public abstract class OutboxStoreContractTest {
     return Map.of('R', r, 'W', w, 'S', s, 'C', c, 'D', d);
   }
 
-  private static Instant latestLease(List<ClaimedMessage> claimed) {
-    return Collections.max(claimed.stream().map(ClaimedMessage::leaseUntil).toList());
+  private static Instant latestLease(List<ClaimedJob> claimed) {
+    return Collections.max(claimed.stream().map(ClaimedJob::leaseUntil).toList());
   }
 
   /** Waits (at most 5 s) until the database clock is past {@code instant}: leases expire by it. */

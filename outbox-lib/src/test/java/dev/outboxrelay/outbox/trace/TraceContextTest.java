@@ -109,7 +109,7 @@ class TraceContextTest {
   @Test
   void storesNothingWhenNoSpanIsActive() throws Exception {
     long id = enqueue(message("order-2/billing").build()).messageId();
-    assertNull(admin.findMessage(id).orElseThrow().headersJson(), "no headers at all");
+    assertNull(admin.findJob(id).orElseThrow().headersJson(), "no headers at all");
     long withHeader =
         enqueue(message("order-3/billing").header("X-Tenant", "acme").build()).messageId();
     assertEquals(Map.of("X-Tenant", "acme"), headersOf(withHeader));
@@ -199,7 +199,6 @@ class TraceContextTest {
   }
 
   private Map<String, String> headersOf(long id) throws Exception {
-    return JSON.readValue(
-        admin.findMessage(id).orElseThrow().headersJson(), new TypeReference<>() {});
+    return JSON.readValue(admin.findJob(id).orElseThrow().headersJson(), new TypeReference<>() {});
   }
 }

@@ -4,7 +4,7 @@ import static dev.outboxrelay.relay.web.ProblemException.badRequest;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.outboxrelay.outbox.store.DeadJobFilter;
-import dev.outboxrelay.outbox.store.MessageQuery;
+import dev.outboxrelay.outbox.store.JobQuery;
 import dev.outboxrelay.relay.web.ProblemMappers;
 import dev.outboxrelay.relay.web.RequestInput;
 import jakarta.ws.rs.core.MultivaluedMap;
@@ -66,7 +66,7 @@ final class AdminInput {
    * AdminService}); an empty value counts as absent. Fetches one row more than the page so the
    * caller can tell whether another page follows.
    */
-  static MessageQuery listQuery(MultivaluedMap<String, String> params) {
+  static JobQuery listQuery(MultivaluedMap<String, String> params) {
     RequestInput.queryParameters(params, LIST_PARAMETERS);
     String state = single(params, "state");
     Character s = state == null ? null : RequestInput.jobState(state, "state").code();
@@ -76,7 +76,7 @@ final class AdminInput {
     int limit =
         (int) integer(single(params, "limit"), "limit", 1, MAX_PAGE_SIZE, DEFAULT_PAGE_SIZE);
     long afterId = integer(single(params, "after_id"), "after_id", 0, Long.MAX_VALUE, 0);
-    return new MessageQuery(s, destination, orderingKey, afterId, limit + 1);
+    return new JobQuery(s, destination, orderingKey, afterId, limit + 1);
   }
 
   /** A job id from the path: ASCII digits, a positive integer. */

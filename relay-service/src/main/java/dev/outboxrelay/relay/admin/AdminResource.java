@@ -6,8 +6,8 @@ import static dev.outboxrelay.relay.web.Roles.VIEWER;
 import dev.outboxrelay.relay.admin.AdminInput.BulkReplay;
 import dev.outboxrelay.relay.admin.AdminViews.ActionResult;
 import dev.outboxrelay.relay.admin.AdminViews.BulkReplayResult;
-import dev.outboxrelay.relay.admin.AdminViews.MessageDetail;
-import dev.outboxrelay.relay.admin.AdminViews.MessagePage;
+import dev.outboxrelay.relay.admin.AdminViews.JobDetail;
+import dev.outboxrelay.relay.admin.AdminViews.JobPage;
 import dev.outboxrelay.relay.admin.AdminViews.Stats;
 import dev.outboxrelay.relay.web.RequestInput;
 import io.quarkus.security.identity.SecurityIdentity;
@@ -42,14 +42,14 @@ public class AdminResource {
   @GET
   @Path("/messages")
   @RolesAllowed({VIEWER, OPERATOR})
-  public MessagePage list(@Context UriInfo uri) {
+  public JobPage list(@Context UriInfo uri) {
     return admin.list(AdminInput.listQuery(uri.getQueryParameters()));
   }
 
   @GET
   @Path("/messages/{id}")
   @RolesAllowed({VIEWER, OPERATOR})
-  public MessageDetail detail(@PathParam("id") String id, @Context UriInfo uri) {
+  public JobDetail detail(@PathParam("id") String id, @Context UriInfo uri) {
     sourceOnly(uri);
     return admin.detail(AdminInput.id(id));
   }

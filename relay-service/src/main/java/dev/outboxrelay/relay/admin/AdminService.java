@@ -7,18 +7,18 @@ import com.fasterxml.jackson.core.type.TypeReference;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.outboxrelay.outbox.store.DeadJobFilter;
 import dev.outboxrelay.outbox.store.DeadOrderingKey;
+import dev.outboxrelay.outbox.store.JobQuery;
 import dev.outboxrelay.outbox.store.JobState;
-import dev.outboxrelay.outbox.store.MessageQuery;
 import dev.outboxrelay.outbox.store.OutboxAdminStore;
-import dev.outboxrelay.outbox.store.StoredMessage;
+import dev.outboxrelay.outbox.store.StoredJob;
 import dev.outboxrelay.relay.admin.AdminViews.ActionResult;
 import dev.outboxrelay.relay.admin.AdminViews.AttemptView;
 import dev.outboxrelay.relay.admin.AdminViews.BulkReplayResult;
 import dev.outboxrelay.relay.admin.AdminViews.DeadKeyView;
 import dev.outboxrelay.relay.admin.AdminViews.ErrorClassView;
-import dev.outboxrelay.relay.admin.AdminViews.MessageDetail;
-import dev.outboxrelay.relay.admin.AdminViews.MessageDetailView;
-import dev.outboxrelay.relay.admin.AdminViews.MessagePage;
+import dev.outboxrelay.relay.admin.AdminViews.JobDetail;
+import dev.outboxrelay.relay.admin.AdminViews.JobDetailView;
+import dev.outboxrelay.relay.admin.AdminViews.JobPage;
 import dev.outboxrelay.relay.admin.AdminViews.Stats;
 import dev.outboxrelay.relay.lifecycle.RelayService;
 import io.micrometer.core.instrument.Counter;
@@ -97,14 +97,14 @@ public class AdminService {
   // ---- reading ---------------------------------------------------------------------------------
 
   /** {@code query.limit()} is one more than the page size, to see whether another page follows. */
-  MessagePage list(MessageQuery query) {
-    return MessagePage.of(store().listMessages(query), query.limit() - 1);
+  JobPage list(JobQuery query) {
+    return JobPage.of(store().listJobs(query), query.limit() - 1);
   }
 
-  MessageDetail detail(long id) {
-    StoredMessage m = find(id);
+  JobDetail detail(long id) {
+    StoredJob m = find(id);
     List<AttemptView> attempts = store().attempts(id).stream().map(AttemptView::of).toList();
-    return new MessageDetail(MessageDetailView.of(m, redactedHeaders(m)), attempts);
+    return new JobDetail(JobDetailView.of(m, redactedHeaders(m)), attempts);
   }
 
   Stats stats() {
@@ -125,7 +125,7 @@ public class AdminService {
   /** {@code D → R}; 404 when unknown, 409 when not {@code D}. */
   ActionResult replay(long id, String user) {
     if (!store().replayDead(id)) {
-      StoredMessage m = find(id);
+      StoredJob m = find(id);
       throw conflict(
           "state",
           "message "
@@ -149,7 +149,7 @@ public class AdminService {
     String error =
         "cancelled by " + user + " via the admin API" + (reason == null ? "" : ": " + reason);
     if (!store().cancelReady(id, error)) {
-      StoredMessage m = find(id);
+      StoredJob m = find(id);
       if (JobState.WORKING.is(m.state())) {
         throw conflict(
             "state",
@@ -198,8 +198,8 @@ public class AdminService {
 
   // ---- helpers ---------------------------------------------------------------------------------
 
-  private StoredMessage find(long id) {
-    return store().findMessage(id).orElseThrow(() -> notFound("id", "no message with id " + id));
+  private StoredJob find(long id) {
+    return store().findJob(id).orElseThrow(() -> notFound("id", "no message with id " + id));
   }
 
   private void count(String action) {
@@ -228,7 +228,7 @@ public class AdminService {
   }
 
   /** The job's headers with the values of credential-like names replaced. */
-  static Map<String, String> redactedHeaders(StoredMessage m) {
+  static Map<String, String> redactedHeaders(StoredJob m) {
     if (m.headersJson() == null || m.headersJson().isEmpty()) {
       return Map.of();
     }

@@ -5,9 +5,9 @@ import com.fasterxml.jackson.databind.PropertyNamingStrategies;
 import com.fasterxml.jackson.databind.annotation.JsonNaming;
 import dev.outboxrelay.outbox.store.DeadJobCount;
 import dev.outboxrelay.outbox.store.DeadOrderingKey;
-import dev.outboxrelay.outbox.store.MessageSummary;
+import dev.outboxrelay.outbox.store.JobSummary;
 import dev.outboxrelay.outbox.store.StoredAttempt;
-import dev.outboxrelay.outbox.store.StoredMessage;
+import dev.outboxrelay.outbox.store.StoredJob;
 import java.time.Instant;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -42,7 +42,7 @@ public final class AdminViews {
 
   /** One job in a listing: no payload or headers. */
   @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
-  public record MessageView(
+  public record JobView(
       long id,
       String operationId,
       String destination,
@@ -59,8 +59,8 @@ public final class AdminViews {
       Instant sentAt,
       Instant confirmedAt) {
 
-    public static MessageView of(MessageSummary m) {
-      return new MessageView(
+    public static JobView of(JobSummary m) {
+      return new JobView(
           m.id(),
           m.operationId(),
           m.destination(),
@@ -84,15 +84,15 @@ public final class AdminViews {
    * null on the last one.
    */
   @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
-  public record MessagePage(List<MessageView> messages, int limit, Long nextAfterId) {
+  public record JobPage(List<JobView> messages, int limit, Long nextAfterId) {
     /**
      * The page of {@code pageSize} jobs out of {@code rows}, read with one row more than the page:
      * whether another page follows, without a count.
      */
-    public static MessagePage of(List<MessageSummary> rows, int pageSize) {
-      List<MessageView> page = rows.stream().limit(pageSize).map(MessageView::of).toList();
+    public static JobPage of(List<JobSummary> rows, int pageSize) {
+      List<JobView> page = rows.stream().limit(pageSize).map(JobView::of).toList();
       Long next = rows.size() > pageSize ? page.get(page.size() - 1).id() : null;
-      return new MessagePage(page, pageSize, next);
+      return new JobPage(page, pageSize, next);
     }
   }
 
@@ -102,7 +102,7 @@ public final class AdminViews {
    * itself stays in {@code outbox_payload} (it can be large).
    */
   @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
-  record MessageDetailView(
+  record JobDetailView(
       long id,
       String operationId,
       String destination,
@@ -121,8 +121,8 @@ public final class AdminViews {
       Instant sentAt,
       Instant confirmedAt) {
 
-    static MessageDetailView of(StoredMessage m, Map<String, String> headers) {
-      return new MessageDetailView(
+    static JobDetailView of(StoredJob m, Map<String, String> headers) {
+      return new JobDetailView(
           m.id(),
           m.operationId(),
           m.destination(),
@@ -176,7 +176,7 @@ public final class AdminViews {
 
   /** {@code GET /admin/messages/{id}}: the job and its attempts, oldest first. */
   @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
-  record MessageDetail(MessageDetailView message, List<AttemptView> attempts) {}
+  record JobDetail(JobDetailView message, List<AttemptView> attempts) {}
 
   /** The result of a replay or cancel: the job's state before and after, and who acted. */
   @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)

@@ -1,7 +1,7 @@
 package dev.outboxrelay.relay.claim;
 
 import dev.outboxrelay.outbox.store.ClaimRequest;
-import dev.outboxrelay.outbox.store.ClaimedMessage;
+import dev.outboxrelay.outbox.store.ClaimedJob;
 import dev.outboxrelay.outbox.store.OutboxStore;
 import dev.outboxrelay.relay.lease.LeaseHeartbeat;
 import dev.outboxrelay.relay.state.StateChangeLog;
@@ -301,7 +301,7 @@ public class ClaimLoop {
     }
     claimStatements.incrementAndGet();
     long started = System.nanoTime();
-    List<ClaimedMessage> claimed;
+    List<ClaimedJob> claimed;
     try {
       claimed = store.claimBatch(ClaimRequest.of(wanted, lease));
     } catch (RuntimeException e) {
@@ -332,7 +332,7 @@ public class ClaimLoop {
    * claimStartedNanos}: a claim's, or a completion's key-affine hand-over ({@link
    * CompletionBatcher}). The reservation ends here.
    */
-  void offer(List<ClaimedMessage> claimed, long claimStartedNanos, int reservedFor) {
+  void offer(List<ClaimedJob> claimed, long claimStartedNanos, int reservedFor) {
     if (claimed.size() > reservedFor) {
       unreserve(reservedFor);
       claimed.forEach(deliverer::release);
@@ -349,14 +349,14 @@ public class ClaimLoop {
    * them and starts what may start; false (nothing held) once shutdown began. Under the lock, so
    * that {@link #stop} either gives the jobs back with the queue or they are never queued.
    */
-  private boolean hold(List<ClaimedMessage> claimed, long claimStartedNanos, int reservedFor) {
+  private boolean hold(List<ClaimedJob> claimed, long claimStartedNanos, int reservedFor) {
     synchronized (lock) {
       reserved -= reservedFor;
       if (stopping) {
         lock.notifyAll();
         return false;
       }
-      for (ClaimedMessage m : claimed) {
+      for (ClaimedJob m : claimed) {
         LeaseHeartbeat.Claim c = heartbeat.hold(m, claimStartedNanos);
         inFlight.put(m.id(), c);
         queue.add(c);

@@ -4,7 +4,7 @@ import dev.outboxrelay.outbox.error.OutboxStoreException;
 import dev.outboxrelay.outbox.store.AttemptOutcome;
 import dev.outboxrelay.outbox.store.AttemptRecord;
 import dev.outboxrelay.outbox.store.ClaimRequest;
-import dev.outboxrelay.outbox.store.ClaimedMessage;
+import dev.outboxrelay.outbox.store.ClaimedJob;
 import dev.outboxrelay.outbox.store.DeliveredJob;
 import dev.outboxrelay.outbox.store.DeliveryBatch;
 import dev.outboxrelay.outbox.store.OutboxStore;
@@ -196,7 +196,7 @@ public final class CompletionBatcher implements AutoCloseable {
    * once, from the flusher thread, with the outcome. After {@link #close()} the job is completed on
    * its own, in the caller's thread.
    */
-  public void submit(ClaimedMessage m, AttemptRecord attempt, Consumer<Completion> done) {
+  public void submit(ClaimedJob m, AttemptRecord attempt, Consumer<Completion> done) {
     DeliveredJob job = new DeliveredJob(m, attempt);
     synchronized (lock) {
       if (!closed) {
@@ -230,7 +230,7 @@ public final class CompletionBatcher implements AutoCloseable {
    * {@link #submit} and wait: true when completed, false when stale; throws {@link
    * OutboxStoreException} when the outcome stayed unknown.
    */
-  public boolean markDelivered(ClaimedMessage m, AttemptRecord attempt) {
+  public boolean markDelivered(ClaimedJob m, AttemptRecord attempt) {
     CompletableFuture<Completion> done = new CompletableFuture<>();
     submit(m, attempt, done::complete);
     Completion c = done.join();
@@ -301,7 +301,7 @@ public final class CompletionBatcher implements AutoCloseable {
     Instant callStarted = db.now();
     Set<Long> completed;
     try {
-      List<ClaimedMessage> unanswered =
+      List<ClaimedJob> unanswered =
           batch.stream().filter(Pending::unanswered).map(p -> p.job().message()).toList();
       if (!unanswered.isEmpty()) {
         // A failed flush may have committed before its answer was lost: read back first, so a
@@ -324,7 +324,7 @@ public final class CompletionBatcher implements AutoCloseable {
       List<Pending> retry = new ArrayList<>();
       for (Pending p : batch) {
         if (now - p.deadline() >= 0) {
-          ClaimedMessage m = p.job().message();
+          ClaimedJob m = p.job().message();
           LOG.errorf(
               "message_id=%d operation_id=%s token=%s: recording the delivery got no answer for %s;"
                   + " the outcome is unknown: delivered, or re-offered when its lease expires (the sink"

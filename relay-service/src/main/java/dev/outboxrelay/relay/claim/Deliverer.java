@@ -2,7 +2,7 @@ package dev.outboxrelay.relay.claim;
 
 import dev.outboxrelay.outbox.store.AttemptOutcome;
 import dev.outboxrelay.outbox.store.AttemptRecord;
-import dev.outboxrelay.outbox.store.ClaimedMessage;
+import dev.outboxrelay.outbox.store.ClaimedJob;
 import dev.outboxrelay.outbox.store.OutboxStore;
 import dev.outboxrelay.relay.lease.LeaseHeartbeat;
 import dev.outboxrelay.relay.metrics.RelayMetrics;
@@ -157,7 +157,7 @@ public class Deliverer {
      * is handled on {@code workers} when it comes).
      */
     public void start() {
-      ClaimedMessage m = claim.message();
+      ClaimedJob m = claim.message();
       if (settled.get()) {
         // Abandoned (shutdown) before it started: released already, so never sent.
         return;
@@ -231,7 +231,7 @@ public class Deliverer {
     }
 
     private void answered(SinkResult result, Duration took, Instant startedAt) {
-      ClaimedMessage m = claim.message();
+      ClaimedJob m = claim.message();
       DeliveryTracing.Delivery t = traced;
       // From here a renewal that changes no row may just have lost the race to our own transition.
       claim.recording();
@@ -296,8 +296,7 @@ public class Deliverer {
   }
 
   /** Counts a batched completion's answer; returns the outcome as counted (null: unknown). */
-  private AttemptOutcome delivered(
-      ClaimedMessage m, CompletionBatcher.Completion c, Duration took) {
+  private AttemptOutcome delivered(ClaimedJob m, CompletionBatcher.Completion c, Duration took) {
     AttemptOutcome outcome =
         switch (c) {
           case COMPLETED -> {
@@ -314,7 +313,7 @@ public class Deliverer {
     return outcome;
   }
 
-  private void stale(ClaimedMessage m, AttemptOutcome outcome) {
+  private void stale(ClaimedJob m, AttemptOutcome outcome) {
     metrics.staleCompletion(outcome);
     LOG.warnf(
         "message_id=%d operation_id=%s token=%s attempt=%d: %s not recorded, the claim was"
@@ -322,7 +321,7 @@ public class Deliverer {
         m.id(), m.operationId(), m.claimToken(), m.attemptNo(), RelayMetrics.outcomeTag(outcome));
   }
 
-  private CompletionStage<SinkResult> send(ClaimedMessage m) {
+  private CompletionStage<SinkResult> send(ClaimedJob m) {
     MessageSink sink = sinks.forDestination(m.destination()).orElse(null);
     if (sink == null) {
       return MessageSink.answered(
@@ -346,8 +345,7 @@ public class Deliverer {
   }
 
   /** Returns the outcome as counted: delivered, retry, dead, stale or null (unknown). */
-  private AttemptOutcome record(
-      ClaimedMessage m, SinkResult result, Duration took, Instant startedAt) {
+  private AttemptOutcome record(ClaimedJob m, SinkResult result, Duration took, Instant startedAt) {
     AttemptOutcome outcome;
     Boolean applied;
     if (result instanceof SinkResult.Delivered d) {
@@ -391,7 +389,7 @@ public class Deliverer {
     return outcome;
   }
 
-  private AttemptRecord deadRecord(ClaimedMessage m, SinkResult result, Duration took) {
+  private AttemptRecord deadRecord(ClaimedJob m, SinkResult result, Duration took) {
     if (result instanceof SinkResult.PermanentFailure p) {
       return new AttemptRecord(
           took, p.errorClass(), "permanent failure: " + p.error(), p.summary());
@@ -404,7 +402,7 @@ public class Deliverer {
         r.summary());
   }
 
-  private static void log(ClaimedMessage m, AttemptOutcome outcome, String detail) {
+  private static void log(ClaimedJob m, AttemptOutcome outcome, String detail) {
     LOG.infof(
         "message_id=%d operation_id=%s token=%s destination=%s attempt=%d outcome=%s %s",
         m.id(),
@@ -422,8 +420,7 @@ public class Deliverer {
    * true). Returns the transition's result, or null when no try got an answer: the outcome is
    * unknown.
    */
-  private Boolean recordReliably(
-      ClaimedMessage m, AttemptOutcome outcome, BooleanSupplier transition) {
+  private Boolean recordReliably(ClaimedJob m, AttemptOutcome outcome, BooleanSupplier transition) {
     long deadline = System.nanoTime() + lease.toNanos();
     Duration pause = RECORD_RETRY_MIN;
     boolean unanswered = false;
@@ -460,7 +457,7 @@ public class Deliverer {
   }
 
   /** Gives a job back without counting an attempt (shutdown before or during its send). */
-  public void release(ClaimedMessage m) {
+  public void release(ClaimedJob m) {
     try {
       if (store.release(m.id(), m.claimToken())) {
         LOG.infof(

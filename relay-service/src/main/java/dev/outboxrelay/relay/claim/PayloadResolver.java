@@ -1,6 +1,6 @@
 package dev.outboxrelay.relay.claim;
 
-import dev.outboxrelay.outbox.store.ClaimedMessage;
+import dev.outboxrelay.outbox.store.ClaimedJob;
 import dev.outboxrelay.outbox.store.OutboxStore;
 import dev.outboxrelay.outbox.store.StoredPayload;
 import dev.outboxrelay.relay.sink.SinkResult;
@@ -23,7 +23,7 @@ public final class PayloadResolver {
   static final String LOAD_FAILED = "PayloadLoadFailed";
 
   /** Either the message to send ({@code failure} null) or why it cannot be sent. */
-  public record Resolution(ClaimedMessage message, SinkResult failure) {}
+  public record Resolution(ClaimedJob message, SinkResult failure) {}
 
   private final OutboxStore store;
 
@@ -32,7 +32,7 @@ public final class PayloadResolver {
   }
 
   /** Returns an inline job as it is, a by-reference one with its verified body. */
-  public Resolution resolve(ClaimedMessage m) {
+  public Resolution resolve(ClaimedJob m) {
     if (!m.payloadByReference()) {
       return new Resolution(m, null);
     }

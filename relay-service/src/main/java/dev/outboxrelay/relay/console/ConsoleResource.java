@@ -6,15 +6,15 @@ import static dev.outboxrelay.relay.web.Roles.VIEWER;
 import com.fasterxml.jackson.databind.PropertyNamingStrategies;
 import com.fasterxml.jackson.databind.annotation.JsonNaming;
 import dev.outboxrelay.outbox.store.DeadJobFilter;
+import dev.outboxrelay.outbox.store.JobQuery;
 import dev.outboxrelay.outbox.store.JobState;
-import dev.outboxrelay.outbox.store.MessageQuery;
-import dev.outboxrelay.outbox.store.MessageSummary;
+import dev.outboxrelay.outbox.store.JobSummary;
 import dev.outboxrelay.outbox.store.OutboxAdminStore;
-import dev.outboxrelay.outbox.store.StoredMessage;
+import dev.outboxrelay.outbox.store.StoredJob;
 import dev.outboxrelay.outbox.store.StoredPayload;
 import dev.outboxrelay.relay.admin.AdminViews;
-import dev.outboxrelay.relay.admin.AdminViews.MessagePage;
-import dev.outboxrelay.relay.admin.AdminViews.MessageView;
+import dev.outboxrelay.relay.admin.AdminViews.JobPage;
+import dev.outboxrelay.relay.admin.AdminViews.JobView;
 import dev.outboxrelay.relay.lifecycle.RelayService;
 import dev.outboxrelay.relay.source.RelaySource;
 import dev.outboxrelay.relay.state.StateChangeLog;
@@ -193,10 +193,10 @@ public class ConsoleResource {
   @Path("jobs")
   @Produces(MediaType.APPLICATION_JSON)
   @RolesAllowed({VIEWER, OPERATOR})
-  public MessagePage jobs(@Context UriInfo uri) {
+  public JobPage jobs(@Context UriInfo uri) {
     JobFilter f = JobFilter.of(uri.getQueryParameters());
     OutboxAdminStore store = store(uri.getQueryParameters().getFirst("source"));
-    return MessagePage.of(store.listMessages(f.query()), f.limit());
+    return JobPage.of(store.listJobs(f.query()), f.limit());
   }
 
   /**
@@ -207,7 +207,7 @@ public class ConsoleResource {
    */
   @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
   public record JobExtras(
-      long id, boolean payloadByReference, Long payloadSizeBytes, MessageView heldBackBy) {}
+      long id, boolean payloadByReference, Long payloadSizeBytes, JobView heldBackBy) {}
 
   @GET
   @Path("jobs/{id}")
@@ -216,7 +216,7 @@ public class ConsoleResource {
   public JobExtras job(@QueryParam("source") String source, @PathParam("id") String rawId) {
     long id = id(rawId);
     OutboxAdminStore store = store(source);
-    StoredMessage m = message(store, id);
+    StoredJob m = message(store, id);
     Long size;
     if (m.payloadByReference()) {
       size =
@@ -224,26 +224,24 @@ public class ConsoleResource {
     } else {
       size = m.payload() == null ? 0L : (long) m.payload().getBytes(StandardCharsets.UTF_8).length;
     }
-    MessageView heldBack = null;
+    JobView heldBack = null;
     if (JobState.READY.is(m.state()) && m.orderingKey() != null) {
       heldBack =
           Stream.of(JobState.WORKING, JobState.READY)
               .flatMap(
                   st ->
-                      store
-                          .listMessages(new MessageQuery(st.code(), null, m.orderingKey(), 0, 1))
-                          .stream())
+                      store.listJobs(new JobQuery(st.code(), null, m.orderingKey(), 0, 1)).stream())
               .filter(e -> e.id() < id)
-              .min(Comparator.comparingLong(MessageSummary::id))
-              .map(MessageView::of)
+              .min(Comparator.comparingLong(JobSummary::id))
+              .map(JobView::of)
               .orElse(null);
     }
     return new JobExtras(id, m.payloadByReference(), size, heldBack);
   }
 
-  private static StoredMessage message(OutboxAdminStore store, long id) {
+  private static StoredJob message(OutboxAdminStore store, long id) {
     return store
-        .findMessage(id)
+        .findJob(id)
         .orElseThrow(() -> ProblemException.notFound("id", "no message with id " + id));
   }
 
@@ -260,7 +258,7 @@ public class ConsoleResource {
   @RolesAllowed({VIEWER, OPERATOR})
   public Body body(@QueryParam("source") String source, @PathParam("id") String rawId) {
     long id = id(rawId);
-    StoredMessage m = message(store(source), id);
+    StoredJob m = message(store(source), id);
     if (!m.payloadByReference()) {
       throw ProblemException.notFound(
           "id",

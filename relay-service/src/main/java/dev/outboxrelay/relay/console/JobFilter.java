@@ -2,7 +2,7 @@ package dev.outboxrelay.relay.console;
 
 import static dev.outboxrelay.relay.web.ProblemException.badRequest;
 
-import dev.outboxrelay.outbox.store.MessageQuery;
+import dev.outboxrelay.outbox.store.JobQuery;
 import dev.outboxrelay.relay.web.RequestInput;
 import jakarta.ws.rs.core.MultivaluedMap;
 import java.time.Instant;
@@ -68,8 +68,8 @@ record JobFilter(
   }
 
   /** The store's query for this filter's page, one row longer (whether a next page exists). */
-  MessageQuery query() {
-    return new MessageQuery(
+  JobQuery query() {
+    return new JobQuery(
         state, destination, orderingKey, errorClass, operationId, from, to, afterId, limit + 1);
   }
 

@@ -1,6 +1,6 @@
 package dev.outboxrelay.relay.lease;
 
-import dev.outboxrelay.outbox.store.ClaimedMessage;
+import dev.outboxrelay.outbox.store.ClaimedJob;
 import dev.outboxrelay.outbox.store.OutboxStore;
 import dev.outboxrelay.relay.background.BackgroundService;
 import dev.outboxrelay.relay.background.Pass;
@@ -70,7 +70,7 @@ public final class LeaseHeartbeat implements BackgroundService, AutoCloseable {
    * Holds {@code m} from now on; {@code claimStartedNanos} is when the claim statement started
    * ({@link System#nanoTime()}), the earliest its lease can have been set.
    */
-  public Claim hold(ClaimedMessage m, long claimStartedNanos) {
+  public Claim hold(ClaimedJob m, long claimStartedNanos) {
     Claim c = new Claim(m, claimStartedNanos + lease.toNanos());
     held.put(m.id(), c);
     return c;
@@ -142,17 +142,17 @@ public final class LeaseHeartbeat implements BackgroundService, AutoCloseable {
 
   /** One claim this relay holds. */
   public static final class Claim {
-    private final ClaimedMessage message;
+    private final ClaimedJob message;
     private volatile long ownedUntilNanos;
     private volatile boolean recording;
     private volatile boolean lost;
 
-    Claim(ClaimedMessage message, long ownedUntilNanos) {
+    Claim(ClaimedJob message, long ownedUntilNanos) {
       this.message = message;
       this.ownedUntilNanos = ownedUntilNanos;
     }
 
-    public ClaimedMessage message() {
+    public ClaimedJob message() {
       return message;
     }
 

@@ -1,6 +1,6 @@
 package dev.outboxrelay.relay.sink;
 
-import dev.outboxrelay.outbox.store.ClaimedMessage;
+import dev.outboxrelay.outbox.store.ClaimedJob;
 import dev.outboxrelay.outbox.webhook.WebhookSignature;
 import java.io.IOException;
 import java.net.ConnectException;
@@ -155,7 +155,7 @@ public final class HttpSink implements MessageSink {
    * its connections alive between requests (one per request in flight, reused).
    */
   @Override
-  public CompletionStage<SinkResult> deliver(ClaimedMessage m) {
+  public CompletionStage<SinkResult> deliver(ClaimedJob m) {
     HttpRequest request;
     try {
       request = request(m);
@@ -257,7 +257,7 @@ public final class HttpSink implements MessageSink {
         : "https".equalsIgnoreCase(url.getScheme()) ? 443 : 80;
   }
 
-  private HttpRequest request(ClaimedMessage m) {
+  private HttpRequest request(ClaimedJob m) {
     requireFieldValue("operation ID", m.operationId());
     requireFieldValue("content type", m.contentType());
     // The signature covers these exact bytes: sign and send the same array.

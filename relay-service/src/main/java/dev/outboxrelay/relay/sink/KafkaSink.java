@@ -1,6 +1,6 @@
 package dev.outboxrelay.relay.sink;
 
-import dev.outboxrelay.outbox.store.ClaimedMessage;
+import dev.outboxrelay.outbox.store.ClaimedJob;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Optional;
@@ -85,7 +85,7 @@ public final class KafkaSink implements MessageSink {
   }
 
   @Override
-  public CompletionStage<SinkResult> deliver(ClaimedMessage m) {
+  public CompletionStage<SinkResult> deliver(ClaimedJob m) {
     RecordHeaders headers = new RecordHeaders();
     SinkHeaders.of(m).forEach((k, v) -> headers.add(k, v.getBytes(StandardCharsets.UTF_8)));
     String key = m.orderingKey() != null ? m.orderingKey() : m.operationId();

@@ -1,6 +1,6 @@
 package dev.outboxrelay.relay.sink;
 
-import dev.outboxrelay.outbox.store.ClaimedMessage;
+import dev.outboxrelay.outbox.store.ClaimedJob;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 
@@ -17,7 +17,7 @@ import java.util.concurrent.CompletionStage;
  * unsent and uncounted; a later answer is ignored.
  */
 public interface MessageSink {
-  CompletionStage<SinkResult> deliver(ClaimedMessage message);
+  CompletionStage<SinkResult> deliver(ClaimedJob message);
 
   /** An answer known at once (a sink that decided without the network). */
   static CompletionStage<SinkResult> answered(SinkResult result) {

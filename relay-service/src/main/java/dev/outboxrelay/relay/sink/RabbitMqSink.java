@@ -6,7 +6,7 @@ import com.rabbitmq.client.ConfirmListener;
 import com.rabbitmq.client.Method;
 import com.rabbitmq.client.ReturnListener;
 import com.rabbitmq.client.ShutdownSignalException;
-import dev.outboxrelay.outbox.store.ClaimedMessage;
+import dev.outboxrelay.outbox.store.ClaimedJob;
 import io.micrometer.core.instrument.Counter;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -126,7 +126,7 @@ public final class RabbitMqSink implements MessageSink {
    * the client's connection thread: no thread waits per message.
    */
   @Override
-  public CompletionStage<SinkResult> deliver(ClaimedMessage m) {
+  public CompletionStage<SinkResult> deliver(ClaimedJob m) {
     Map<String, Object> headers = new LinkedHashMap<>(SinkHeaders.of(m));
     headers.remove("content-type"); // an AMQP property of its own
     AMQP.BasicProperties props =

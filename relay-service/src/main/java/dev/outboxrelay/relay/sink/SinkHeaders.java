@@ -1,6 +1,6 @@
 package dev.outboxrelay.relay.sink;
 
-import dev.outboxrelay.outbox.store.ClaimedMessage;
+import dev.outboxrelay.outbox.store.ClaimedJob;
 import java.util.LinkedHashMap;
 import java.util.Map;
 
@@ -14,7 +14,7 @@ import java.util.Map;
 final class SinkHeaders {
   private SinkHeaders() {}
 
-  static Map<String, String> of(ClaimedMessage m) {
+  static Map<String, String> of(ClaimedJob m) {
     Map<String, String> headers = new LinkedHashMap<>(m.headers());
     headers.put("operation-id", m.operationId());
     headers.put("outbox-message-id", Long.toString(m.id()));

@@ -1,7 +1,7 @@
 package dev.outboxrelay.relay.tracing;
 
 import dev.outboxrelay.outbox.store.AttemptOutcome;
-import dev.outboxrelay.outbox.store.ClaimedMessage;
+import dev.outboxrelay.outbox.store.ClaimedJob;
 import dev.outboxrelay.outbox.trace.TraceContextSource;
 import dev.outboxrelay.relay.metrics.RelayMetrics;
 import dev.outboxrelay.relay.sink.HttpSink;
@@ -116,7 +116,7 @@ public final class DeliveryTracing {
   }
 
   /** Starts the attempt's span; end it with {@link Delivery#end}. */
-  public Delivery start(ClaimedMessage m) {
+  public Delivery start(ClaimedJob m) {
     Context stored = W3C.extract(Context.root(), m.headers(), HEADERS);
     Span span =
         tracer
@@ -135,9 +135,9 @@ public final class DeliveryTracing {
   /** One attempt's span and the job as the sink gets it. */
   public static final class Delivery {
     private final Span span;
-    private final ClaimedMessage message;
+    private final ClaimedJob message;
 
-    private Delivery(Span span, ClaimedMessage forSink) {
+    private Delivery(Span span, ClaimedJob forSink) {
       this.span = span;
       this.message = forSink;
     }
@@ -146,7 +146,7 @@ public final class DeliveryTracing {
      * The job for the sink: carrying this span's {@code traceparent} (and {@code tracestate}) with
      * the SDK on, as stored with it off.
      */
-    public ClaimedMessage message() {
+    public ClaimedJob message() {
       return message;
     }
 
@@ -190,7 +190,7 @@ public final class DeliveryTracing {
   }
 
   /** Drops the stored trace headers (whatever their case) and adds the span's. */
-  private static ClaimedMessage withTraceOf(Span span, ClaimedMessage m) {
+  private static ClaimedJob withTraceOf(Span span, ClaimedJob m) {
     Map<String, String> headers = new LinkedHashMap<>();
     m.headers()
         .forEach(
@@ -201,7 +201,7 @@ public final class DeliveryTracing {
               }
             });
     W3C.inject(Context.root().with(span), headers, Map::put);
-    return new ClaimedMessage(
+    return new ClaimedJob(
         m.id(),
         m.operationId(),
         m.destination(),

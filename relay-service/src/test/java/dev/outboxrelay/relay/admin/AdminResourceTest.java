@@ -16,7 +16,7 @@ import dev.outboxrelay.outbox.OutboxConfig;
 import dev.outboxrelay.outbox.OutboxMessage;
 import dev.outboxrelay.outbox.store.OutboxAdminStore;
 import dev.outboxrelay.outbox.store.OutboxStore;
-import dev.outboxrelay.outbox.store.StoredMessage;
+import dev.outboxrelay.outbox.store.StoredJob;
 import dev.outboxrelay.relay.lifecycle.RelayService;
 import dev.outboxrelay.relay.source.RelayInstance;
 import dev.outboxrelay.relay.testing.RecordingHttpReceiver;
@@ -298,7 +298,7 @@ class AdminResourceTest {
         .body("state", equalTo("R"))
         .body("by", equalTo("operator"));
 
-    StoredMessage m = awaitState(id, 'S');
+    StoredJob m = awaitState(id, 'S');
     assertEquals(
         1, m.attempts(), "a fresh attempt budget: the replayed delivery is attempt 1 again");
     assertEquals(2, receiver.requestsFor(m.operationId()).size());
@@ -370,8 +370,7 @@ class AdminResourceTest {
     long other = scheduled("billing", null);
     operator().post("/admin/messages/" + other + "/cancel").then().statusCode(200);
     assertEquals(
-        "cancelled by operator via the admin API",
-        admin.findMessage(other).orElseThrow().lastError());
+        "cancelled by operator via the admin API", admin.findJob(other).orElseThrow().lastError());
   }
 
   @Test
@@ -396,7 +395,7 @@ class AdminResourceTest {
         .body("field", equalTo("state"))
         .body("detail", containsString("is W (working): a relay is delivering it right now"));
 
-    StoredMessage m = admin.findMessage(id).orElseThrow();
+    StoredJob m = admin.findJob(id).orElseThrow();
     assertEquals('W', m.state());
     assertEquals(token, m.claimToken());
     assertEquals(List.of(), admin.attempts(id));
@@ -957,14 +956,12 @@ class AdminResourceTest {
     return id;
   }
 
-  StoredMessage awaitState(long id, char state) {
-    Awaitility.await()
-        .atMost(WAIT)
-        .until(() -> admin.findMessage(id).orElseThrow().state() == state);
-    return admin.findMessage(id).orElseThrow();
+  StoredJob awaitState(long id, char state) {
+    Awaitility.await().atMost(WAIT).until(() -> admin.findJob(id).orElseThrow().state() == state);
+    return admin.findJob(id).orElseThrow();
   }
 
   char state(long id) {
-    return admin.findMessage(id).orElseThrow().state();
+    return admin.findJob(id).orElseThrow().state();
   }
 }

@@ -1,6 +1,6 @@
 package dev.outboxrelay.relay.bench;
 
-import dev.outboxrelay.outbox.store.ClaimedMessage;
+import dev.outboxrelay.outbox.store.ClaimedJob;
 import dev.outboxrelay.relay.sink.MessageSink;
 import dev.outboxrelay.relay.sink.SinkResult;
 import java.util.Map;
@@ -24,12 +24,12 @@ final class RecordingSink implements MessageSink {
   private final AtomicLong orderViolations = new AtomicLong();
 
   @Override
-  public CompletionStage<SinkResult> deliver(ClaimedMessage m) {
+  public CompletionStage<SinkResult> deliver(ClaimedJob m) {
     return MessageSink.answered(record(m));
   }
 
   /** Records the receipt of {@code m} and answers delivered. */
-  SinkResult record(ClaimedMessage m) {
+  SinkResult record(ClaimedJob m) {
     long now = System.nanoTime();
     receipts.add(m.id());
     if (firstReceiptNanos.putIfAbsent(m.id(), now) != null) {

@@ -9,7 +9,7 @@ import dev.outboxrelay.outbox.error.OutboxStoreException;
 import dev.outboxrelay.outbox.store.AttemptOutcome;
 import dev.outboxrelay.outbox.store.AttemptRecord;
 import dev.outboxrelay.outbox.store.ClaimRequest;
-import dev.outboxrelay.outbox.store.ClaimedMessage;
+import dev.outboxrelay.outbox.store.ClaimedJob;
 import dev.outboxrelay.outbox.store.DeliveredJob;
 import dev.outboxrelay.outbox.store.JdbcOutboxAdminStore;
 import dev.outboxrelay.outbox.store.JdbcOutboxStore;
@@ -93,9 +93,9 @@ class CompletionBatcherTest {
   }
 
   private List<Future<Boolean>> completeConcurrently(
-      CompletionBatcher batcher, List<ClaimedMessage> jobs) {
+      CompletionBatcher batcher, List<ClaimedJob> jobs) {
     List<Future<Boolean>> results = new ArrayList<>();
-    for (ClaimedMessage m : jobs) {
+    for (ClaimedJob m : jobs) {
       results.add(
           workers.submit(
               () -> batcher.markDelivered(m, AttemptRecord.success(Duration.ofMillis(1), "200"))));
@@ -105,10 +105,10 @@ class CompletionBatcherTest {
 
   @Test
   void concurrentSendsShareFewBatchesAndEachLearnsItsOwnOutcome() throws Exception {
-    List<ClaimedMessage> claimed = new ArrayList<>(store.claimBatch(ClaimRequest.of(16, LEASE)));
-    ClaimedMessage lost = claimed.remove(15);
-    ClaimedMessage stale =
-        new ClaimedMessage(
+    List<ClaimedJob> claimed = new ArrayList<>(store.claimBatch(ClaimRequest.of(16, LEASE)));
+    ClaimedJob lost = claimed.remove(15);
+    ClaimedJob stale =
+        new ClaimedJob(
             lost.id(),
             lost.operationId(),
             lost.destination(),
@@ -134,7 +134,7 @@ class CompletionBatcherTest {
     assertTrue(flushes.stream().allMatch(n -> n <= 8), "no batch above its size: " + flushes);
     assertEquals(15L, admin.countByState().get('S'));
     assertEquals(
-        'W', admin.findMessage(lost.id()).orElseThrow().state(), "the real owner keeps the job");
+        'W', admin.findJob(lost.id()).orElseThrow().state(), "the real owner keeps the job");
     assertEquals(
         List.of(AttemptOutcome.STALE),
         admin.attempts(lost.id()).stream().map(StoredAttempt::outcome).toList());
@@ -147,12 +147,12 @@ class CompletionBatcherTest {
   @Test
   void aWorkerHandsItsJobInWithoutWaitingAndAFailedFlushIsRetriedUntilItCompletesEachJobOnce()
       throws Exception {
-    List<ClaimedMessage> claimed = store.claimBatch(ClaimRequest.of(4, LEASE));
+    List<ClaimedJob> claimed = store.claimBatch(ClaimRequest.of(4, LEASE));
     Map<Long, Completion> answers = new ConcurrentHashMap<>();
     try (CompletionBatcher batcher =
         new CompletionBatcher(recording, 64, Duration.ofMillis(20), LEASE)) {
       failFlushes.set(true);
-      for (ClaimedMessage m : claimed) {
+      for (ClaimedJob m : claimed) {
         batcher.submit(m, ok(), c -> answers.put(m.id(), c));
       }
       Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> flushes.size() >= 2);
@@ -165,13 +165,13 @@ class CompletionBatcherTest {
       Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> answers.size() == 4);
       assertTrue(
           answers.values().stream().allMatch(c -> c == Completion.COMPLETED), answers.toString());
-      for (ClaimedMessage m : claimed) {
+      for (ClaimedJob m : claimed) {
         assertFalse(batcher.markDelivered(m, ok()), "a repeated completion finds the claim gone");
       }
       assertEquals(4L, admin.countByState().get('S'));
     }
     assertEquals(4L, admin.countByState().get('S'));
-    for (ClaimedMessage m : claimed) {
+    for (ClaimedJob m : claimed) {
       assertEquals(
           List.of(AttemptOutcome.DELIVERED, AttemptOutcome.STALE),
           admin.attempts(m.id()).stream().map(StoredAttempt::outcome).toList());
@@ -180,12 +180,12 @@ class CompletionBatcherTest {
 
   @Test
   void aBatchThatCommittedButLostItsAnswerIsReadBackAsCompletedNotStale() throws Exception {
-    List<ClaimedMessage> claimed = store.claimBatch(ClaimRequest.of(3, LEASE));
+    List<ClaimedJob> claimed = store.claimBatch(ClaimRequest.of(3, LEASE));
     Map<Long, Completion> answers = new ConcurrentHashMap<>();
     try (CompletionBatcher batcher =
         new CompletionBatcher(recording, 64, Duration.ofMillis(20), LEASE)) {
       loseNextAnswer.set(true);
-      for (ClaimedMessage m : claimed) {
+      for (ClaimedJob m : claimed) {
         batcher.submit(m, ok(), c -> answers.put(m.id(), c));
       }
       Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> answers.size() == 3);
@@ -194,7 +194,7 @@ class CompletionBatcherTest {
     assertTrue(
         answers.values().stream().allMatch(c -> c == Completion.COMPLETED),
         "the retry found its own committed attempt: completed, not stale: " + answers);
-    for (ClaimedMessage m : claimed) {
+    for (ClaimedJob m : claimed) {
       assertEquals(
           List.of(AttemptOutcome.DELIVERED),
           admin.attempts(m.id()).stream().map(StoredAttempt::outcome).toList(),
@@ -206,8 +206,8 @@ class CompletionBatcherTest {
   void
       frozenPastTheLeaseWhileTheBatchWasInFlightTheCompletionIsStaleOnlyBecauseTheTokenCheckChangedNoRow()
           throws Exception {
-    ClaimedMessage mine = store.claimBatch(ClaimRequest.of(1, Duration.ofMillis(50))).get(0);
-    ClaimedMessage other = store.claimBatch(ClaimRequest.of(1, LEASE)).get(0);
+    ClaimedJob mine = store.claimBatch(ClaimRequest.of(1, Duration.ofMillis(50))).get(0);
+    ClaimedJob other = store.claimBatch(ClaimRequest.of(1, LEASE)).get(0);
     CompletableFuture<Completion> mineDone = new CompletableFuture<>();
     CompletableFuture<Completion> otherDone = new CompletableFuture<>();
     frozen = new CountDownLatch(1);
@@ -220,14 +220,13 @@ class CompletionBatcherTest {
       Awaitility.await()
           .atMost(Duration.ofSeconds(10))
           .until(() -> store.releaseExpiredLeases(5, 10).total() == 1);
-      ClaimedMessage again = store.claimBatch(ClaimRequest.of(1, LEASE)).get(0);
+      ClaimedJob again = store.claimBatch(ClaimRequest.of(1, LEASE)).get(0);
       assertEquals(mine.id(), again.id());
       frozen.countDown();
       assertEquals(
           Completion.STALE, mineDone.get(10, TimeUnit.SECONDS), "its token check changed no row");
       assertEquals(Completion.COMPLETED, otherDone.get(10, TimeUnit.SECONDS));
-      assertEquals(
-          'W', admin.findMessage(mine.id()).orElseThrow().state(), "the new owner keeps it");
+      assertEquals('W', admin.findJob(mine.id()).orElseThrow().state(), "the new owner keeps it");
       assertEquals(
           List.of(AttemptOutcome.LEASE_EXPIRED, AttemptOutcome.STALE),
           admin.attempts(mine.id()).stream().map(StoredAttempt::outcome).toList());
@@ -236,7 +235,7 @@ class CompletionBatcherTest {
 
   @Test
   void aCompletionThatNeverGetsAnAnswerIsReportedUnknownNotStale() throws Exception {
-    ClaimedMessage m = store.claimBatch(ClaimRequest.of(1, LEASE)).get(0);
+    ClaimedJob m = store.claimBatch(ClaimRequest.of(1, LEASE)).get(0);
     CompletableFuture<Completion> done = new CompletableFuture<>();
     failFlushes.set(true);
     try (CompletionBatcher batcher =
@@ -245,13 +244,13 @@ class CompletionBatcherTest {
       assertEquals(Completion.UNKNOWN, done.get(10, TimeUnit.SECONDS));
     }
     assertEquals(
-        'W', admin.findMessage(m.id()).orElseThrow().state(), "nothing committed: still leased");
+        'W', admin.findJob(m.id()).orElseThrow().state(), "nothing committed: still leased");
     assertTrue(admin.attempts(m.id()).isEmpty(), "no STALE attempt: nothing was found lost");
   }
 
   @Test
   void aBatchHoldingEveryJobInFlightIsFlushedWithoutWaitingOutMaxWait() throws Exception {
-    List<ClaimedMessage> claimed = store.claimBatch(ClaimRequest.of(3, LEASE));
+    List<ClaimedJob> claimed = store.claimBatch(ClaimRequest.of(3, LEASE));
     try (CompletionBatcher batcher =
         new CompletionBatcher(recording, 64, Duration.ofSeconds(20), LEASE)
             .flushWhenAllWaiting(() -> 3)) {
@@ -268,7 +267,7 @@ class CompletionBatcherTest {
 
   @Test
   void afterCloseAJobIsCompletedOnItsOwn() {
-    ClaimedMessage m = store.claimBatch(ClaimRequest.of(1, LEASE)).get(0);
+    ClaimedJob m = store.claimBatch(ClaimRequest.of(1, LEASE)).get(0);
     CompletionBatcher batcher = new CompletionBatcher(recording, 64, Duration.ofMillis(2), LEASE);
     batcher.close();
 

@@ -13,10 +13,10 @@ import dev.outboxrelay.outbox.OutboxMessage;
 import dev.outboxrelay.outbox.schema.OutboxSchema;
 import dev.outboxrelay.outbox.store.AttemptOutcome;
 import dev.outboxrelay.outbox.store.ClaimRequest;
-import dev.outboxrelay.outbox.store.ClaimedMessage;
+import dev.outboxrelay.outbox.store.ClaimedJob;
 import dev.outboxrelay.outbox.store.JdbcOutboxAdminStore;
 import dev.outboxrelay.outbox.store.JdbcOutboxStore;
-import dev.outboxrelay.outbox.store.StoredMessage;
+import dev.outboxrelay.outbox.store.StoredJob;
 import dev.outboxrelay.outbox.store.dialect.H2Dialect;
 import dev.outboxrelay.relay.lease.LeaseHeartbeat;
 import dev.outboxrelay.relay.metrics.RelayMetrics;
@@ -79,7 +79,7 @@ class PayloadResolverTest {
   @Test
   void anInlineJobIsPassedThroughWithoutAQuery() throws Exception {
     enqueue("op-inline", "{\"small\":true}");
-    ClaimedMessage m = claimOne();
+    ClaimedJob m = claimOne();
     // Payload reads fail on this store: an inline job must not make one.
     PayloadResolver.Resolution r =
         new PayloadResolver(new JdbcOutboxStore(failingPayloadReads(), new H2Dialect())).resolve(m);
@@ -91,12 +91,12 @@ class PayloadResolverTest {
   void theSinkGetsTheFullBodyUnderTheSameClaim() throws Exception {
     String body = "{\"text\":\"" + "Zoë ✓ 東京 😀 ".repeat(200) + "\"}";
     enqueue("op-large", body);
-    ClaimedMessage claimed = claimOne();
+    ClaimedJob claimed = claimOne();
     assertTrue(claimed.payloadByReference());
 
     deliverer(store).deliver(heartbeat.hold(claimed, System.nanoTime()), () -> {});
 
-    StoredMessage m = admin.findByOperationId("op-large").orElseThrow();
+    StoredJob m = admin.findByOperationId("op-large").orElseThrow();
     assertEquals('S', m.state());
     RecordingHttpReceiver.Request req = receiver.requestsFor("op-large").get(0);
     assertArrayEquals(
@@ -107,7 +107,7 @@ class PayloadResolverTest {
   @Test
   void aMissingBodyIsAPermanentFailureAndNothingIsSent() throws Exception {
     enqueue("op-missing", "x".repeat(INLINE + 1));
-    ClaimedMessage claimed = claimOne();
+    ClaimedJob claimed = claimOne();
     try (Connection c = ds.getConnection()) {
       c.createStatement()
           .executeUpdate("DELETE FROM outbox_payload WHERE message_id = " + claimed.id());
@@ -119,7 +119,7 @@ class PayloadResolverTest {
     assertEquals(PayloadResolver.MISSING, f.errorClass());
 
     deliverer(store).deliver(heartbeat.hold(claimed, System.nanoTime()), () -> {});
-    StoredMessage m = admin.findByOperationId("op-missing").orElseThrow();
+    StoredJob m = admin.findByOperationId("op-missing").orElseThrow();
     assertEquals('D', m.state());
     assertTrue(
         m.lastError()
@@ -134,12 +134,12 @@ class PayloadResolverTest {
   @Test
   void aDatabaseErrorWhileLoadingIsARetryAndNothingIsSent() throws Exception {
     enqueue("op-db-down", "x".repeat(INLINE + 1));
-    ClaimedMessage claimed = claimOne();
+    ClaimedJob claimed = claimOne();
     JdbcOutboxStore flaky = new JdbcOutboxStore(failingPayloadReads(), new H2Dialect());
 
     deliverer(flaky).deliver(heartbeat.hold(claimed, System.nanoTime()), () -> {});
 
-    StoredMessage m = admin.findByOperationId("op-db-down").orElseThrow();
+    StoredJob m = admin.findByOperationId("op-db-down").orElseThrow();
     assertEquals('R', m.state(), "back to ready, with backoff");
     assertEquals(1, m.attempts());
     assertTrue(
@@ -169,8 +169,8 @@ class PayloadResolverTest {
     }
   }
 
-  ClaimedMessage claimOne() {
-    List<ClaimedMessage> claimed = store.claimBatch(ClaimRequest.of(1, LEASE));
+  ClaimedJob claimOne() {
+    List<ClaimedJob> claimed = store.claimBatch(ClaimRequest.of(1, LEASE));
     assertEquals(1, claimed.size());
     return claimed.get(0);
   }
@@ -193,7 +193,7 @@ class PayloadResolverTest {
         () -> Duration.ZERO);
   }
 
-  List<AttemptOutcome> outcomes(StoredMessage m) {
+  List<AttemptOutcome> outcomes(StoredJob m) {
     return admin.attempts(m.id()).stream().map(a -> a.outcome()).toList();
   }
 

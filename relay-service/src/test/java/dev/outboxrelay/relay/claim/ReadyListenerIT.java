@@ -9,7 +9,7 @@ import dev.outboxrelay.outbox.OutboxConfig;
 import dev.outboxrelay.outbox.OutboxMessage;
 import dev.outboxrelay.outbox.store.JdbcOutboxAdminStore;
 import dev.outboxrelay.outbox.store.JdbcOutboxStore;
-import dev.outboxrelay.outbox.store.StoredMessage;
+import dev.outboxrelay.outbox.store.StoredJob;
 import dev.outboxrelay.outbox.store.dialect.PostgresDialect;
 import dev.outboxrelay.outbox.store.dialect.ReadyNotifications;
 import dev.outboxrelay.outbox.testing.TestDatabases;
@@ -259,7 +259,7 @@ class ReadyListenerIT {
   }
 
   private boolean sent(String op) {
-    return admin.findByOperationId(op).map(StoredMessage::state).orElse('?') == 'S';
+    return admin.findByOperationId(op).map(StoredJob::state).orElse('?') == 'S';
   }
 
   private int listenerPid() throws SQLException {

@@ -5,7 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import dev.outboxrelay.outbox.jdbc.Rows;
 import dev.outboxrelay.outbox.store.ClaimRequest;
-import dev.outboxrelay.outbox.store.ClaimedMessage;
+import dev.outboxrelay.outbox.store.ClaimedJob;
 import dev.outboxrelay.outbox.store.JdbcOutboxStore;
 import dev.outboxrelay.outbox.store.dialect.BoundSql;
 import dev.outboxrelay.outbox.store.dialect.OutboxTables;
@@ -62,11 +62,11 @@ class HeartbeatLockOrderIT {
     // The join as the index on a large table makes it: a nested loop over the array of ids.
     DataSource nestedLoop =
         TestDatabases.postgres(SCHEMA, "-c enable_hashjoin=off -c enable_mergejoin=off");
-    List<ClaimedMessage> claimed =
+    List<ClaimedJob> claimed =
         new ArrayList<>(
             new JdbcOutboxStore(ds, DIALECT).claimBatch(ClaimRequest.of(CLAIMS, LEASE)));
     assertEquals(CLAIMS, claimed.size());
-    List<ClaimedMessage> descending = new ArrayList<>(claimed);
+    List<ClaimedJob> descending = new ArrayList<>(claimed);
     Collections.reverse(descending);
     long deadlocksBefore = deadlocks(ds);
     long ascendingPid;
@@ -85,7 +85,7 @@ class HeartbeatLockOrderIT {
           .until(() -> waiting(ds, ascendingPid) && waiting(ds, descendingPid));
       middle.rollback();
 
-      List<Long> all = claimed.stream().map(ClaimedMessage::id).sorted().toList();
+      List<Long> all = claimed.stream().map(ClaimedJob::id).sorted().toList();
       assertEquals(
           all,
           ascending.get(30, TimeUnit.SECONDS).stream().sorted().toList(),
@@ -103,10 +103,10 @@ class HeartbeatLockOrderIT {
   }
 
   /** Renews the leases of {@code claims}, in their order, in a transaction of its own. */
-  private static List<Long> renew(Connection c, List<ClaimedMessage> claims) throws SQLException {
+  private static List<Long> renew(Connection c, List<ClaimedJob> claims) throws SQLException {
     c.setAutoCommit(false);
-    List<Long> ids = claims.stream().map(ClaimedMessage::id).toList();
-    List<UUID> tokens = claims.stream().map(ClaimedMessage::claimToken).toList();
+    List<Long> ids = claims.stream().map(ClaimedJob::id).toList();
+    List<UUID> tokens = claims.stream().map(ClaimedJob::claimToken).toList();
     BoundSql renewal =
         DIALECT.jobs(OutboxTables.DEFAULT).renewLeases(ids, tokens, LEASE.toMillis());
     List<Long> renewed;

@@ -5,7 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.outboxrelay.outbox.store.ClaimRequest;
-import dev.outboxrelay.outbox.store.ClaimedMessage;
+import dev.outboxrelay.outbox.store.ClaimedJob;
 import dev.outboxrelay.outbox.store.JdbcOutboxAdminStore;
 import dev.outboxrelay.outbox.store.JdbcOutboxStore;
 import dev.outboxrelay.outbox.store.OutboxStore;
@@ -57,7 +57,7 @@ class LeaseHeartbeatTest {
 
   @Test
   void onePassRenewsEveryHeldClaimInOneStatementAndReportsALostOneOnce() {
-    List<ClaimedMessage> claimed = store.claimBatch(ClaimRequest.of(4, Duration.ofSeconds(2)));
+    List<ClaimedJob> claimed = store.claimBatch(ClaimRequest.of(4, Duration.ofSeconds(2)));
     AtomicInteger lost = new AtomicInteger();
     LeaseHeartbeat heartbeat =
         new LeaseHeartbeat(counting, LEASE, null, c -> lost.incrementAndGet());
@@ -79,7 +79,7 @@ class LeaseHeartbeatTest {
           held.get(i).ownedFor().compareTo(LEASE.minusSeconds(5)) > 0, "renewed for a whole lease");
       assertTrue(
           admin
-              .findMessage(claimed.get(i).id())
+              .findJob(claimed.get(i).id())
               .orElseThrow()
               .leaseUntil()
               .isAfter(admin.databaseNow().plus(LEASE.minusSeconds(5))),
@@ -94,7 +94,7 @@ class LeaseHeartbeatTest {
 
   @Test
   void aRecordingClaimThatIsGoneIsLeftToItsOwnTransitionAndAForgottenOneIsNotRenewed() {
-    List<ClaimedMessage> claimed = store.claimBatch(ClaimRequest.of(2, LEASE));
+    List<ClaimedJob> claimed = store.claimBatch(ClaimRequest.of(2, LEASE));
     AtomicInteger lost = new AtomicInteger();
     LeaseHeartbeat heartbeat =
         new LeaseHeartbeat(counting, LEASE, null, c -> lost.incrementAndGet());
@@ -126,7 +126,7 @@ class LeaseHeartbeatTest {
 
   @Test
   void aFailedRenewalIsReportedToTheSourceStateAndTheNextPassRecovers() {
-    List<ClaimedMessage> claimed = store.claimBatch(ClaimRequest.of(1, LEASE));
+    List<ClaimedJob> claimed = store.claimBatch(ClaimRequest.of(1, LEASE));
     AtomicInteger failing = new AtomicInteger(1);
     OutboxStore flaky =
         h2.around(

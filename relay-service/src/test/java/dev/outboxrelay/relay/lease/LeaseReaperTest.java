@@ -9,7 +9,7 @@ import dev.outboxrelay.outbox.store.ClaimRequest;
 import dev.outboxrelay.outbox.store.JdbcOutboxAdminStore;
 import dev.outboxrelay.outbox.store.JdbcOutboxStore;
 import dev.outboxrelay.outbox.store.StoredAttempt;
-import dev.outboxrelay.outbox.store.StoredMessage;
+import dev.outboxrelay.outbox.store.StoredJob;
 import dev.outboxrelay.outbox.store.dialect.H2Dialect;
 import dev.outboxrelay.relay.metrics.RelayMetrics;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -84,7 +84,7 @@ class LeaseReaperTest {
               return BACK_OFF;
             });
     claimAndLetExpire(reaper);
-    StoredMessage reaped = admin.findByOperationId("op-1").orElseThrow();
+    StoredJob reaped = admin.findByOperationId("op-1").orElseThrow();
     assertEquals('R', reaped.state());
     assertEquals(1, reaped.attempts(), "an expired lease counts as an attempt");
     assertTrue(
@@ -97,7 +97,7 @@ class LeaseReaperTest {
     claimAndLetExpire(reaper);
     execute("UPDATE outbox_message SET deliver_after = CURRENT_TIMESTAMP");
     claimAndLetExpire(reaper);
-    StoredMessage dead = admin.findByOperationId("op-1").orElseThrow();
+    StoredJob dead = admin.findByOperationId("op-1").orElseThrow();
     assertEquals('D', dead.state(), "the third expiry of three attempts is the last");
     assertEquals(List.of(1, 2), delaysAskedFor, "a back-off after every expiry but the last");
     assertEquals(

@@ -7,7 +7,7 @@ import dev.outboxrelay.outbox.Outbox;
 import dev.outboxrelay.outbox.OutboxConfig;
 import dev.outboxrelay.outbox.OutboxMessage;
 import dev.outboxrelay.outbox.schema.OutboxSchema;
-import dev.outboxrelay.outbox.store.StoredMessage;
+import dev.outboxrelay.outbox.store.StoredJob;
 import dev.outboxrelay.outbox.store.dialect.OutboxTables;
 import dev.outboxrelay.relay.testing.RelayTestResources;
 import io.agroal.api.AgroalDataSource;
@@ -87,8 +87,7 @@ class ConfiguredNamesRelayTest {
         .until(() -> !RelayTestResources.receiver.requestsFor(op).isEmpty());
     Awaitility.await()
         .atMost(WAIT)
-        .until(
-            () -> relay.admin().findByOperationId(op).map(StoredMessage::state).orElse('?') == 'S');
+        .until(() -> relay.admin().findByOperationId(op).map(StoredJob::state).orElse('?') == 'S');
     assertEquals(
         1, count("SELECT COUNT(*) FROM relay_names_it.orders_message WHERE operation_id = ?", op));
     assertEquals(

@@ -6,7 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.outboxrelay.outbox.store.AttemptRecord;
 import dev.outboxrelay.outbox.store.ClaimRequest;
-import dev.outboxrelay.outbox.store.ClaimedMessage;
+import dev.outboxrelay.outbox.store.ClaimedJob;
 import dev.outboxrelay.outbox.store.JdbcFleetLock;
 import dev.outboxrelay.outbox.store.JdbcOutboxStore;
 import dev.outboxrelay.outbox.testing.TestDatabases;
@@ -115,7 +115,7 @@ class RetentionServiceIT {
   /** {@code n} jobs delivered ({@code S}, one attempt each), ids ascending. */
   private List<Long> sentJobs(int n) {
     List<Long> ids = TestDatabases.insertReady(ds, n);
-    for (ClaimedMessage c : store.claimBatch(ClaimRequest.of(n, Duration.ofSeconds(30)))) {
+    for (ClaimedJob c : store.claimBatch(ClaimRequest.of(n, Duration.ofSeconds(30)))) {
       assertTrue(store.markDelivered(c, AttemptRecord.success(Duration.ofMillis(1), "200")));
     }
     return ids;

@@ -17,7 +17,7 @@ import dev.outboxrelay.outbox.store.JdbcFleetLock;
 import dev.outboxrelay.outbox.store.OutboxAdminStore;
 import dev.outboxrelay.outbox.store.OutboxStore;
 import dev.outboxrelay.outbox.store.ReconciliationStore;
-import dev.outboxrelay.outbox.store.StoredMessage;
+import dev.outboxrelay.outbox.store.StoredJob;
 import dev.outboxrelay.relay.lifecycle.RelayService;
 import dev.outboxrelay.relay.testing.RecordingHttpReceiver;
 import dev.outboxrelay.relay.testing.RecordingHttpReceiver.Response;
@@ -104,7 +104,7 @@ class ReconciliationResourceTest {
     }
   }
 
-  StoredMessage job(String op) {
+  StoredJob job(String op) {
     return admin.findByOperationId(op).orElseThrow();
   }
 
@@ -161,10 +161,10 @@ class ReconciliationResourceTest {
     assertEquals(null, first.getString("error"));
     assertEquals(counts(2, 1, 2, 1, 1), first.getMap("counts"));
     assertEquals(0, first.getInt("pending"));
-    StoredMessage lostAck = job("lost-ack-1");
-    StoredMessage dead = job("dead-1");
-    StoredMessage twice = job("twice-1");
-    StoredMessage lost = admin.findMessage(job("lost-1").id()).orElseThrow();
+    StoredJob lostAck = job("lost-ack-1");
+    StoredJob dead = job("dead-1");
+    StoredJob twice = job("twice-1");
+    StoredJob lost = admin.findJob(job("lost-1").id()).orElseThrow();
     assertEquals(
         List.of(
             item("ghost-1", null, null, "confirmed_not_sent", null, 1, null, null),

@@ -6,7 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.outboxrelay.outbox.store.ClaimedMessage;
+import dev.outboxrelay.outbox.store.ClaimedJob;
 import dev.outboxrelay.outbox.webhook.WebhookSignature;
 import dev.outboxrelay.relay.testing.RecordingHttpReceiver;
 import dev.outboxrelay.relay.testing.RecordingHttpReceiver.Response;
@@ -53,8 +53,8 @@ class HttpSinkTest {
     sink = new HttpSink(receiver.url("/hook"), Duration.ofSeconds(1), Duration.ofMillis(500));
   }
 
-  static ClaimedMessage message(String operationId) {
-    return new ClaimedMessage(
+  static ClaimedJob message(String operationId) {
+    return new ClaimedJob(
         42,
         operationId,
         "billing",
@@ -261,8 +261,8 @@ class HttpSinkTest {
 
   @Test
   void invalidHeaderValueIsPermanent() throws Exception {
-    ClaimedMessage bad =
-        new ClaimedMessage(
+    ClaimedJob bad =
+        new ClaimedJob(
             1,
             "op-h",
             "billing",
@@ -280,9 +280,9 @@ class HttpSinkTest {
 
   static final String SECRET = "hook-secret-é";
 
-  static ClaimedMessage messageWithBody(
+  static ClaimedJob messageWithBody(
       String operationId, String payload, Map<String, String> headers) {
-    return new ClaimedMessage(
+    return new ClaimedJob(
         43,
         operationId,
         "billing",
@@ -420,8 +420,8 @@ class HttpSinkTest {
       headers.put("X-Empty", "");
       headers.put("X-Quote", "\"q\" \\ %C3%A4");
       String contentType = "text/plain; charset=\"utf-8\"; x=~!#";
-      ClaimedMessage m =
-          new ClaimedMessage(
+      ClaimedJob m =
+          new ClaimedJob(
               44,
               EVERY_PRINTABLE,
               "billing",
@@ -513,8 +513,8 @@ class HttpSinkTest {
           "header X-Name has U+00EB at position 3, which an HTTP field value cannot carry byte-for-byte"
               + " (printable ASCII and tab only)",
           header.error());
-      ClaimedMessage type =
-          new ClaimedMessage(
+      ClaimedJob type =
+          new ClaimedJob(
               45,
               "op-h2",
               "billing",

@@ -5,7 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.outboxrelay.outbox.store.ClaimedMessage;
+import dev.outboxrelay.outbox.store.ClaimedJob;
 import dev.outboxrelay.relay.sink.MessageSink;
 import dev.outboxrelay.relay.sink.SinkRegistry;
 import dev.outboxrelay.relay.sink.SinkResult;
@@ -58,8 +58,8 @@ class DestinationStatesTest {
         return MessageSink.answered((SinkResult) next);
       };
 
-  private static ClaimedMessage message(String operationId) {
-    return new ClaimedMessage(
+  private static ClaimedJob message(String operationId) {
+    return new ClaimedJob(
         42,
         operationId,
         "billing",

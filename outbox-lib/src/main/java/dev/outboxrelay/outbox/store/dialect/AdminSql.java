@@ -62,7 +62,7 @@ abstract class AdminSql extends TransitionSql {
   }
 
   /** Parameters: id. Columns: {@link #MESSAGE_COLUMNS}. */
-  String findMessageSql() {
+  String findJobSql() {
     return "SELECT " + MESSAGE_COLUMNS + " FROM outbox_message WHERE id = ?";
   }
 
@@ -93,7 +93,7 @@ abstract class AdminSql extends TransitionSql {
    * #SUMMARY_COLUMNS}. Keyset paging on the primary key, so a page costs its size, not its offset;
    * every condition of {@code q} is a bound parameter.
    */
-  BoundSql listMessages(Listing q) {
+  BoundSql listJobs(Listing q) {
     StringBuilder sql =
         new StringBuilder(
             "SELECT "

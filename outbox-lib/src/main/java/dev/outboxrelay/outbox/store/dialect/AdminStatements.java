@@ -16,7 +16,7 @@ public final class AdminStatements {
   private final String oldestReady;
   private final String backlogByDestination;
   private final String databaseNow;
-  private final String findMessage;
+  private final String findJob;
   private final String findByOperationId;
   private final String attempts;
   private final String replayDead;
@@ -33,7 +33,7 @@ public final class AdminStatements {
     oldestReady = renderer.render(dialect.oldestReadySql());
     backlogByDestination = renderer.render(dialect.backlogByDestinationSql());
     databaseNow = renderer.render(dialect.clock().nowSql());
-    findMessage = renderer.render(dialect.findMessageSql());
+    findJob = renderer.render(dialect.findJobSql());
     findByOperationId = renderer.render(dialect.findByOperationIdSql());
     attempts = renderer.render(dialect.attemptsSql());
     replayDead = renderer.render(dialect.replayDeadSql());
@@ -65,8 +65,8 @@ public final class AdminStatements {
     return databaseNow;
   }
 
-  public String findMessageSql() {
-    return findMessage;
+  public String findJobSql() {
+    return findJob;
   }
 
   public String findByOperationIdSql() {
@@ -78,8 +78,8 @@ public final class AdminStatements {
   }
 
   /** One page of the listing ({@link Dialect#SUMMARY_COLUMNS}), every condition a parameter. */
-  public BoundSql listMessages(Listing q) {
-    return renderer.render(dialect.listMessages(q));
+  public BoundSql listJobs(Listing q) {
+    return renderer.render(dialect.listJobs(q));
   }
 
   /** A {@code LIKE} pattern matching text that contains {@code text} literally. */

@@ -3,9 +3,9 @@ package dev.outboxrelay.outbox.store.dialect;
 import java.time.Instant;
 
 /**
- * The conditions of one page of the operator's listing ({@link AdminStatements#listMessages}), as
- * the admin store passes them from its query; a null condition is not applied. The dialect builds
- * only fixed column conditions from them; every value is a bind parameter.
+ * The conditions of one page of the operator's listing ({@link AdminStatements#listJobs}), as the
+ * admin store passes them from its query; a null condition is not applied. The dialect builds only
+ * fixed column conditions from them; every value is a bind parameter.
  *
  * @param state the job's state code
  * @param destination the destination

@@ -27,7 +27,7 @@ abstract class SqlFragments {
           + " claim_token, lease_until, deliver_after, attempts, last_error, created_at, claimed_at,"
           + " sent_at, confirmed_at, payload_by_ref, key_wait";
 
-  /** Columns of {@link AdminStatements#listMessages}, in this order. */
+  /** Columns of {@link AdminStatements#listJobs}, in this order. */
   public static final String SUMMARY_COLUMNS =
       "m.id, m.operation_id, m.destination, m.ordering_key, m.content_type, m.state, m.attempts,"
           + " m.last_error, f.error_class, f.finished_at, m.deliver_after, m.created_at, m.claimed_at,"

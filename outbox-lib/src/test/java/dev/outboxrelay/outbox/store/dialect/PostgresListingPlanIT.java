@@ -4,7 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.outboxrelay.outbox.jdbc.Rows;
-import dev.outboxrelay.outbox.store.MessageQuery;
+import dev.outboxrelay.outbox.store.JobQuery;
 import dev.outboxrelay.outbox.testing.TestDatabases;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -45,9 +45,9 @@ class PostgresListingPlanIT {
     TestDatabases.reset(ds);
   }
 
-  private static String plan(MessageQuery q) throws SQLException {
+  private static String plan(JobQuery q) throws SQLException {
     BoundSql sql =
-        DIALECT.listMessages(
+        DIALECT.listJobs(
             new Listing(
                 q.state(),
                 q.destination(),
@@ -75,12 +75,12 @@ class PostgresListingPlanIT {
   @Test
   void deadJobsByDestinationErrorClassAndTimeWalkTheDeadIndex() throws SQLException {
     Instant now = Instant.now();
-    for (MessageQuery q :
+    for (JobQuery q :
         List.of(
-            new MessageQuery('D', null, null, 0, 51),
-            new MessageQuery('D', TestDatabases.HTTP_BILLING, null, 100, 51),
-            new MessageQuery('D', null, null, null, null, now.minusSeconds(3600), now, 0, 51),
-            new MessageQuery(
+            new JobQuery('D', null, null, 0, 51),
+            new JobQuery('D', TestDatabases.HTTP_BILLING, null, 100, 51),
+            new JobQuery('D', null, null, null, null, now.minusSeconds(3600), now, 0, 51),
+            new JobQuery(
                 'D',
                 TestDatabases.HTTP_BILLING,
                 null,
@@ -99,9 +99,9 @@ class PostgresListingPlanIT {
 
   @Test
   void readyJobsWalkTheReadyIndexAndUnfilteredPagesThePrimaryKey() throws SQLException {
-    String ready = plan(new MessageQuery('R', TestDatabases.HTTP_BILLING, null, 0, 51));
+    String ready = plan(new JobQuery('R', TestDatabases.HTTP_BILLING, null, 0, 51));
     assertTrue(ready.contains("ix_outbox_message_ready"), ready);
-    String any = plan(new MessageQuery(null, TestDatabases.HTTP_BILLING, null, 5_000, 51));
+    String any = plan(new JobQuery(null, TestDatabases.HTTP_BILLING, null, 5_000, 51));
     assertTrue(any.contains("outbox_message_pkey"), any);
     assertFalse(any.contains("Seq Scan on outbox_message"), any);
   }

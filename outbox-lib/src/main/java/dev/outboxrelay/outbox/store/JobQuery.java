@@ -19,7 +19,7 @@ import java.time.Instant;
  * @param afterId the last id of the previous page, 0 for the first
  * @param limit rows on the page, at least 1
  */
-public record MessageQuery(
+public record JobQuery(
     Character state,
     String destination,
     String orderingKey,
@@ -29,7 +29,7 @@ public record MessageQuery(
     Instant to,
     long afterId,
     int limit) {
-  public MessageQuery {
+  public JobQuery {
     if (state != null) {
       try {
         JobState.fromCode(state);
@@ -50,7 +50,7 @@ public record MessageQuery(
   }
 
   /** A page filtered by state, destination and ordering key only. */
-  public MessageQuery(
+  public JobQuery(
       Character state, String destination, String orderingKey, long afterId, int limit) {
     this(state, destination, orderingKey, null, null, null, null, afterId, limit);
   }

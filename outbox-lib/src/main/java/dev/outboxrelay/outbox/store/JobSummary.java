@@ -10,7 +10,7 @@ import java.time.Instant;
  *     cancel), null when it never failed
  * @param failedAt when that attempt finished; for a dead job, when it died
  */
-public record MessageSummary(
+public record JobSummary(
     long id,
     String operationId,
     String destination,

@@ -6,10 +6,10 @@ package dev.outboxrelay.outbox;
  * @param byReference store the payload out of band in {@code outbox_payload} (it is over the inline
  *     threshold) and only a reference in the job's row
  */
-record NewMessage(OutboxMessage message, String headersJson, boolean byReference) {
+record NewJob(OutboxMessage message, String headersJson, boolean byReference) {
 
   /** A message whose payload is stored inline. */
-  public NewMessage(OutboxMessage message, String headersJson) {
+  public NewJob(OutboxMessage message, String headersJson) {
     this(message, headersJson, false);
   }
 }

@@ -14,7 +14,7 @@ import java.util.UUID;
  *     1}
  * @param payloadByReference the body is in {@code outbox_payload}, not in {@code payload}
  */
-public record ClaimedMessage(
+public record ClaimedJob(
     long id,
     String operationId,
     String destination,
@@ -29,7 +29,7 @@ public record ClaimedMessage(
     boolean payloadByReference) {
 
   /** A job whose payload is inline. */
-  public ClaimedMessage(
+  public ClaimedJob(
       long id,
       String operationId,
       String destination,
@@ -57,8 +57,8 @@ public record ClaimedMessage(
   }
 
   /** The same claim carrying its full body: what a sink is given for a by-reference job. */
-  public ClaimedMessage withPayload(String body) {
-    return new ClaimedMessage(
+  public ClaimedJob withPayload(String body) {
+    return new ClaimedJob(
         id,
         operationId,
         destination,

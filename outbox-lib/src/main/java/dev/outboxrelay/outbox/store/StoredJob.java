@@ -10,7 +10,7 @@ import java.util.UUID;
  *     OutboxStore#findPayload} reads the body)
  * @param payloadByReference the body is in {@code outbox_payload}, not in {@code payload}
  */
-public record StoredMessage(
+public record StoredJob(
     long id,
     String operationId,
     String destination,

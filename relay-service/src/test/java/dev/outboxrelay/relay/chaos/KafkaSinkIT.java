@@ -79,19 +79,7 @@ class KafkaSinkIT {
       // One record first, so the producer is connected and knows the topic's partitions: on a
       // loaded machine a new producer's first metadata can take longer than 1 s, and the healthy
       // run below must be first attempts only. Not one of the jobs counted below.
-      try (Connection c = x.dataSource().getConnection()) {
-        outbox.enqueue(
-            c,
-            OutboxMessage.builder()
-                .operationId(WARM_UP)
-                .destination("orders")
-                .payload("{}")
-                .build());
-      }
-      x.awaitCondition(
-          "the warm-up record acknowledged",
-          Duration.ofSeconds(60),
-          () -> x.count("state = 'S'") == 1);
+      warmUp(x, outbox);
       List<String> ops = new ArrayList<>();
       try (Connection c = x.dataSource().getConnection()) {
         c.setAutoCommit(false);
@@ -216,19 +204,7 @@ class KafkaSinkIT {
                   "50"));
       Outbox outbox = new Outbox(OutboxConfig.builder().destinations("orders").build());
       // One record first, so the producer is connected and knows the topic's partitions.
-      try (Connection c = x.dataSource().getConnection()) {
-        outbox.enqueue(
-            c,
-            OutboxMessage.builder()
-                .operationId("warm-up")
-                .destination("orders")
-                .payload("{}")
-                .build());
-      }
-      x.awaitCondition(
-          "the warm-up record acknowledged",
-          Duration.ofSeconds(60),
-          () -> x.count("state = 'S'") == 1);
+      warmUp(x, outbox);
       int logLinesBefore = relay.logText().split("\n", -1).length;
 
       broker.stop();
@@ -288,6 +264,19 @@ class KafkaSinkIT {
       assertEquals(
           List.of(), clientWarnings, "the Kafka client's own WARN lines during the outage");
     }
+  }
+
+  /** Sends {@link #WARM_UP} and waits until it is acknowledged (the only job sent so far). */
+  private static void warmUp(ChaosExperiment x, Outbox outbox) throws Exception {
+    try (Connection c = x.dataSource().getConnection()) {
+      outbox.enqueue(
+          c,
+          OutboxMessage.builder().operationId(WARM_UP).destination("orders").payload("{}").build());
+    }
+    x.awaitCondition(
+        "the warm-up record acknowledged",
+        Duration.ofSeconds(60),
+        () -> x.count("state = 'S'") == 1);
   }
 
   /** The test's jobs sent (the warm-up record not counted). */

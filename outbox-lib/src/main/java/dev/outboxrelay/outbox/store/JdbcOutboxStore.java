@@ -273,7 +273,7 @@ public class JdbcOutboxStore implements OutboxStore {
   }
 
   @Override
-  public DeliveryBatch markDeliveredAll(List<DeliveredJob> jobs, ClaimRequest handOver) {
+  public DeliveryBatch markDeliveredAll(List<DeliveredJob> jobs, HandOver handOver) {
     if (jobs.isEmpty()) {
       return new DeliveryBatch(Set.of(), List.of());
     }
@@ -299,7 +299,7 @@ public class JdbcOutboxStore implements OutboxStore {
                               chunk.stream().map(j -> j.message().claimToken()).toList()));
                     }
                     insertAttempts(tx, sorted, done);
-                    List<Long> heads =
+                    Map<String, Long> heads =
                         keyHeads.promoteHeads(
                             tx,
                             sorted.stream()
@@ -308,12 +308,7 @@ public class JdbcOutboxStore implements OutboxStore {
                                 .map(ClaimedJob::orderingKey)
                                 .toList());
                     List<ClaimedJob> handedOver =
-                        handOver == null || handOver.limit() <= 0 || heads.isEmpty()
-                            ? List.of()
-                            : claimHeads(
-                                tx,
-                                heads.subList(0, Math.min(heads.size(), handOver.limit())),
-                                handOver);
+                        handOver == null ? List.of() : claimKeyRuns(tx, heads, handOver);
                     return new DeliveryBatch(done, handedOver);
                   });
             }
@@ -336,7 +331,7 @@ public class JdbcOutboxStore implements OutboxStore {
    * {@link JobStatements#maxCompletionPairs()}; returns the ids completed. One statement where
    * updates return rows, else the pairs still held are locked and then completed (the locks make
    * the update change exactly what the lock found). Records no attempt and promotes no head: {@link
-   * #markDeliveredAll(List, ClaimRequest)} does.
+   * #markDeliveredAll(List, HandOver)} does.
    */
   public List<Long> markDeliveredOn(Connection tx, List<Long> ids, List<UUID> tokens)
       throws SQLException {
@@ -363,16 +358,67 @@ public class JdbcOutboxStore implements OutboxStore {
   }
 
   /**
-   * Claims {@code heads} (just promoted, so this transaction holds their rows) that are ready and
-   * due, under {@code r}'s token and lease; returns them in id order.
+   * The hand-over's claim, in the completion's transaction {@code tx}: each handed-over key's run
+   * from the head just promoted ({@code heads}, so this transaction holds it), the limit shared
+   * evenly among those keys (each at least its head, while the limit lasts), claimed in one
+   * statement under the hand-over's token and lease; returned in id order. A job of a run that
+   * another transaction changed between the read and the claim (an operator's cancel) leaves a gap:
+   * the run's jobs behind it are given back in the same transaction, so a key never goes on past a
+   * job it did not claim.
    */
-  private List<ClaimedJob> claimHeads(Connection tx, List<Long> heads, ClaimRequest r)
+  private List<ClaimedJob> claimKeyRuns(Connection tx, Map<String, Long> heads, HandOver handOver)
       throws SQLException {
-    if (Dialects.update(tx, jobs.claimHeldHeads(r.token(), r.leaseFor().toMillis(), heads), binding)
-        == 0) {
+    ClaimRequest r = handOver.claim();
+    List<Map.Entry<String, Long>> keys =
+        heads.entrySet().stream().filter(e -> handOver.keys().contains(e.getKey())).toList();
+    if (keys.isEmpty()) {
       return List.of();
     }
-    return Dialects.query(tx, jobs.readClaimed(r.token(), heads), binding, rows::claimed);
+    int share = Math.max(1, r.limit() / keys.size());
+    int left = r.limit();
+    List<List<Long>> runs = new ArrayList<>();
+    for (Map.Entry<String, Long> key : keys) {
+      if (left == 0) {
+        break;
+      }
+      List<Long> run =
+          keyHeads.run(tx, key.getKey(), key.getValue(), Math.min(share, left), binding);
+      left -= run.size();
+      if (!run.isEmpty()) {
+        runs.add(run);
+      }
+    }
+    List<Long> ids = runs.stream().flatMap(List::stream).sorted().toList();
+    if (ids.isEmpty()
+        || Dialects.update(tx, jobs.claimKeyRuns(r.token(), r.leaseFor().toMillis(), ids), binding)
+            == 0) {
+      return List.of();
+    }
+    List<ClaimedJob> claimed =
+        Dialects.query(tx, jobs.readClaimed(r.token(), ids), binding, rows::claimed);
+    Set<Long> got = new HashSet<>();
+    claimed.forEach(m -> got.add(m.id()));
+    Set<Long> behindAGap = new HashSet<>();
+    for (List<Long> run : runs) {
+      int gap = 0;
+      while (gap < run.size() && got.contains(run.get(gap))) {
+        gap++;
+      }
+      behindAGap.addAll(run.subList(gap, run.size()));
+    }
+    behindAGap.retainAll(got);
+    if (behindAGap.isEmpty()) {
+      return claimed;
+    }
+    try (PreparedStatement ps = tx.prepareStatement(jobs.releaseSql())) {
+      for (long id : behindAGap) {
+        ps.setLong(1, id);
+        binding.bindUuid(ps, 2, r.token());
+        ps.addBatch();
+      }
+      ps.executeBatch();
+    }
+    return claimed.stream().filter(m -> !behindAGap.contains(m.id())).toList();
   }
 
   /** The attempt rows of a batched completion, one batched statement: DELIVERED or STALE. */

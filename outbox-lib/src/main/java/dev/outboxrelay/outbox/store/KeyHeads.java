@@ -3,13 +3,17 @@ package dev.outboxrelay.outbox.store;
 import dev.outboxrelay.outbox.jdbc.JdbcStatements.Binder;
 import dev.outboxrelay.outbox.jdbc.Rows;
 import dev.outboxrelay.outbox.store.dialect.JobStatements;
+import dev.outboxrelay.outbox.store.dialect.TypeBinding;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.Comparator;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
+import java.util.TreeMap;
 import java.util.TreeSet;
 
 /**
@@ -71,11 +75,11 @@ public final class KeyHeads {
   /**
    * After jobs of {@code keys} reached a final state in transaction {@code tx}: makes each key's
    * earliest unfinished job its head ({@code key_wait} cleared), in key order. A head that finishes
-   * in another transaction meanwhile changes no row, and the next one is taken. Returns the heads'
-   * ids.
+   * in another transaction meanwhile changes no row, and the next one is taken. Returns each key's
+   * new head, in key order (a key left without unfinished jobs has none).
    */
-  List<Long> promoteHeads(Connection tx, Collection<String> keys) throws SQLException {
-    List<Long> heads = new ArrayList<>();
+  Map<String, Long> promoteHeads(Connection tx, Collection<String> keys) throws SQLException {
+    Map<String, Long> heads = new TreeMap<>();
     for (String key : new TreeSet<>(keys)) {
       while (true) {
         Optional<Long> head =
@@ -86,12 +90,37 @@ public final class KeyHeads {
         try (PreparedStatement ps = tx.prepareStatement(jobs.promoteHeadSql())) {
           ps.setLong(1, head.get());
           if (ps.executeUpdate() == 1) {
-            heads.add(head.get());
+            heads.put(key, head.get());
             break;
           }
         }
       }
     }
     return heads;
+  }
+
+  /**
+   * The run of {@code key} from its head {@code head} (just promoted in {@code tx}): the ids of at
+   * most {@code limit} jobs of the key in id order from the head, each ready and due, ending before
+   * the first unfinished job that is not (leased, or not due yet); finished jobs between them (a
+   * cancelled one) are passed over. Empty when the head itself is not ready and due.
+   */
+  List<Long> run(Connection tx, String key, long head, int limit, TypeBinding binding)
+      throws SQLException {
+    record Row(long id, char state, boolean due) {}
+    List<Row> rows =
+        Dialects.query(
+            tx,
+            jobs.keyRun(key, head, limit),
+            binding,
+            rs -> new Row(rs.getLong(1), rs.getString(2).charAt(0), rs.getInt(3) == 1));
+    List<Long> run = new ArrayList<>();
+    for (Row r : rows.stream().sorted(Comparator.comparingLong(Row::id)).toList()) {
+      if (run.size() == limit || !JobState.READY.is(r.state()) || !r.due()) {
+        break;
+      }
+      run.add(r.id());
+    }
+    return run;
   }
 }

@@ -53,13 +53,15 @@ public interface OutboxStore {
   Set<Long> markDeliveredAll(List<DeliveredJob> jobs);
 
   /**
-   * {@link #markDeliveredAll(List)}, and in the same transaction the key-affine hand-over: the jobs
-   * whose keys' next ready, due job became the head by these completions are claimed as by {@link
-   * #claimBatch} (at most {@code handOver.limit()}, under its token and lease) and returned with
-   * the completed ids, so the relay that held a key goes on with it at once; {@code handOver} null:
-   * none (no room). Default: no hand-over.
+   * {@link #markDeliveredAll(List)}, and in the same transaction the key-affine hand-over: for each
+   * key of {@code handOver.keys()} that these completions gave a new head, the head and the ready,
+   * due jobs right behind it (its run, up to the first job of the key that is not ready and due)
+   * are claimed as by {@link #claimBatch}, under the hand-over's token and lease, at most {@code
+   * handOver.claim().limit()} in all, and returned with the completed ids in id order, so the relay
+   * that held a key goes on with it at once. The relay must send a key's run one job after the
+   * other. {@code handOver} null: none (no room). Default: no hand-over.
    */
-  default DeliveryBatch markDeliveredAll(List<DeliveredJob> jobs, ClaimRequest handOver) {
+  default DeliveryBatch markDeliveredAll(List<DeliveredJob> jobs, HandOver handOver) {
     return new DeliveryBatch(markDeliveredAll(jobs), List.of());
   }
 

@@ -404,7 +404,7 @@ class DialectConsistencyTest {
       sql.put("CLAIM_SQL", jobs.claim(token, 1000, 10).sql());
     }
     sql.put("readClaimedSql", jobs.readClaimed(token, ids).sql());
-    sql.put("claimHeldHeadsSql", jobs.claimHeldHeads(token, 1000, ids).sql());
+    sql.put("claimKeyRunsSql", jobs.claimKeyRuns(token, 1000, ids).sql());
     sql.put("recordedAttemptsSql", jobs.recordedAttempts("DELIVERED", ids).sql());
     if (jobs.updateReturnsRows()) {
       sql.put("renewLeasesSql", jobs.renewLeases(ids, tokens, 1000).sql());
@@ -470,7 +470,10 @@ class DialectConsistencyTest {
         "SQL Server takes at most 2,100 parameters per statement");
   }
 
-  /** The admin statements built per filter, with every filter set (the longest SQL). */
+  /**
+   * The statements built per call: the admin's per filter, with every filter set (the longest SQL),
+   * and the key run.
+   */
   private static Map<String, BoundSql> builtSql(Dialect dialect) {
     Instant from = Instant.parse("2024-01-01T00:00:00Z");
     Instant to = from.plusSeconds(3600);
@@ -489,6 +492,8 @@ class DialectConsistencyTest {
     sql.put(
         "deleteFinished",
         dialect.jobs(OutboxTables.DEFAULT).deleteFinished(7L * 24 * 3600 * 1000, 500));
+    // The key run's parameters differ per database (one walk on PostgreSQL, a seek per state else).
+    sql.put("keyRun", dialect.jobs(OutboxTables.DEFAULT).keyRun("key-1", 1, 16));
     return sql;
   }
 

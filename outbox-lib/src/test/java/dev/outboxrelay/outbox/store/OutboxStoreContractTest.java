@@ -466,7 +466,7 @@ public abstract class OutboxStoreContractTest {
             heads.stream()
                 .map(m -> new DeliveredJob(m, AttemptRecord.success(Duration.ofMillis(1), "200")))
                 .toList(),
-            handOver);
+            new HandOver(handOver, Set.of("a", "b")));
     assertEquals(Set.of(a1, b1), batch.completed());
     assertEquals(
         List.of(a2), ids(batch.handedOver()), "at most the hand-over's limit, key a first");
@@ -483,6 +483,80 @@ public abstract class OutboxStoreContractTest {
             null);
     assertEquals(List.of(), last.handedOver(), "no hand-over asked (no room): nothing claimed");
     assertEquals(List.of(a3), ids(claim(10, LEASE)), "the next claim finds it");
+  }
+
+  @Test
+  void aHandOverClaimsEachKeysRunUpToItsFirstJobNotDue() {
+    long a1 = enqueue(message("run-a1").orderingKey("a").build());
+    long b1 = enqueue(message("run-b1").orderingKey("b").build());
+    long a2 = enqueue(message("run-a2").orderingKey("a").build());
+    long a3 = enqueue(message("run-a3").orderingKey("a").build());
+    long b2 = enqueue(message("run-b2").orderingKey("b").build());
+    long a4 = enqueue(message("run-a4").orderingKey("a").deliverAfter(Duration.ofHours(1)).build());
+    long a5 = enqueue(message("run-a5").orderingKey("a").build());
+    List<ClaimedJob> heads = claim(10, LEASE);
+    assertEquals(List.of(a1, b1), ids(heads));
+
+    ClaimRequest claim = ClaimRequest.of(10, LEASE);
+    DeliveryBatch batch =
+        store.markDeliveredAll(delivered(heads), new HandOver(claim, Set.of("a")));
+    assertEquals(Set.of(a1, b1), batch.completed());
+    assertEquals(
+        List.of(a2, a3),
+        ids(batch.handedOver()),
+        "key a's run ends before a4, which is not due; key b was not handed over");
+    for (ClaimedJob m : batch.handedOver()) {
+      assertEquals(claim.token(), m.claimToken());
+      assertEquals('W', row(m.id()).state());
+    }
+    assertEquals(List.of(true, true), keyWait(a3, a5), "a run's later jobs still wait behind it");
+    assertEquals('R', row(a4).state());
+    assertEquals(List.of(b2), ids(claim(10, LEASE)), "b2 became the head and was claimable");
+
+    DeliveryBatch next =
+        store.markDeliveredAll(
+            delivered(batch.handedOver()), new HandOver(ClaimRequest.of(10, LEASE), Set.of("a")));
+    assertEquals(Set.of(a2, a3), next.completed());
+    assertEquals(List.of(), next.handedOver(), "a4 is the head now, and not due");
+    assertEquals(List.of(false, true), keyWait(a4, a5));
+    assertEquals(List.of(), claim(10, LEASE));
+  }
+
+  @Test
+  void aKeysRunStopsBeforeALeasedJobOfItsKey() {
+    long a1 = enqueue(message("leased-run-a1").orderingKey("a").build());
+    long a2 = enqueue(message("leased-run-a2").orderingKey("a").build());
+    long a3 = enqueue(message("leased-run-a3").orderingKey("a").build());
+    long a4 = enqueue(message("leased-run-a4").orderingKey("a").build());
+    long a5 = enqueue(message("leased-run-a5").orderingKey("a").build());
+    ClaimedJob first = claimExactlyOne(LEASE);
+    assertEquals(a1, first.id());
+    ClaimRequest runClaim = ClaimRequest.of(3, LEASE);
+    List<ClaimedJob> run =
+        store
+            .markDeliveredAll(delivered(List.of(first)), new HandOver(runClaim, Set.of("a")))
+            .handedOver();
+    assertEquals(List.of(a2, a3, a4), ids(run));
+    // The relay gives back the start of the run (a send failed) and still holds a4.
+    assertTrue(store.release(a2, runClaim.token()));
+    assertTrue(store.release(a3, runClaim.token()));
+
+    ClaimedJob head = claimExactlyOne(LEASE);
+    assertEquals(a2, head.id(), "the given-back head; a3 waits behind it, a4 is leased");
+    List<ClaimedJob> next =
+        store
+            .markDeliveredAll(
+                delivered(List.of(head)), new HandOver(ClaimRequest.of(10, LEASE), Set.of("a")))
+            .handedOver();
+    assertEquals(List.of(a3), ids(next), "the run ends before leased a4; a5 stays behind it");
+    assertEquals('R', row(a5).state());
+    assertEquals(List.of(true), keyWait(a5));
+  }
+
+  private static List<DeliveredJob> delivered(List<ClaimedJob> jobs) {
+    return jobs.stream()
+        .map(m -> new DeliveredJob(m, AttemptRecord.success(Duration.ofMillis(1), "200")))
+        .toList();
   }
 
   /**

@@ -11,10 +11,12 @@ import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Deque;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.OptionalInt;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ThreadPoolExecutor;
@@ -36,14 +38,20 @@ import org.jboss.logging.Logger;
  * free places, and the claims held (queued, sending, or waiting for their completion batch) never
  * exceed {@code 2 x (concurrency + batchSize)}, so memory is bounded whatever the backlog. Both
  * bounds hold with two claimers, this loop and a completion's key-affine hand-over ({@link
- * CompletionBatcher#handingOverTo}): each reserves its room ({@link #reserve}) before its statement
- * runs, and the jobs it claimed take the reservation's place ({@link #offer}). Every claim held is
- * renewed by the source's {@link LeaseHeartbeat}, and a job is sent only while its claim surely has
- * a third of its lease left ({@link Deliverer}). A claim asks for what there is room for, up to a
- * batch: it runs at once when a place would otherwise be idle (no queued job can start and a place
- * is free), else once half a batch of room has freed, so under load a claim statement moves many
- * jobs. A send whose answer was handled wakes the loop; a finished job with an ordering key also
- * ends an idle wait, because its key's next job has just become claimable.
+ * CompletionBatcher#handingOverTo}): each reserves its room ({@link #reserve}, {@link
+ * #reserveHandOver}) before its statement runs, and the jobs it claimed take the reservation's
+ * place ({@link #offer}). Every claim held is renewed by the source's {@link LeaseHeartbeat}, and a
+ * job is sent only while its claim surely has a third of its lease left ({@link Deliverer}). A
+ * claim asks for what there is room for, up to a batch: it runs at once when a place would
+ * otherwise be idle (no queued job can start and a place is free), else once half a batch of room
+ * has freed, so under load a claim statement moves many jobs. A send whose answer was handled wakes
+ * the loop; a finished job with an ordering key also ends an idle wait when this loop holds no
+ * other job of its key, because the key's next job has just become claimable.
+ *
+ * <p>Ordering keys: a key's jobs held here (its run, handed over by a completion, {@link
+ * #runningKeys}) are sent one after the other, each once the one before it was answered delivered;
+ * a job that was not (a retry, a dead job, a lost or given-back claim) takes the key's queued jobs
+ * back with it, released unsent, so none goes before it (docs/design.md "Ordering keys").
  *
  * <p>Idle: an empty claim waits a bounded, growing interval ({@link IdleWait}), cut short by {@link
  * #wake()}. Errors: logged once per state change, with a growing pause; the loop never dies.
@@ -61,6 +69,9 @@ public class ClaimLoop {
    */
   static final int MAX_WORKER_THREADS = 16;
 
+  /** Default of {@code outbox.relay.key-run-length}. */
+  public static final int DEFAULT_KEY_RUN_LENGTH = 16;
+
   private final OutboxStore store;
   private final Deliverer deliverer;
   private final LeaseHeartbeat heartbeat;
@@ -75,7 +86,17 @@ public class ClaimLoop {
   /** Claimed jobs not started yet, in claim (id) order. */
   private final Deque<LeaseHeartbeat.Claim> queue = new ArrayDeque<>();
 
-  private final Map<String, Integer> queuedByDestination = new HashMap<>();
+  /**
+   * Ordering keys with a send started and not answered: their queued jobs wait (a key's jobs go one
+   * after the other, docs/design.md "Ordering keys"). Guarded by the lock.
+   */
+  private final Set<String> sendingKeys = new HashSet<>();
+
+  /** Claims held per ordering key (queued, sending or recording). Guarded by the lock. */
+  private final Map<String, Integer> heldByKey = new HashMap<>();
+
+  /** Jobs of one key a completion's hand-over claims at most ({@link #runningKeys}). */
+  private volatile int keyRunLength = DEFAULT_KEY_RUN_LENGTH;
 
   /** Sends started whose answer is not handled yet, by job id. */
   private final Map<Long, Deliverer.Attempt> sending = new HashMap<>();
@@ -173,6 +194,26 @@ public class ClaimLoop {
   }
 
   /**
+   * Lets a completion's key-affine hand-over claim up to {@code runLength} jobs of a key at once
+   * (the key's run, {@link CompletionBatcher}): they are sent one after the other, each once the
+   * one before it was answered delivered, and given back unsent when it was not. 1: only the key's
+   * next job. Call before {@link #start()}.
+   */
+  public ClaimLoop runningKeys(int runLength) {
+    if (runLength < 1) {
+      throw new IllegalArgumentException(
+          "outbox.relay.key-run-length must be at least 1, was " + runLength);
+    }
+    this.keyRunLength = runLength;
+    return this;
+  }
+
+  /** Jobs of one key a hand-over claims at most. */
+  int keyRunLength() {
+    return keyRunLength;
+  }
+
+  /**
    * {@code outbox.relay.destination-concurrency} as configured, else concurrency for a relay with
    * one destination and half of it (at least 1) for more.
    */
@@ -220,14 +261,56 @@ public class ClaimLoop {
   }
 
   /**
-   * Queued jobs that could start now, each destination's within its free places. Holding the lock.
+   * Queued jobs that could start now: each destination's within its free places, and of each
+   * ordering key only the first, when no job of the key is sending. Holding the lock.
    */
   private int startable() {
+    if (queue.isEmpty()) {
+      return 0;
+    }
+    Map<String, Integer> places = new HashMap<>();
+    Set<String> keys = new HashSet<>();
     int n = 0;
-    for (Map.Entry<String, Integer> e : queuedByDestination.entrySet()) {
-      n += Math.min(e.getValue(), Math.max(0, freePlaces(e.getKey())));
+    for (LeaseHeartbeat.Claim c : queue) {
+      String key = c.message().orderingKey();
+      if (key != null && (sendingKeys.contains(key) || !keys.add(key))) {
+        continue;
+      }
+      String d = c.message().destination();
+      int free = places.computeIfAbsent(d, this::freePlaces);
+      if (free > 0) {
+        places.put(d, free - 1);
+        n++;
+      }
     }
     return n;
+  }
+
+  /**
+   * Queued jobs that wait behind a job of their key being sent: they are sent as soon as it is
+   * answered, so a completion batch that waits for every job in flight waits for them too.
+   */
+  public int queuedBehindTheirKey() {
+    synchronized (lock) {
+      if (sendingKeys.isEmpty()) {
+        return 0;
+      }
+      int n = 0;
+      for (LeaseHeartbeat.Claim c : queue) {
+        String key = c.message().orderingKey();
+        if (key != null && sendingKeys.contains(key)) {
+          n++;
+        }
+      }
+      return n;
+    }
+  }
+
+  /** Claims this loop holds of {@code key}: queued, sending, or waiting for their completion. */
+  int heldOfKey(String key) {
+    synchronized (lock) {
+      return heldByKey.getOrDefault(key, 0);
+    }
   }
 
   /**
@@ -268,6 +351,20 @@ public class ClaimLoop {
   int reserve(int wanted) {
     synchronized (lock) {
       int n = Math.max(0, Math.min(wanted, room(startable())));
+      reserved += n;
+      heldPeak = Math.max(heldPeak, inFlight.size() + reserved);
+      return n;
+    }
+  }
+
+  /**
+   * Reserves room for a completion's key-affine hand-over: at most {@code wanted}, within the hold
+   * limit only, not the claim's one batch ahead: a key's run waits in the queue behind its key's
+   * send and takes no place; the caller goes on as after {@link #reserve}.
+   */
+  int reserveHandOver(int wanted) {
+    synchronized (lock) {
+      int n = stopping ? 0 : Math.max(0, Math.min(wanted, maxHeld() - inFlight.size() - reserved));
       reserved += n;
       heldPeak = Math.max(heldPeak, inFlight.size() + reserved);
       return n;
@@ -360,7 +457,9 @@ public class ClaimLoop {
         LeaseHeartbeat.Claim c = heartbeat.hold(m, claimStartedNanos);
         inFlight.put(m.id(), c);
         queue.add(c);
-        queuedByDestination.merge(m.destination(), 1, Integer::sum);
+        if (m.orderingKey() != null) {
+          heldByKey.merge(m.orderingKey(), 1, Integer::sum);
+        }
       }
       heldPeak = Math.max(heldPeak, inFlight.size() + reserved);
       if (claimed.size() < reservedFor) {
@@ -373,7 +472,7 @@ public class ClaimLoop {
 
   /**
    * Starts queued jobs, in claim order, while places are free: a job whose destination has no free
-   * place stays queued and the jobs behind it go first.
+   * place, or whose key has a job sending, stays queued and the jobs behind it go first.
    */
   private void startWhatMay() {
     List<Deliverer.Attempt> starting = new ArrayList<>();
@@ -385,13 +484,17 @@ public class ClaimLoop {
           it.hasNext() && sending.size() < concurrency; ) {
         LeaseHeartbeat.Claim c = it.next();
         String d = c.message().destination();
-        if (freePlaces(d) <= 0) {
+        String key = c.message().orderingKey();
+        if (freePlaces(d) <= 0 || (key != null && sendingKeys.contains(key))) {
           continue;
         }
         it.remove();
-        queuedByDestination.computeIfPresent(d, (k, v) -> v == 1 ? null : v - 1);
         sendingByDestination.merge(d, 1, Integer::sum);
-        Deliverer.Attempt a = deliverer.attempt(c, workers, () -> answered(c), () -> finished(c));
+        if (key != null) {
+          sendingKeys.add(key);
+        }
+        Deliverer.Attempt a =
+            deliverer.attempt(c, workers, delivered -> answered(c, delivered), () -> finished(c));
         sending.put(c.message().id(), a);
         starting.add(a);
       }
@@ -407,21 +510,44 @@ public class ClaimLoop {
                   "message_id=%d: delivery failed unexpectedly; the lease expires and the reaper"
                       + " re-offers it",
                   a.claim().message().id());
-              answered(a.claim());
+              answered(a.claim(), false);
               finished(a.claim());
             }
           });
     }
   }
 
-  /** The send's answer is handled (or the job was given back): its place is free. */
-  private void answered(LeaseHeartbeat.Claim c) {
+  /**
+   * The send's answer is handled (or the job was given back): its place is free, and its key's next
+   * queued job may go. When it was not {@code delivered}, the key's queued jobs (the rest of its
+   * run) are given back unsent: none may go before this one, which is to be retried, is dead, or
+   * was lost.
+   */
+  private void answered(LeaseHeartbeat.Claim c, boolean delivered) {
+    String key = c.message().orderingKey();
+    List<LeaseHeartbeat.Claim> givenBack = new ArrayList<>();
     synchronized (lock) {
       if (sending.remove(c.message().id()) != null) {
         sendingByDestination.computeIfPresent(
             c.message().destination(), (k, v) -> v == 1 ? null : v - 1);
+        if (key != null) {
+          sendingKeys.remove(key);
+        }
+      }
+      if (key != null && !delivered) {
+        for (Iterator<LeaseHeartbeat.Claim> it = queue.iterator(); it.hasNext(); ) {
+          LeaseHeartbeat.Claim q = it.next();
+          if (key.equals(q.message().orderingKey())) {
+            it.remove();
+            givenBack.add(q);
+          }
+        }
       }
       lock.notifyAll();
+    }
+    for (LeaseHeartbeat.Claim q : givenBack) {
+      deliverer.release(q.message());
+      finished(q);
     }
     startWhatMay();
   }
@@ -429,12 +555,19 @@ public class ClaimLoop {
   /** The claim's outcome is recorded (or it was given back): it is no longer held. */
   private void finished(LeaseHeartbeat.Claim c) {
     heartbeat.forget(c);
-    inFlight.remove(c.message().id(), c);
+    String key = c.message().orderingKey();
+    boolean keyLeft = false;
     synchronized (lock) {
+      if (inFlight.remove(c.message().id(), c) && key != null) {
+        keyLeft = heldByKey.merge(key, -1, Integer::sum) <= 0;
+        if (keyLeft) {
+          heldByKey.remove(key);
+        }
+      }
       lock.notifyAll();
     }
-    if (c.message().orderingKey() != null) {
-      // Its key's next job has just become claimable.
+    if (keyLeft) {
+      // Its key's next job has just become claimable (this relay holds none of the key's jobs).
       idle.wake();
     }
   }
@@ -520,7 +653,6 @@ public class ClaimLoop {
     synchronized (lock) {
       queued = new ArrayList<>(queue);
       queue.clear();
-      queuedByDestination.clear();
     }
     for (LeaseHeartbeat.Claim c : queued) {
       deliverer.release(c.message());

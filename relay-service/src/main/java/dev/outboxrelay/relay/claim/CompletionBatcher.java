@@ -7,6 +7,7 @@ import dev.outboxrelay.outbox.store.ClaimRequest;
 import dev.outboxrelay.outbox.store.ClaimedJob;
 import dev.outboxrelay.outbox.store.DeliveredJob;
 import dev.outboxrelay.outbox.store.DeliveryBatch;
+import dev.outboxrelay.outbox.store.HandOver;
 import dev.outboxrelay.outbox.store.OutboxStore;
 import dev.outboxrelay.relay.state.StateChangeLog;
 import java.time.Duration;
@@ -14,7 +15,10 @@ import java.time.Instant;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Deque;
+import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -38,11 +42,12 @@ import java.util.function.IntSupplier;
  * its lease expires (the sink deduplicates by operation ID). {@link Completion#STALE} means exactly
  * that the token check changed no row.
  *
- * <p>Key-affine hand-over ({@link #handingOverTo}): a batch that completes a job with an ordering
- * key claims, in the same transaction, the key's next ready job for this relay, within room the
- * claim loop reserved for it before the transaction ({@link ClaimLoop#reserve}), and hands it to
- * the loop's queue with the heartbeat holding it; a busy key then waits for its sink, not for the
- * next claim (docs/design.md "Ordering keys").
+ * <p>Key-affine hand-over ({@link #handingOverTo}): a batch that completes the last job this relay
+ * holds of an ordering key claims, in the same transaction, the key's run (its next ready jobs, up
+ * to the loop's key run length) for this relay, within room the claim loop reserved for it before
+ * the transaction ({@link ClaimLoop#reserveHandOver}), and hands it to the loop's queue with the
+ * heartbeat holding it; a busy key then waits for its sink, not for the next claim, and its run
+ * shares one completion batch (docs/design.md "Ordering keys").
  */
 public final class CompletionBatcher implements AutoCloseable {
   private static final org.jboss.logging.Logger LOG =
@@ -152,16 +157,15 @@ public final class CompletionBatcher implements AutoCloseable {
   }
 
   /**
-   * Completes {@code jobs}, claiming the keys' next jobs for the claim loop within room it reserved
-   * for them (one per keyed job at most, none when it has no room); the ids completed.
+   * Completes {@code jobs}, claiming for the claim loop, within room it reserved for them, the runs
+   * of the keys whose last job this relay holds is among them (at most the loop's key run length
+   * per key; none when it has no room): a key of which the loop still holds later jobs goes on with
+   * those. Returns the ids completed.
    */
   private Set<Long> complete(List<DeliveredJob> jobs) {
     ClaimLoop loop = handOverTo;
-    int keyed =
-        loop == null
-            ? 0
-            : (int) jobs.stream().filter(j -> j.message().orderingKey() != null).count();
-    int reserved = keyed == 0 ? 0 : loop.reserve(keyed);
+    Set<String> keys = loop == null ? Set.of() : keysToHandOver(loop, jobs);
+    int reserved = keys.isEmpty() ? 0 : loop.reserveHandOver(keys.size() * loop.keyRunLength());
     if (reserved == 0) {
       return store.markDeliveredAll(jobs);
     }
@@ -170,13 +174,33 @@ public final class CompletionBatcher implements AutoCloseable {
     long started = System.nanoTime();
     DeliveryBatch done;
     try {
-      done = store.markDeliveredAll(jobs, ClaimRequest.of(reserved, handOverLease));
+      done =
+          store.markDeliveredAll(
+              jobs, new HandOver(ClaimRequest.of(reserved, handOverLease), keys));
     } catch (RuntimeException e) {
       loop.unreserve(reserved);
       throw e;
     }
     loop.offer(done.handedOver(), started, reserved);
     return done.completed();
+  }
+
+  /** The keys of {@code jobs} of which {@code loop} holds no job but these. */
+  private static Set<String> keysToHandOver(ClaimLoop loop, List<DeliveredJob> jobs) {
+    Map<String, Integer> inBatch = new HashMap<>();
+    for (DeliveredJob j : jobs) {
+      if (j.message().orderingKey() != null) {
+        inBatch.merge(j.message().orderingKey(), 1, Integer::sum);
+      }
+    }
+    Set<String> keys = new HashSet<>();
+    inBatch.forEach(
+        (key, n) -> {
+          if (loop.heldOfKey(key) <= n) {
+            keys.add(key);
+          }
+        });
+    return keys;
   }
 
   /** The batch is complete: full, or nothing else in flight could join it. Holding the lock. */

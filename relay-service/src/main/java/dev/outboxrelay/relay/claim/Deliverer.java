@@ -135,13 +135,13 @@ public class Deliverer {
   public final class Attempt {
     private final LeaseHeartbeat.Claim claim;
     private final Executor workers;
-    private final Runnable answered;
+    private final Answered answered;
     private final Runnable finished;
     private final AtomicBoolean settled = new AtomicBoolean();
     private volatile DeliveryTracing.Delivery traced;
 
     private Attempt(
-        LeaseHeartbeat.Claim claim, Executor workers, Runnable answered, Runnable finished) {
+        LeaseHeartbeat.Claim claim, Executor workers, Answered answered, Runnable finished) {
       this.claim = claim;
       this.workers = workers;
       this.answered = answered;
@@ -215,7 +215,7 @@ public class Deliverer {
       if (t != null) {
         t.released();
       }
-      answered.run();
+      answered.answered(false);
       finished.run();
       return true;
     }
@@ -225,7 +225,7 @@ public class Deliverer {
         if (giveBack) {
           release(claim.message());
         }
-        answered.run();
+        answered.answered(false);
         finished.run();
       }
     }
@@ -235,6 +235,7 @@ public class Deliverer {
       DeliveryTracing.Delivery t = traced;
       // From here a renewal that changes no row may just have lost the race to our own transition.
       claim.recording();
+      boolean delivered = false;
       try {
         if (result instanceof SinkResult.Delivered d && completions != null) {
           AttemptRecord a =
@@ -249,6 +250,7 @@ public class Deliverer {
                   finished.run();
                 }
               });
+          delivered = true;
           return;
         }
         AttemptOutcome outcome = null;
@@ -258,10 +260,22 @@ public class Deliverer {
           t.end(outcome, result);
           finished.run();
         }
+        delivered = outcome == AttemptOutcome.DELIVERED;
       } finally {
-        answered.run();
+        answered.answered(delivered);
       }
     }
+  }
+
+  /** What a delivery tells its claimer once its send no longer takes a place. */
+  @FunctionalInterface
+  public interface Answered {
+    /**
+     * @param delivered the sink took the job and its delivery is recorded or being recorded: the
+     *     next job of its ordering key may be sent now; false: it failed, was given back or its
+     *     claim was lost, and the key's later jobs this relay holds must not be sent before it
+     */
+    void answered(boolean delivered);
   }
 
   /**
@@ -275,7 +289,7 @@ public class Deliverer {
    *     and from the completion flusher's thread
    */
   public Attempt attempt(
-      LeaseHeartbeat.Claim claim, Executor workers, Runnable answered, Runnable finished) {
+      LeaseHeartbeat.Claim claim, Executor workers, Answered answered, Runnable finished) {
     return new Attempt(claim, workers, answered, finished);
   }
 
@@ -285,7 +299,7 @@ public class Deliverer {
    */
   public void deliver(LeaseHeartbeat.Claim claim, Runnable finished) {
     CompletableFuture<Void> answered = new CompletableFuture<>();
-    attempt(claim, Runnable::run, () -> answered.complete(null), finished).start();
+    attempt(claim, Runnable::run, delivered -> answered.complete(null), finished).start();
     answered.join();
   }
 

@@ -146,6 +146,21 @@ public interface RelayConfig {
     @WithDefault("2ms")
     Duration completionMaxWait();
 
+    /**
+     * Jobs of one ordering key that a completion claims at once for this relay when it completes
+     * the key's last job the relay holds (the key's run: its next ready, due jobs, up to the first
+     * that is not): they are sent one after the other, each as soon as the sink took the one
+     * before, and share completion batches, so a busy key moves at its sink's pace rather than one
+     * job per completion transaction (docs/design.md "Ordering keys"). FIFO per key holds for first
+     * sends; a job that fails gives the rest of its run back unsent. After a crash between a send
+     * and its recording, the redelivery may repeat job k after job k+1 reached the receiver: a
+     * receiver that deduplicates by operation ID (as the delivery contract asks) still applies each
+     * job once and in order; one that does not should set 1 (only the key's next job, sent once the
+     * one before it is recorded).
+     */
+    @WithDefault("16")
+    int keyRunLength();
+
     /** Lease taken by a claim; renewed every lease/3 while a send runs. */
     @WithDefault("30s")
     Duration leaseDuration();

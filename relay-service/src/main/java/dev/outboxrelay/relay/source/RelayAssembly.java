@@ -130,9 +130,12 @@ public record RelayAssembly(
     int destinationConcurrency =
         ClaimLoop.destinationConcurrency(
             relay.destinationConcurrency(), source.concurrency(), sinks.destinations().size());
-    claimLoop.limitingDestinations(d -> sinks.concurrency(d).orElse(destinationConcurrency));
+    claimLoop
+        .limitingDestinations(d -> sinks.concurrency(d).orElse(destinationConcurrency))
+        .runningKeys(relay.keyRunLength());
     completions
-        .flushWhenAllWaiting(claimLoop::sendingOrRecording)
+        .flushWhenAllWaiting(
+            () -> claimLoop.sendingOrRecording() + claimLoop.queuedBehindTheirKey())
         .handingOverTo(claimLoop, relay.leaseDuration());
     if (!SourceSpec.DEFAULT.equals(source.name())) {
       claimLoop.namedAfter(source.name());

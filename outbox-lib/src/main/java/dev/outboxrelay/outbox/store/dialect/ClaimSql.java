@@ -178,22 +178,51 @@ abstract class ClaimSql extends SqlFragments {
   }
 
   /**
-   * The key-affine hand-over: claims {@code n} heads the caller's transaction has just promoted
-   * (and so holds), those still ready and due, as the claim does. Parameters: token, lease millis,
-   * the n ids. Its lease counts from this statement ({@link SqlClock#statementNow()}), not from the
-   * start of the completion transaction it runs in: on a loaded database that transaction can take
-   * a good part of a lease, and its hand-over would otherwise pass on claims whose lease had partly
-   * run out before they were made.
+   * A key's run for the key-affine hand-over (docs/design.md "Ordering keys"), read in the
+   * completion's transaction from the head it just promoted: the key's ready jobs from the head in
+   * id order, each with whether it is due ({@code 1}/{@code 0}), and the key's first leased job
+   * after the head; the store takes the ready, due jobs before the first that is not, or before
+   * that leased job. Parameters: {@link #keyRunParams}. Columns: id, state, due. Default: two seeks
+   * on the index (ordering_key, state, id), one per state, so neither walks the other state's rows.
    */
-  String claimHeldHeadsSql(int n) {
+  String keyRunSql() {
+    return "SELECT id, state, due FROM (SELECT id, state, "
+        + dueFlag()
+        + " AS due FROM outbox_message WHERE ordering_key = ? AND state = 'R' AND id >= ? ORDER BY id"
+        + limitParam()
+        + ") r UNION ALL SELECT id, state, 0 FROM (SELECT id, state FROM outbox_message"
+        + " WHERE ordering_key = ? AND state = 'W' AND id > ? ORDER BY id"
+        + firstRows("1")
+        + ") w";
+  }
+
+  /** The parameters of {@link #keyRunSql}, in its order. Default: key, head, limit, key, head. */
+  List<Object> keyRunParams(String key, long head, int limit) {
+    return List.of(key, head, limit, key, head);
+  }
+
+  /** {@code 1} when the row's {@code deliver_after} has come (by the statement's clock), else 0. */
+  String dueFlag() {
+    return "CASE WHEN deliver_after <= " + clock.statementNow() + " THEN 1 ELSE 0 END";
+  }
+
+  /**
+   * The key-affine hand-over's claim: the {@code n} jobs of key runs ({@link #keyRunSql}) the
+   * caller's transaction just read, those still ready and due, go to {@code W} under one token and
+   * lease; unlike the claim it takes jobs that wait behind their key ({@code key_wait}), since the
+   * run's head is claimed with them and the relay sends a run in order. Parameters: token, lease
+   * millis, the n ids. Its lease counts from this statement ({@link SqlClock#statementNow()}), not
+   * from the start of the completion transaction it runs in: on a loaded database that transaction
+   * can take a good part of a lease, and its hand-over would otherwise pass on claims whose lease
+   * had partly run out before they were made.
+   */
+  String claimKeyRunsSql(int n) {
     String at = clock.statementNow();
     return "UPDATE outbox_message SET state = 'W', claim_token = ?, lease_until = "
         + clock.statementNowPlusMillisParam()
         + ", claimed_at = "
         + at
-        + " WHERE state = 'R' AND key_wait = "
-        + keyWaitFalse()
-        + " AND deliver_after <= "
+        + " WHERE state = 'R' AND deliver_after <= "
         + at
         + " AND id IN "
         + placeholders(n);

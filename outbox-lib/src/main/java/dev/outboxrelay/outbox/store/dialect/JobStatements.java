@@ -28,6 +28,7 @@ public final class JobStatements {
   private final String earliestUnfinished;
   private final String lockUnfinished;
   private final String promoteHead;
+  private final String keyRun;
   private final String insertPayload;
   private final String payloadDigest;
   private final String deleteInsertedMessage;
@@ -53,6 +54,7 @@ public final class JobStatements {
     earliestUnfinished = renderer.render(dialect.earliestUnfinishedSql());
     lockUnfinished = renderer.render(dialect.lockUnfinishedSql());
     promoteHead = renderer.render(dialect.promoteHeadSql());
+    keyRun = renderer.render(dialect.keyRunSql());
     insertPayload = renderer.render(dialect.insertPayloadSql());
     payloadDigest = renderer.render(dialect.payloadDigestSql());
     deleteInsertedMessage = renderer.render(dialect.deleteInsertedMessageSql());
@@ -167,13 +169,21 @@ public final class JobStatements {
   }
 
   /**
-   * The hand-over: claims {@code heads} the caller's transaction just promoted, those still ready
-   * and due; read them back with {@link #readClaimed}.
+   * The run of {@code key} from its just-promoted {@code head}, at most {@code limit} ready jobs.
+   * Columns: id, state, due (1/0).
    */
-  public BoundSql claimHeldHeads(UUID token, long leaseMillis, List<Long> heads) {
+  public BoundSql keyRun(String key, long head, int limit) {
+    return new BoundSql(keyRun, dialect.keyRunParams(key, head, limit));
+  }
+
+  /**
+   * The hand-over: claims the jobs of key runs the caller's transaction just read, those still
+   * ready and due; read them back with {@link #readClaimed}.
+   */
+  public BoundSql claimKeyRuns(UUID token, long leaseMillis, List<Long> ids) {
     List<Object> params = new ArrayList<>(List.of(token, leaseMillis));
-    params.addAll(heads);
-    return new BoundSql(renderer.render(dialect.claimHeldHeadsSql(heads.size())), params);
+    params.addAll(ids);
+    return new BoundSql(renderer.render(dialect.claimKeyRunsSql(ids.size())), params);
   }
 
   /**

@@ -63,6 +63,25 @@ public final class PostgresDialect extends Dialect {
   }
 
   /**
+   * One walk of the partial ordering index (ordering_key, id) WHERE state IN ('R', 'W') from the
+   * head: it holds the key's unfinished jobs only, so the first {@code limit} entries are the run
+   * and whatever ends it, and no seek per state is needed (a seek for the first leased job alone
+   * would walk every ready job of the key on this index).
+   */
+  @Override
+  String keyRunSql() {
+    return "SELECT id, state, "
+        + dueFlag()
+        + " FROM outbox_message WHERE ordering_key = ? AND state IN ('R', 'W') AND id >= ?"
+        + " ORDER BY id LIMIT ?";
+  }
+
+  @Override
+  List<Object> keyRunParams(String key, long head, int limit) {
+    return List.of(key, head, limit);
+  }
+
+  /**
    * One statement: the sub-select locks up to {@code limit} candidates, skipping rows other
    * claimers hold; the UPDATE re-checks {@code state} and RETURNING yields exactly the rows
    * changed. {@code id = ANY(ARRAY(sub-select))} is an InitPlan, evaluated exactly once (not {@code

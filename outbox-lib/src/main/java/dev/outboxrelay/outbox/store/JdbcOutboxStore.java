@@ -299,16 +299,23 @@ public class JdbcOutboxStore implements OutboxStore {
                               chunk.stream().map(j -> j.message().claimToken()).toList()));
                     }
                     insertAttempts(tx, sorted, done);
-                    Map<String, Long> heads =
-                        keyHeads.promoteHeads(
-                            tx,
-                            sorted.stream()
-                                .map(DeliveredJob::message)
-                                .filter(m -> done.contains(m.id()) && m.orderingKey() != null)
-                                .map(ClaimedJob::orderingKey)
-                                .toList());
+                    Set<String> doneKeys = new HashSet<>();
+                    for (DeliveredJob j : sorted) {
+                      if (done.contains(j.message().id()) && j.message().orderingKey() != null) {
+                        doneKeys.add(j.message().orderingKey());
+                      }
+                    }
+                    Set<String> runKeys = new HashSet<>(doneKeys);
+                    runKeys.retainAll(handOver == null ? Set.of() : handOver.keys());
+                    // The limit shared evenly among the keys handed over, each at least its head.
+                    int share =
+                        runKeys.isEmpty()
+                            ? 0
+                            : Math.max(1, handOver.claim().limit() / runKeys.size());
+                    Map<String, KeyHeads.Promoted> heads =
+                        keyHeads.promoteHeadsWithRuns(tx, doneKeys, runKeys, share, binding);
                     List<ClaimedJob> handedOver =
-                        handOver == null ? List.of() : claimKeyRuns(tx, heads, handOver);
+                        runKeys.isEmpty() ? List.of() : claimKeyRuns(tx, heads, handOver);
                     return new DeliveryBatch(done, handedOver);
                   });
             }
@@ -358,44 +365,46 @@ public class JdbcOutboxStore implements OutboxStore {
   }
 
   /**
-   * The hand-over's claim, in the completion's transaction {@code tx}: each handed-over key's run
-   * from the head just promoted ({@code heads}, so this transaction holds it), the limit shared
-   * evenly among those keys (each at least its head, while the limit lasts), claimed in one
-   * statement under the hand-over's token and lease; returned in id order. A job of a run that
-   * another transaction changed between the read and the claim (an operator's cancel) leaves a gap:
-   * the run's jobs behind it are given back in the same transaction, so a key never goes on past a
-   * job it did not claim.
+   * The hand-over's claim, in the completion's transaction {@code tx}: the runs just read from each
+   * handed-over key's new head ({@code heads}, promoted by this transaction, so it holds them), in
+   * key order while the limit lasts, claimed in one statement under the hand-over's token and
+   * lease; returned in id order. A job of a run that another transaction changed between the read
+   * and the claim (an operator's cancel) leaves a gap: the run's jobs behind it are given back in
+   * the same transaction, so a key never goes on past a job it did not claim.
    */
-  private List<ClaimedJob> claimKeyRuns(Connection tx, Map<String, Long> heads, HandOver handOver)
-      throws SQLException {
+  private List<ClaimedJob> claimKeyRuns(
+      Connection tx, Map<String, KeyHeads.Promoted> heads, HandOver handOver) throws SQLException {
     ClaimRequest r = handOver.claim();
-    List<Map.Entry<String, Long>> keys =
-        heads.entrySet().stream().filter(e -> handOver.keys().contains(e.getKey())).toList();
-    if (keys.isEmpty()) {
-      return List.of();
-    }
-    int share = Math.max(1, r.limit() / keys.size());
     int left = r.limit();
     List<List<Long>> runs = new ArrayList<>();
-    for (Map.Entry<String, Long> key : keys) {
+    for (KeyHeads.Promoted key : heads.values()) {
       if (left == 0) {
         break;
       }
-      List<Long> run =
-          keyHeads.run(tx, key.getKey(), key.getValue(), Math.min(share, left), binding);
+      List<Long> run = key.run().subList(0, Math.min(left, key.run().size()));
       left -= run.size();
       if (!run.isEmpty()) {
         runs.add(run);
       }
     }
     List<Long> ids = runs.stream().flatMap(List::stream).sorted().toList();
-    if (ids.isEmpty()
-        || Dialects.update(tx, jobs.claimKeyRuns(r.token(), r.leaseFor().toMillis(), ids), binding)
-            == 0) {
+    if (ids.isEmpty()) {
       return List.of();
     }
-    List<ClaimedJob> claimed =
-        Dialects.query(tx, jobs.readClaimed(r.token(), ids), binding, rows::claimed);
+    BoundSql returning = jobs.claimKeyRunsReturning(r.token(), r.leaseFor().toMillis(), ids);
+    List<ClaimedJob> claimed;
+    if (returning != null) {
+      claimed =
+          Dialects.query(tx, returning, binding, rows::claimed).stream()
+              .sorted(Comparator.comparingLong(ClaimedJob::id))
+              .toList();
+    } else if (Dialects.update(
+            tx, jobs.claimKeyRuns(r.token(), r.leaseFor().toMillis(), ids), binding)
+        == 0) {
+      return List.of();
+    } else {
+      claimed = Dialects.query(tx, jobs.readClaimed(r.token(), ids), binding, rows::claimed);
+    }
     Set<Long> got = new HashSet<>();
     claimed.forEach(m -> got.add(m.id()));
     Set<Long> behindAGap = new HashSet<>();

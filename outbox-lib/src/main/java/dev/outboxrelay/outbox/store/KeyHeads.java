@@ -2,6 +2,7 @@ package dev.outboxrelay.outbox.store;
 
 import dev.outboxrelay.outbox.jdbc.JdbcStatements.Binder;
 import dev.outboxrelay.outbox.jdbc.Rows;
+import dev.outboxrelay.outbox.store.dialect.BoundSql;
 import dev.outboxrelay.outbox.store.dialect.JobStatements;
 import dev.outboxrelay.outbox.store.dialect.TypeBinding;
 import java.sql.Connection;
@@ -13,6 +14,7 @@ import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
 
@@ -97,6 +99,78 @@ public final class KeyHeads {
       }
     }
     return heads;
+  }
+
+  /** A key's head just promoted, and the run asked for from it (empty when none was). */
+  record Promoted(long head, List<Long> run) {}
+
+  /**
+   * {@link #promoteHeads} of {@code keys} and, for those in {@code runKeys}, their {@link #run} of
+   * at most {@code runLimit} jobs from the new head: one statement for all keys where the dialect
+   * has one ({@link JobStatements#promoteHeadsWithRuns}), else three per key. A head that finished
+   * in another transaction between the read and its promotion is looked for again key by key.
+   * Returns each key that has a head, in key order.
+   */
+  Map<String, Promoted> promoteHeadsWithRuns(
+      Connection tx,
+      Collection<String> keys,
+      Set<String> runKeys,
+      int runLimit,
+      TypeBinding binding)
+      throws SQLException {
+    record Row(long id, char state, boolean due, boolean promoted) {}
+    Map<String, Promoted> promoted = new TreeMap<>();
+    TreeSet<String> sorted = new TreeSet<>(keys);
+    BoundSql batched =
+        sorted.isEmpty()
+            ? null
+            : jobs.promoteHeadsWithRuns(List.copyOf(sorted), Math.max(1, runLimit));
+    Collection<String> oneByOne = sorted;
+    if (batched != null) {
+      Map<String, List<Row>> byKey = new TreeMap<>();
+      for (Map.Entry<String, Row> r :
+          Dialects.query(
+              tx,
+              batched,
+              binding,
+              rs ->
+                  Map.entry(
+                      rs.getString(1),
+                      new Row(
+                          rs.getLong(2),
+                          rs.getString(3).charAt(0),
+                          rs.getInt(4) == 1,
+                          rs.getInt(5) == 1)))) {
+        byKey.computeIfAbsent(r.getKey(), k -> new ArrayList<>()).add(r.getValue());
+      }
+      oneByOne = new ArrayList<>();
+      for (Map.Entry<String, List<Row>> e : byKey.entrySet()) {
+        List<Row> rows = e.getValue().stream().sorted(Comparator.comparingLong(Row::id)).toList();
+        if (!rows.get(0).promoted()) {
+          oneByOne.add(e.getKey()); // its head finished meanwhile: look again
+          continue;
+        }
+        List<Long> run = new ArrayList<>();
+        if (runKeys.contains(e.getKey())) {
+          for (Row r : rows) {
+            if (run.size() == runLimit || !JobState.READY.is(r.state()) || !r.due()) {
+              break;
+            }
+            run.add(r.id());
+          }
+        }
+        promoted.put(e.getKey(), new Promoted(rows.get(0).id(), run));
+      }
+    }
+    for (Map.Entry<String, Long> e : promoteHeads(tx, oneByOne).entrySet()) {
+      String key = e.getKey();
+      promoted.put(
+          key,
+          new Promoted(
+              e.getValue(),
+              runKeys.contains(key) ? run(tx, key, e.getValue(), runLimit, binding) : List.of()));
+    }
+    return promoted;
   }
 
   /**

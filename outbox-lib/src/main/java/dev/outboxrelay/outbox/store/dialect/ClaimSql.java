@@ -196,6 +196,19 @@ abstract class ClaimSql extends SqlFragments {
         + ") w";
   }
 
+  /**
+   * Every key's {@link #promoteHeadSql} and {@link #keyRunSql} in one statement: makes the earliest
+   * unfinished ({@code R} or {@code W}) job of each of {@code keys} its head, as {@link
+   * #earliestUnfinishedSql} finds it and {@link #promoteHeadSql} changes it, and reads each key's
+   * unfinished jobs from it, at most {@code limit} per key. Columns: ordering_key, id, state, due
+   * (1/0), promoted (1 on a key's first row when its promotion changed the row, so it was still
+   * unfinished), ordered by key and id. Null, the default: the store promotes and reads key by key,
+   * three statements per key.
+   */
+  BoundSql promoteHeadsWithRuns(List<String> keys, int limit) {
+    return null;
+  }
+
   /** The parameters of {@link #keyRunSql}, in its order. Default: key, head, limit, key, head. */
   List<Object> keyRunParams(String key, long head, int limit) {
     return List.of(key, head, limit, key, head);
@@ -226,6 +239,14 @@ abstract class ClaimSql extends SqlFragments {
         + at
         + " AND id IN "
         + placeholders(n);
+  }
+
+  /**
+   * {@link #claimKeyRunsSql} returning the rows it claimed ({@link #CLAIM_COLUMNS}); null, the
+   * default: the store reads them back ({@link #readClaimedSql}).
+   */
+  String claimKeyRunsReturningSql(int n) {
+    return null;
   }
 
   /**

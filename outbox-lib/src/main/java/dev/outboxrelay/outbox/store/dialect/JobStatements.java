@@ -177,13 +177,37 @@ public final class JobStatements {
   }
 
   /**
+   * Promotes each key's head and reads its run, at most {@code limit} jobs per key, in one
+   * statement; null where the dialect does it key by key. Columns: ordering_key, id, state, due
+   * (1/0), promoted (1/0).
+   */
+  public BoundSql promoteHeadsWithRuns(List<String> keys, int limit) {
+    BoundSql b = dialect.promoteHeadsWithRuns(keys, limit);
+    return b == null ? null : renderer.render(b);
+  }
+
+  /**
+   * The hand-over's claim returning the claimed rows ({@link Dialect#CLAIM_COLUMNS}); null where
+   * the dialect's update does not: then {@link #claimKeyRuns} and {@link #readClaimed}.
+   */
+  public BoundSql claimKeyRunsReturning(UUID token, long leaseMillis, List<Long> ids) {
+    String sql = dialect.claimKeyRunsReturningSql(ids.size());
+    return sql == null ? null : withTokenLeaseIds(sql, token, leaseMillis, ids);
+  }
+
+  /** {@code sql} rendered, with its parameters: token, lease millis, the ids. */
+  private BoundSql withTokenLeaseIds(String sql, UUID token, long leaseMillis, List<Long> ids) {
+    List<Object> params = new ArrayList<>(List.of(token, leaseMillis));
+    params.addAll(ids);
+    return new BoundSql(renderer.render(sql), params);
+  }
+
+  /**
    * The hand-over: claims the jobs of key runs the caller's transaction just read, those still
    * ready and due; read them back with {@link #readClaimed}.
    */
   public BoundSql claimKeyRuns(UUID token, long leaseMillis, List<Long> ids) {
-    List<Object> params = new ArrayList<>(List.of(token, leaseMillis));
-    params.addAll(ids);
-    return new BoundSql(renderer.render(dialect.claimKeyRunsSql(ids.size())), params);
+    return withTokenLeaseIds(dialect.claimKeyRunsSql(ids.size()), token, leaseMillis, ids);
   }
 
   /**

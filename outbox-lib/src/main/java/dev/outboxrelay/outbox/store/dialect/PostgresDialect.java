@@ -82,6 +82,38 @@ public final class PostgresDialect extends Dialect {
   }
 
   /**
+   * One index probe per key ({@code LATERAL} over the keys as an array), bounded by the key on the
+   * ordering index as {@link #keyRunSql} is, and the update of each key's first row in the same
+   * statement. The update re-checks {@code state} on the row's latest version (READ COMMITTED), so
+   * a head finished meanwhile by another transaction is not promoted, and the store looks for that
+   * key's head again; the read's snapshot is taken after the completion's update, which waited for
+   * every enqueue holding a completed job, so the read sees the jobs they added.
+   */
+  @Override
+  BoundSql promoteHeadsWithRuns(List<String> keys, int limit) {
+    return new BoundSql(
+        "WITH r AS (SELECT k.ordering_key, j.id, j.state, j.due"
+            + " FROM unnest(CAST(? AS VARCHAR[])) AS k(ordering_key) CROSS JOIN LATERAL"
+            + " (SELECT id, state, "
+            + dueFlag()
+            + " AS due FROM outbox_message WHERE ordering_key = k.ordering_key"
+            + " AND state IN ('R', 'W') ORDER BY id LIMIT ?) j),"
+            + " p AS (UPDATE outbox_message m SET key_wait = "
+            + keyWaitFalse()
+            + " WHERE m.id IN (SELECT MIN(id) FROM r GROUP BY ordering_key)"
+            + " AND m.state IN ('R', 'W') RETURNING m.id)"
+            + " SELECT r.ordering_key, r.id, r.state, r.due,"
+            + " CASE WHEN p.id IS NULL THEN 0 ELSE 1 END FROM r LEFT JOIN p ON p.id = r.id"
+            + " ORDER BY r.ordering_key, r.id",
+        List.of(new SqlArray("varchar", keys.toArray()), limit));
+  }
+
+  @Override
+  String claimKeyRunsReturningSql(int n) {
+    return claimKeyRunsSql(n) + " RETURNING " + CLAIM_COLUMNS;
+  }
+
+  /**
    * One statement: the sub-select locks up to {@code limit} candidates, skipping rows other
    * claimers hold; the UPDATE re-checks {@code state} and RETURNING yields exactly the rows
    * changed. {@code id = ANY(ARRAY(sub-select))} is an InitPlan, evaluated exactly once (not {@code

@@ -1,5 +1,6 @@
 package dev.outboxrelay.outbox.store;
 
+import java.util.List;
 import java.util.Locale;
 
 /**
@@ -21,8 +22,8 @@ public enum ReconciliationCategory {
   PENDING;
 
   /** The categories a report counts, in report order. */
-  public static final java.util.List<ReconciliationCategory> REPORTED =
-      java.util.List.of(MATCHED, SENT_UNCONFIRMED, CONFIRMED_NOT_SENT, DUPLICATE_EFFECTS, DEAD);
+  public static final List<ReconciliationCategory> REPORTED =
+      List.of(MATCHED, SENT_UNCONFIRMED, CONFIRMED_NOT_SENT, DUPLICATE_EFFECTS, DEAD);
 
   public String wireName() {
     return name().toLowerCase(Locale.ROOT);

@@ -24,6 +24,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import java.util.function.IntSupplier;
+import org.jboss.logging.Logger;
 
 /**
  * Records successful sends as delivered in batches: a worker hands its job in ({@link #submit}) and
@@ -50,8 +51,7 @@ import java.util.function.IntSupplier;
  * shares one completion batch (docs/design.md "Ordering keys").
  */
 public final class CompletionBatcher implements AutoCloseable {
-  private static final org.jboss.logging.Logger LOG =
-      org.jboss.logging.Logger.getLogger(CompletionBatcher.class);
+  private static final Logger LOG = Logger.getLogger(CompletionBatcher.class);
 
   /** Default of {@code outbox.relay.completion-batch-size}. */
   public static final int DEFAULT_BATCH_SIZE = 64;

@@ -105,7 +105,7 @@ public interface RelayConfig {
     boolean migrateAtStart();
 
     /** Jobs claimed by one claim statement at most. */
-    @WithDefault("32")
+    @WithDefault("64")
     int batchSize();
 
     /**
@@ -135,7 +135,7 @@ public interface RelayConfig {
      * it still holds its claim; a failed flush commits nothing and its jobs are retried, or
      * re-offered after their lease. 1 flushes every job on its own.
      */
-    @WithDefault("64")
+    @WithDefault("128")
     int completionBatchSize();
 
     /**

@@ -40,7 +40,7 @@ class SourceSpecTest {
   @Test
   void withoutSourcesTheOnlyActiveDatasourceIsTheSourceDefault() {
     assertEquals(
-        List.of(new SourceSpec("default", "postgresql", 32, 32)),
+        List.of(new SourceSpec("default", "postgresql", 64, 32)),
         SourceSpec.fromConfig(config(Map.of()), Set.of("postgresql"), KNOWN));
     assertEquals(
         List.of(new SourceSpec("default", "h2", 8, 4)),

@@ -53,12 +53,6 @@ import org.jboss.logging.Logger;
 public final class CompletionBatcher implements AutoCloseable {
   private static final Logger LOG = Logger.getLogger(CompletionBatcher.class);
 
-  /** Default of {@code outbox.relay.completion-batch-size}. */
-  public static final int DEFAULT_BATCH_SIZE = 128;
-
-  /** Default of {@code outbox.relay.completion-max-wait}. */
-  public static final Duration DEFAULT_MAX_WAIT = Duration.ofMillis(2);
-
   private static final Duration RETRY_MIN = Duration.ofMillis(100);
   private static final Duration RETRY_MAX = Duration.ofSeconds(2);
 

@@ -1,6 +1,7 @@
 package dev.outboxrelay.outbox.schema;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -33,7 +34,9 @@ class MigrationScriptsTest {
           "V1__outbox_tables.sql",
           "V2__outbox_payload.sql",
           "V3__reconciliation.sql",
-          "V6__key_head.sql");
+          "V6__key_head.sql",
+          "V7__attempt_relay_instance.sql",
+          "V8__ready_index.sql");
 
   private static final Set<String> TABLE_CONSTRAINT_WORDS =
       Set.of("constraint", "primary", "unique", "check", "foreign", "exclude");
@@ -173,6 +176,34 @@ class MigrationScriptsTest {
       assertTrue(
           OutboxSchema.scriptNames(DialectDetector.forProductName(db))
               .contains("V7__attempt_relay_instance.sql"),
+          db);
+    }
+  }
+
+  /**
+   * V8 drops the deliver_after index on every database; PostgreSQL also folds its partial index of
+   * ready rows into one of ready and leased rows by (state, id), which the backlog gauges need once
+   * the deliver_after index is gone (without it they read the whole table, history included).
+   */
+  @Test
+  void everyDatabaseDropsTheDueIndexInV8() throws IOException {
+    for (String db : DATABASES) {
+      String v8 = read("db/outbox/" + db + "/V8__ready_index.sql");
+      assertNotNull(v8, db);
+      String code = v8.replaceAll("--[^\n]*", "").strip();
+      if (db.equals("postgresql")) {
+        assertEquals(
+            "DROP INDEX ix_outbox_message_due;\nDROP INDEX ix_outbox_message_ready;\n"
+                + "CREATE INDEX ix_outbox_message_ready ON outbox_message (state, id)"
+                + " WHERE state IN ('R', 'W');",
+            code);
+      } else {
+        assertTrue(code.startsWith("DROP INDEX ix_outbox_message_due"), db + ": " + code);
+        assertFalse(code.contains("CREATE"), db + ": " + code);
+      }
+      assertTrue(
+          OutboxSchema.scriptNames(DialectDetector.forProductName(db))
+              .contains("V8__ready_index.sql"),
           db);
     }
   }

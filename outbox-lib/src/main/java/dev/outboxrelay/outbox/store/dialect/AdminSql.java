@@ -41,8 +41,8 @@ abstract class AdminSql extends TransitionSql {
   /**
    * {@link #oldestReadySql()} grouped by destination, with the count of ready jobs due now.
    * Columns: destination, ready due jobs, since when the destination's longest-waiting job has been
-   * waiting, database now. Same WHERE as {@link #oldestReadySql()}, so the scan starts from {@code
-   * ix_outbox_message_due (state, deliver_after, id)} like it does.
+   * waiting, database now. Same WHERE as {@link #oldestReadySql()}, so both read the ready and
+   * leased jobs from {@code ix_outbox_message_ready (state, id)} (since V8; PostgresListingPlanIT).
    */
   String backlogByDestinationSql() {
     return "SELECT m.destination,"

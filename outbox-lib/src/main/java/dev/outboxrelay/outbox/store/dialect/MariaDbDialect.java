@@ -76,8 +76,9 @@ public final class MariaDbDialect extends Dialect {
     return true;
   }
 
-  // FORCE INDEX: left to itself the optimizer ranges over (state, deliver_after) and filesorts by
-  // id, and a locking read that sorts locks every ready row before LIMIT applies, so one claimer
+  // FORCE INDEX: left to itself the optimizer ranged over (state, deliver_after) (an index V8
+  // dropped) and filesorted by id, and a locking read that sorts locks every ready row before LIMIT
+  // applies, so one claimer
   // would hold the whole backlog and its peers would skip all of it. (state, key_wait, id) walks
   // ready heads in id order and stops after n.
   @Override

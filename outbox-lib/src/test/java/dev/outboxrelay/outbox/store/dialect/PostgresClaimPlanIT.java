@@ -66,7 +66,7 @@ class PostgresClaimPlanIT {
         plan.contains("InitPlan"), "the locking sub-select runs once, as an InitPlan:\n" + plan);
     assertTrue(
         plan.contains("Index Scan using ix_outbox_message_ready on outbox_message m")
-            && plan.contains("Index Cond: (id = ANY ("),
+            && plan.contains("Index Cond: ((state = 'R'::bpchar) AND (id = ANY ("),
         "the update seeks the picked ids:\n" + plan);
     assertTrue(plan.contains("LockRows"), plan);
     assertFalse(plan.contains("Seq Scan"), plan);

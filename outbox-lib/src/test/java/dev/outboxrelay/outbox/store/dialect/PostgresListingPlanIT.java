@@ -105,4 +105,21 @@ class PostgresListingPlanIT {
     assertTrue(any.contains("outbox_message_pkey"), any);
     assertFalse(any.contains("Seq Scan on outbox_message"), any);
   }
+
+  /**
+   * The backlog gauges read ready and leased jobs only: from the index of unfinished jobs (V8),
+   * never the table whole, history included, as they did once the deliver_after index was gone.
+   */
+  @Test
+  void theBacklogGaugesReadTheUnfinishedJobsIndex() throws SQLException {
+    for (String sql : List.of(DIALECT.oldestReadySql(), DIALECT.backlogByDestinationSql())) {
+      String plan;
+      try (Connection c = ds.getConnection();
+          PreparedStatement ps = c.prepareStatement("EXPLAIN (COSTS OFF) " + sql)) {
+        plan = String.join("\n", Rows.list(ps, rs -> rs.getString(1)));
+      }
+      assertTrue(plan.contains("ix_outbox_message_ready"), sql + ":\n" + plan);
+      assertFalse(plan.contains("Seq Scan on outbox_message"), sql + ":\n" + plan);
+    }
+  }
 }

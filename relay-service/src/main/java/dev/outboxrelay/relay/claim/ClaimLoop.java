@@ -69,6 +69,15 @@ public class ClaimLoop {
    */
   static final int MAX_WORKER_THREADS = 16;
 
+  /**
+   * The worker threads of a loop of {@code concurrency} places: one per place, at most {@value
+   * #MAX_WORKER_THREADS}. Only they take a connection for a delivery (a by-reference body, a retry
+   * or a dead job); a send in flight holds none.
+   */
+  public static int workerThreads(int concurrency) {
+    return Math.min(concurrency, MAX_WORKER_THREADS);
+  }
+
   /** Default of {@code outbox.relay.key-run-length}. */
   public static final int DEFAULT_KEY_RUN_LENGTH = 16;
 
@@ -160,7 +169,7 @@ public class ClaimLoop {
     this.idle = idle;
     this.destinationConcurrency = d -> concurrency;
     AtomicInteger n = new AtomicInteger();
-    int threads = Math.min(concurrency, MAX_WORKER_THREADS);
+    int threads = workerThreads(concurrency);
     // Answers arriving after stop() abandoned their jobs find the pool shut down: dropped, they
     // were released already (and must not throw into a sink's own thread).
     this.workers =

@@ -79,7 +79,7 @@ public interface RelayConfig {
 
     /**
      * Deliveries of this source in flight at once; default {@code outbox.relay.concurrency}. Its
-     * datasource's {@code jdbc.max-size} must be at least this + 4.
+     * datasource's {@code jdbc.max-size} must be at least the smaller of this and 16, + 4.
      */
     OptionalInt concurrency();
   }
@@ -113,8 +113,9 @@ public interface RelayConfig {
      * than it has room to send. A send in flight holds no thread (a sink answers a {@code
      * CompletionStage}); at most this many worker threads (and at most 16) start sends and record
      * their outcomes, each on a connection, so the datasource's {@code jdbc.max-size} must be at
-     * least this + 4 (default pool 48), checked at start-up; on PostgreSQL the notification
-     * listener needs one more, else the relay logs a warning and polls.
+     * least the smaller of this and 16, + 4 (20 for the default; default pool 48), checked at
+     * start-up; on PostgreSQL the notification listener needs one more, else the relay logs a
+     * warning and polls. A large concurrency for slow sinks needs no larger pool.
      */
     @WithDefault("32")
     int concurrency();
@@ -187,9 +188,9 @@ public interface RelayConfig {
      * PostgreSQL only: listen for the notification the outbox's insert trigger sends at commit
      * ({@code LISTEN outbox_ready}, migration V4) and claim at once instead of waiting out the idle
      * wait. Takes one connection of the datasource for as long as the relay runs (when the pool has
-     * one beyond concurrency + 4; else a warning, and polling only). Polling stays on as the
-     * fallback: a lost notification only costs up to {@link #idleMaxWait()}. Ignored on the other
-     * databases, which poll.
+     * one beyond what {@link #concurrency()} needs; else a warning, and polling only). Polling
+     * stays on as the fallback: a lost notification only costs up to {@link #idleMaxWait()}.
+     * Ignored on the other databases, which poll.
      */
     @WithDefault("true")
     boolean listenNotify();

@@ -182,8 +182,8 @@ public final class RelaySource {
                 + spec.datasource()
                 + ".jdbc.max-size="
                 + poolMaxSize
-                + " needs to be at least concurrency + "
-                + (PoolSize.HEADROOM + 1)
+                + " needs to be at least "
+                + (PoolSize.needed(spec.concurrency()) + 1)
                 + "): polling";
         LOG.warnf(
             "source '%s': outbox.relay.listen-notify is on, but the notification listener is %s",

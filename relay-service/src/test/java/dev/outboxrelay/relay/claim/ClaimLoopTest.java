@@ -20,6 +20,7 @@ import dev.outboxrelay.relay.metrics.RelayMetrics;
 import dev.outboxrelay.relay.sink.HttpSink;
 import dev.outboxrelay.relay.sink.MessageSink;
 import dev.outboxrelay.relay.sink.SinkRegistry;
+import dev.outboxrelay.relay.sink.SinkResult;
 import dev.outboxrelay.relay.testing.RecordingHttpReceiver;
 import dev.outboxrelay.relay.testing.RecordingHttpReceiver.Response;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -33,8 +34,14 @@ import java.util.List;
 import java.util.Map;
 import java.util.OptionalInt;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.IntFunction;
 import java.util.logging.Logger;
 import javax.sql.DataSource;
@@ -274,6 +281,99 @@ class ClaimLoopTest {
     Awaitility.await().atMost(Duration.ofSeconds(5)).until(() -> receiver.requests().size() == 2);
     assertEquals(0, l.stop(Duration.ofSeconds(5)));
     assertEquals(2L, admin.countByState().get('S'));
+  }
+
+  /**
+   * A send in flight holds no connection: 200 places to a sink that answers after 300 ms keep 200
+   * sends open at once, while the connections open at once stay within what the start-up check
+   * demands for that concurrency (the worker threads, at most 16, plus the loop's own), so a
+   * concurrency raised for a slow sink needs no larger pool (PoolSize).
+   */
+  @Test
+  void manySendsInFlightHoldOnlyTheWorkerThreadsConnections() throws Exception {
+    int concurrency = 200;
+    int jobs = 600;
+    enqueue(jobs);
+    AtomicInteger open = new AtomicInteger();
+    AtomicInteger openPeak = new AtomicInteger();
+    DataSource counted = counting(ds, open, openPeak);
+    AtomicInteger sending = new AtomicInteger();
+    AtomicInteger sendingPeak = new AtomicInteger();
+    Map<String, Integer> received = new ConcurrentHashMap<>();
+    ScheduledExecutorService answers = Executors.newSingleThreadScheduledExecutor();
+    try {
+      MessageSink slow =
+          m -> {
+            sendingPeak.accumulateAndGet(sending.incrementAndGet(), Math::max);
+            received.merge(m.operationId(), 1, Integer::sum);
+            CompletableFuture<SinkResult> answer = new CompletableFuture<>();
+            answers.schedule(
+                () -> {
+                  sending.decrementAndGet();
+                  answer.complete(new SinkResult.Delivered("ok"));
+                },
+                300,
+                TimeUnit.MILLISECONDS);
+            return answer;
+          };
+      ClaimLoop l =
+          newLoop(
+              new JdbcOutboxStore(counted, new H2Dialect()),
+              64,
+              concurrency,
+              Map.of("billing", slow),
+              LEASE,
+              true);
+      l.start();
+      Awaitility.await()
+          .atMost(Duration.ofSeconds(60))
+          .until(() -> admin.countByState().getOrDefault('S', 0L) == jobs);
+    } finally {
+      answers.shutdownNow();
+    }
+    assertEquals(jobs, received.size(), "every job sent");
+    assertTrue(received.values().stream().allMatch(n -> n == 1), "none sent twice");
+    assertTrue(
+        sendingPeak.get() > 2 * ClaimLoop.workerThreads(concurrency),
+        "sends in flight at once: " + sendingPeak.get());
+    // The loop's own connections: claim statement, completion flush, heartbeat, answers recorded.
+    assertTrue(
+        openPeak.get() <= ClaimLoop.workerThreads(concurrency) + 4,
+        "connections open at once: " + openPeak.get());
+  }
+
+  /** {@code ds}, counting the connections open at once ({@code open}) and their peak. */
+  static DataSource counting(DataSource ds, AtomicInteger open, AtomicInteger peak) {
+    return (DataSource)
+        Proxy.newProxyInstance(
+            ClaimLoopTest.class.getClassLoader(),
+            new Class<?>[] {DataSource.class},
+            (proxy, method, args) -> {
+              Object result;
+              try {
+                result = method.invoke(ds, args);
+              } catch (InvocationTargetException e) {
+                throw e.getCause();
+              }
+              if (!(result instanceof Connection c)) {
+                return result;
+              }
+              peak.accumulateAndGet(open.incrementAndGet(), Math::max);
+              AtomicBoolean closed = new AtomicBoolean();
+              return Proxy.newProxyInstance(
+                  ClaimLoopTest.class.getClassLoader(),
+                  new Class<?>[] {Connection.class},
+                  (p, m, a) -> {
+                    if (m.getName().equals("close") && closed.compareAndSet(false, true)) {
+                      open.decrementAndGet();
+                    }
+                    try {
+                      return m.invoke(c, a);
+                    } catch (InvocationTargetException e) {
+                      throw e.getCause();
+                    }
+                  });
+            });
   }
 
   @Test

@@ -138,30 +138,44 @@ class SourceSpecTest {
     assertDoesNotThrow(() -> PoolSize.check(new SourceSpec("default", "postgresql", 32, 44), 48));
   }
 
+  /**
+   * A send in flight holds no connection, only the (at most 16) worker threads do: a concurrency
+   * raised for slow sinks needs no larger pool.
+   */
+  @Test
+  void aLargeConcurrencyNeedsOnlyTheWorkerThreadsConnections() {
+    assertEquals(20, PoolSize.needed(32));
+    assertEquals(20, PoolSize.needed(1000));
+    assertEquals(5, PoolSize.needed(1));
+    assertDoesNotThrow(() -> PoolSize.check(new SourceSpec("default", "postgresql", 32, 500), 20));
+  }
+
   @Test
   void tooManyWorkersForThePoolFailsNamingBothKeys() {
     var e =
         assertThrows(
             IllegalArgumentException.class,
-            () -> PoolSize.check(new SourceSpec("default", "h2", 32, 45), 48));
+            () -> PoolSize.check(new SourceSpec("default", "h2", 32, 45), 19));
     assertTrue(
         e.getMessage()
             .startsWith(
-                "outbox.relay.concurrency=45 needs at least 49 connections, but"
-                    + " quarkus.datasource.h2.jdbc.max-size is 48"),
+                "outbox.relay.concurrency=45 needs at least 20 connections (16 worker threads"
+                    + " + 4), but quarkus.datasource.h2.jdbc.max-size is 19"),
         e.getMessage());
     e =
         assertThrows(
             IllegalArgumentException.class,
-            () -> PoolSize.check(new SourceSpec("orders", "postgresql", 32, 20), 10));
-    assertTrue(e.getMessage().startsWith("outbox.sources.orders.concurrency=20"), e.getMessage());
+            () -> PoolSize.check(new SourceSpec("orders", "postgresql", 32, 8), 10));
+    assertTrue(
+        e.getMessage().startsWith("outbox.sources.orders.concurrency=8 needs at least 12"),
+        e.getMessage());
   }
 
   /** The PostgreSQL notification listener's connection comes on top; without it the relay polls. */
   @Test
   void theListenerRunsOnlyWithAConnectionToSpare() {
     assertTrue(PoolSize.listenerFits(32, 48));
-    assertTrue(PoolSize.listenerFits(43, 48));
-    assertTrue(!PoolSize.listenerFits(44, 48), "44 + 4 fills the pool: the relay polls");
+    assertTrue(PoolSize.listenerFits(500, 21));
+    assertTrue(!PoolSize.listenerFits(500, 20), "16 + 4 fills the pool: the relay polls");
   }
 }

@@ -56,7 +56,7 @@ public final class OutboxTables {
   private static final String CHANNEL = "ready";
 
   /**
-   * Prefixes of index, constraint, default and trigger names ({@code ix_outbox_message_due}):
+   * Prefixes of index, constraint, default and trigger names ({@code ix_outbox_message_head}):
    * renamed with the table but never qualified (CREATE INDEX and constraints take bare names).
    */
   private static final Pattern OBJECT_NAME =

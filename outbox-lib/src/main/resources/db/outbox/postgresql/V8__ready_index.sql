@@ -1,5 +1,5 @@
--- One index of unfinished jobs in place of two (docs/databases.md "Indexes"). Since V6 the claim
--- walks ix_outbox_message_head and no statement seeks on deliver_after any more, so
+-- One index of unfinished jobs in place of two (docs/performance.md "Fewer indexes (V8)"). Since
+-- V6 the claim walks ix_outbox_message_head and no statement seeks on deliver_after any more, so
 -- ix_outbox_message_due (state, deliver_after, id) only served the backlog gauges' scan of ready
 -- and leased rows, and ix_outbox_message_ready (id) WHERE state = 'R' only the console's ready
 -- list and the claim's id seeks. One partial index on (state, id) over R and W serves all three:

@@ -78,9 +78,8 @@ public final class MariaDbDialect extends Dialect {
 
   // FORCE INDEX: left to itself the optimizer ranged over (state, deliver_after) (an index V8
   // dropped) and filesorted by id, and a locking read that sorts locks every ready row before LIMIT
-  // applies, so one claimer
-  // would hold the whole backlog and its peers would skip all of it. (state, key_wait, id) walks
-  // ready heads in id order and stops after n.
+  // applies, so one claimer would hold the whole backlog and its peers would skip all of it.
+  // (state, key_wait, id) walks ready heads in id order and stops after n.
   @Override
   String lockReadySql() {
     return "SELECT c.id FROM outbox_message c FORCE INDEX (ix_outbox_message_head)"

@@ -6,6 +6,8 @@ import java.sql.DriverManager;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * Prepares what a relay under test talks to: the PostgreSQL schema {@code relay_it} on the local
@@ -51,15 +53,25 @@ public class RelayTestResources implements QuarkusTestResourceLifecycleManager {
     }
   }
 
+  /** The schemas this JVM has already rebuilt: each is emptied once per test run. */
+  private static final Set<String> FRESH = ConcurrentHashMap.newKeySet();
+
   /**
-   * Creates {@code schema} on the test PostgreSQL ({@code -Doutbox.test.pg.url}, default
-   * localhost/test) when missing; the JDBC URL of that database, without the schema.
+   * Gives {@code schema} on the test PostgreSQL ({@code -Doutbox.test.pg.url}, default
+   * localhost/test) a fresh start the first time this JVM asks for it (dropped and created again,
+   * later calls keep it); the JDBC URL of that database, without the schema. The database outlives
+   * the run, so a schema kept from an earlier run would hold that run's jobs and the checksums of
+   * its scripts: a migration edited since then (allowed until it is released) would fail the
+   * relay's start with a checksum mismatch, which a fresh machine never sees.
    */
   public static String testSchema(String schema) {
     String url = System.getProperty("outbox.test.pg.url", "jdbc:postgresql://127.0.0.1:5432/test");
     String user = System.getProperty("outbox.test.pg.user", "postgres");
     try (Connection c = DriverManager.getConnection(url, user, "");
         Statement s = c.createStatement()) {
+      if (FRESH.add(schema)) {
+        s.execute("DROP SCHEMA IF EXISTS " + schema + " CASCADE");
+      }
       s.execute("CREATE SCHEMA IF NOT EXISTS " + schema);
     } catch (SQLException e) {
       throw new IllegalStateException(

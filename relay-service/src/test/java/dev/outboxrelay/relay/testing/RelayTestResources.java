@@ -1,5 +1,6 @@
 package dev.outboxrelay.relay.testing;
 
+import dev.outboxrelay.outbox.testing.TestDatabases;
 import io.quarkus.test.common.QuarkusTestResourceLifecycleManager;
 import java.sql.Connection;
 import java.sql.DriverManager;
@@ -65,8 +66,8 @@ public class RelayTestResources implements QuarkusTestResourceLifecycleManager {
    * relay's start with a checksum mismatch, which a fresh machine never sees.
    */
   public static String testSchema(String schema) {
-    String url = System.getProperty("outbox.test.pg.url", "jdbc:postgresql://127.0.0.1:5432/test");
-    String user = System.getProperty("outbox.test.pg.user", "postgres");
+    String url = System.getProperty("outbox.test.pg.url", TestDatabases.DEFAULT_PG_URL);
+    String user = System.getProperty("outbox.test.pg.user", TestDatabases.DEFAULT_PG_USER);
     try (Connection c = DriverManager.getConnection(url, user, "");
         Statement s = c.createStatement()) {
       if (FRESH.add(schema)) {

@@ -12,14 +12,16 @@ import java.time.Duration;
 public final class Bench {
   /**
    * Sizes of one run: {@code --quick} for a smoke run of about a minute, else the issue's. {@code
-   * warmupJobs}: the jobs a JVM drains, unmeasured, before its first measured drain (the relay's
-   * and the peer's code compiled, pools filled), as every throughput figure here is of warm code.
+   * warmupJobs}: the jobs of one unmeasured warm-up round; a JVM drains rounds before its first
+   * measured drain until its JIT compilers are done (at most {@code maxWarmupRounds}), as every
+   * throughput figure here is of warm code.
    */
   record Sizes(
       int sqlJobs,
       Duration sqlCap,
       int drainJobs,
       int warmupJobs,
+      int maxWarmupRounds,
       Duration drainCap,
       Duration latencyRun,
       Duration enqueueRun,
@@ -31,6 +33,7 @@ public final class Bench {
             Duration.ofSeconds(3),
             5_000,
             1_000,
+            3,
             Duration.ofSeconds(60),
             Duration.ofSeconds(2),
             Duration.ofSeconds(2),
@@ -42,6 +45,7 @@ public final class Bench {
             Duration.ofSeconds(15),
             100_000,
             20_000,
+            30,
             Duration.ofSeconds(180),
             Duration.ofSeconds(10),
             Duration.ofSeconds(10),

@@ -87,6 +87,14 @@ final class HostStats {
     }
   }
 
+  /**
+   * CPU seconds this JVM's JIT compiler threads (HotSpot's {@code C1/C2 CompilerThread}s) have used
+   * so far: how much of a process's CPU is still compiling rather than running its code.
+   */
+  static double jitCpuSeconds() {
+    return threadCpuSeconds("C1 CompilerThread") + threadCpuSeconds("C2 CompilerThread");
+  }
+
   /** Heap in use in this JVM now, in MiB. */
   static double heapUsedMb() {
     return ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed() / (1024.0 * 1024.0);

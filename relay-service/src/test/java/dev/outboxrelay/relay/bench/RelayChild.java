@@ -12,9 +12,10 @@ import java.util.concurrent.atomic.AtomicLong;
 /**
  * {@code --role relay}: one relay in its own JVM, driven by the coordinator over stdin/stdout so
  * that start-up is not measured. Prints {@code READY} once assembled; then {@code GO} starts the
- * claim loop, {@code STATS} answers {@code STATS claims=.. received=.. heap_used_peak_mb=..},
- * {@code STOP} stops the relay, writes every id the sink received (repeats included, one per line)
- * to the ids file and answers {@code STOPPED ...}.
+ * claim loop, {@code STATS} answers {@code STATS claims=.. received=.. heap_used_peak_mb=..
+ * jit_cpu_s=..} (the JIT compilers' CPU so far, {@link HostStats#jitCpuSeconds}), {@code STOP}
+ * stops the relay, writes every id the sink received (repeats included, one per line) to the ids
+ * file and answers {@code STOPPED ...}.
  */
 final class RelayChild {
   private RelayChild() {}
@@ -57,7 +58,9 @@ final class RelayChild {
                       + " received="
                       + sink.distinct()
                       + " heap_used_peak_mb="
-                      + heapPeakBytes.get() / (1024 * 1024));
+                      + heapPeakBytes.get() / (1024 * 1024)
+                      + " jit_cpu_s="
+                      + HostStats.jitCpuSeconds());
           case "STOP" -> {
             int released = relay.stop();
             List<String> ids = new ArrayList<>();
@@ -73,7 +76,9 @@ final class RelayChild {
                     + " heap_used_peak_mb="
                     + heapPeakBytes.get() / (1024 * 1024)
                     + " stale="
-                    + (long) relay.staleCompletions());
+                    + (long) relay.staleCompletions()
+                    + " jit_cpu_s="
+                    + HostStats.jitCpuSeconds());
             return 0;
           }
           default -> System.err.println("relay child: unknown command '" + line + "'");

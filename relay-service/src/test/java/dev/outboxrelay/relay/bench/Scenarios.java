@@ -55,6 +55,9 @@ final class Scenarios {
   /** Three relays share the cores with the database: at least this share of one relay's drain. */
   static final double MULTI_RELAY_RATIO = 0.9;
 
+  /** New relay JVMs are warm when their JIT compilers use less than this share of their CPU. */
+  static final double JIT_SETTLED_SHARE = 0.1;
+
   /** Targets at {@value #TARGET_RATE} jobs/s. */
   static final double TARGET_P50_MS = 3;
 
@@ -287,6 +290,7 @@ final class Scenarios {
       long poolMaxUsed,
       double txPerJob,
       double relayCpuCores,
+      double jitCores,
       double hostCpuCores,
       String indexScans) {}
 
@@ -341,6 +345,7 @@ final class Scenarios {
         .put("pool_max_used", r.poolMaxUsed())
         .put("db_tx_per_job", r.txPerJob())
         .put("relay_cpu_cores", r.relayCpuCores())
+        .put("jit_cores", r.jitCores())
         .put("host_cpu_cores", r.hostCpuCores())
         .put("index_scans", r.indexScans())
         .put("sql_limit_jobs_per_s", limit);
@@ -367,7 +372,8 @@ final class Scenarios {
       throws Exception {
     if (!relayWarm) {
       relayWarm = true;
-      drainInProcess(sizes.warmupJobs(), 0, true); // warm-up, unmeasured (Bench.Sizes)
+      warmUpHere(
+          report.line("drain").put("relays", 1), () -> drainInProcess(sizes.warmupJobs(), 0, true));
     }
     if (fresh) {
       db.truncate();
@@ -380,6 +386,7 @@ final class Scenarios {
     Map<String, Long> scansBefore = indexScans();
     long tx0 = db.committedTransactions();
     double cpu0 = HostStats.cpuSeconds(pid);
+    double jit0 = HostStats.jitCpuSeconds();
     double host0 = HostStats.hostBusySeconds();
     InProcessRelay relay = new InProcessRelay(db.url(), db.user(), relaySink);
     long t0 = System.nanoTime();
@@ -393,6 +400,7 @@ final class Scenarios {
     }
     double seconds = (System.nanoTime() - t0) / 1e9;
     double cpu = HostStats.cpuSeconds(pid) - cpu0;
+    double jit = HostStats.jitCpuSeconds() - jit0;
     double host = HostStats.hostBusySeconds() - host0;
     relay.stop();
     AgroalDataSourceMetrics pool = relay.poolMetrics();
@@ -429,8 +437,35 @@ final class Scenarios {
         maxUsed,
         tx0 < 0 ? Double.NaN : (double) tx / Math.max(1, sent),
         cpu / seconds,
+        jit / seconds,
         host / seconds,
         indexScanDelta(scansBefore));
+  }
+
+  /**
+   * Warms code in this JVM as {@link #warmUp} warms the relay children: {@code round} (an
+   * unmeasured drain of {@code warmupJobs}) again until the JIT compilers took less than {@value
+   * #JIT_SETTLED_SHARE} of this process's CPU over one, or {@code maxWarmupRounds}; then a {@code
+   * measure=warmup} line of {@code line}.
+   */
+  private void warmUpHere(BenchReport.Line line, java.util.concurrent.Callable<?> round)
+      throws Exception {
+    long pid = ProcessHandle.current().pid();
+    int rounds = 0;
+    double share;
+    do {
+      double cpu0 = HostStats.cpuSeconds(pid);
+      double jit0 = HostStats.jitCpuSeconds();
+      round.call();
+      rounds++;
+      share = (HostStats.jitCpuSeconds() - jit0) / Math.max(0.01, HostStats.cpuSeconds(pid) - cpu0);
+    } while (!(share < JIT_SETTLED_SHARE) && rounds < sizes.maxWarmupRounds());
+    line.put("measure", "warmup")
+        .put("rounds", rounds)
+        .put("warmup_jobs", (long) rounds * sizes.warmupJobs())
+        .put("jit_share", share)
+        .put("settled", share < JIT_SETTLED_SHARE)
+        .print();
   }
 
   /** PostgreSQL: index scans per index of outbox_message so far (the claim plan, as it ran). */
@@ -475,17 +510,69 @@ final class Scenarios {
   }
 
   /**
+   * The relay children's claims, CPU and JIT compilers' CPU so far ({@code STATS} and {@code
+   * /proc}).
+   */
+  private record ChildCpu(long claims, double seconds, double jitSeconds) {
+    static ChildCpu of(List<ChildRelay> children) throws Exception {
+      long claims = 0;
+      double seconds = 0;
+      double jit = 0;
+      for (ChildRelay c : children) {
+        c.send("STATS");
+        String stats = c.await("STATS", Duration.ofSeconds(30));
+        claims += (long) ChildRelay.field(stats, "claims");
+        jit += ChildRelay.field(stats, "jit_cpu_s");
+        seconds += HostStats.cpuSeconds(c.pid());
+      }
+      return new ChildCpu(claims, seconds, jit);
+    }
+
+    ChildCpu minus(ChildCpu earlier) {
+      return new ChildCpu(
+          claims - earlier.claims, seconds - earlier.seconds, jitSeconds - earlier.jitSeconds);
+    }
+  }
+
+  /**
+   * What new relay JVMs drained before the measured drain, and their JIT's share of the last round.
+   */
+  private record WarmUp(int rounds, long jobs, double jitShare) {}
+
+  /**
+   * Warms new relay JVMs: rounds of {@code warmupJobs} jobs, each drained before the next is
+   * filled, until the JIT compilers took less than {@value #JIT_SETTLED_SHARE} of the relays' CPU
+   * over a round, or {@code maxWarmupRounds}. One round was not enough: three new JVMs sharing two
+   * cores with the database spent most of a 20,000-job round, and of the measured drain after it,
+   * compiling.
+   */
+  private WarmUp warmUp(List<ChildRelay> children, long deadline) throws Exception {
+    double share = Double.NaN;
+    long jobs = 0;
+    int round = 0;
+    while (round < sizes.maxWarmupRounds() && System.nanoTime() < deadline) {
+      round++;
+      ChildCpu before = ChildCpu.of(children);
+      db.fillReady(tag(), sizes.warmupJobs(), 0);
+      jobs += sizes.warmupJobs();
+      while (db.unfinished() > 0 && System.nanoTime() < deadline) {
+        Thread.sleep(10);
+      }
+      ChildCpu used = ChildCpu.of(children).minus(before);
+      share = used.jitSeconds() / Math.max(0.01, used.seconds());
+      if (share < JIT_SETTLED_SHARE) {
+        break;
+      }
+    }
+    return new WarmUp(round, jobs, share);
+  }
+
+  /**
    * Three relays in their own JVMs on one backlog: throughput, duplicates across processes, memory.
    */
   private void drainMulti(double limit, DrainResult one) throws Exception {
     int jobs = sizes.drainJobs();
-    int warmup = sizes.warmupJobs();
     db.truncate();
-    // Each child JVM is new: the relays first drain the warm-up jobs (lower ids, claimed first),
-    // and the clock starts when those are done.
-    db.fillReady(tag(), warmup, 0);
-    long lastWarmupId = db.count("SELECT MAX(id) FROM outbox_message");
-    db.fillReady(tag(), jobs, 0);
     List<ChildRelay> children = new ArrayList<>();
     try {
       for (int i = 1; i <= MULTI_RELAYS; i++) {
@@ -497,61 +584,64 @@ final class Scenarios {
       for (ChildRelay c : children) {
         c.send("GO");
       }
-      long deadline = System.nanoTime() + sizes.drainCap().toNanos();
-      String warmupLeft =
-          "SELECT COUNT(*) FROM outbox_message WHERE state IN ('R', 'W') AND id <= " + lastWarmupId;
-      while (db.count(warmupLeft) > 0 && System.nanoTime() < deadline) {
-        Thread.sleep(10);
-      }
+      WarmUp warm = warmUp(children, System.nanoTime() + sizes.drainCap().toNanos());
+      report
+          .line("drain")
+          .put("relays", MULTI_RELAYS)
+          .put("measure", "warmup")
+          .put("rounds", warm.rounds())
+          .put("warmup_jobs", warm.jobs())
+          .put("jit_share", warm.jitShare())
+          .put("settled", warm.jitShare() < JIT_SETTLED_SHARE)
+          .print();
+      long lastWarmupId = db.count("SELECT COALESCE(MAX(id), 0) FROM outbox_message");
+      long warmupSent = db.count("SELECT COUNT(*) FROM outbox_message WHERE state = 'S'");
+      // The measured drain starts on an empty table, as one relay's does (ids go on counting).
+      db.truncate();
+      ChildCpu cpu0 = ChildCpu.of(children);
+      // One INSERT ... SELECT: the relays see the measured jobs at its commit (and are woken by
+      // it).
+      db.fillReady(tag(), jobs, 0);
       long tx0 = db.committedTransactions();
       double host0 = HostStats.hostBusySeconds();
       long t0 = System.nanoTime();
-      String measuredSent =
-          "SELECT COUNT(*) FROM outbox_message WHERE state = 'S' AND id > " + lastWarmupId;
+      long deadline = t0 + sizes.drainCap().toNanos();
+      String measuredSent = "SELECT COUNT(*) FROM outbox_message WHERE state = 'S'";
       long sentAtStart = db.count(measuredSent);
-      long claimsAtStart = 0;
-      for (ChildRelay c : children) {
-        c.send("STATS");
-        claimsAtStart +=
-            (long) ChildRelay.field(c.await("STATS", Duration.ofSeconds(30)), "claims");
-      }
       while (db.unfinished() > 0 && System.nanoTime() < deadline) {
         Thread.sleep(10);
       }
       double seconds = (System.nanoTime() - t0) / 1e9;
       double host = HostStats.hostBusySeconds() - host0;
       long tx = db.committedTransactions() - tx0;
+      ChildCpu cpu = ChildCpu.of(children).minus(cpu0);
       double rssPeak = 0;
       double heapPeak = 0;
-      long claims = -claimsAtStart;
+      long claims = cpu.claims();
       Map<Long, Integer> received = new HashMap<>();
       for (ChildRelay c : children) {
         rssPeak = Math.max(rssPeak, HostStats.peakRssMb(c.pid()));
         c.send("STOP");
         String stopped = c.await("STOPPED", Duration.ofSeconds(60));
         heapPeak = Math.max(heapPeak, ChildRelay.field(stopped, "heap_used_peak_mb"));
-        claims += (long) ChildRelay.field(stopped, "claims");
         for (long id : c.receivedIds()) {
           received.merge(id, 1, Integer::sum);
         }
       }
       long duplicates = received.values().stream().mapToLong(n -> n - 1).sum();
       long sent = db.count(measuredSent);
-      long warmupSent = db.count("SELECT COUNT(*) FROM outbox_message WHERE state = 'S'") - sent;
-      long delivered =
-          db.count("SELECT COUNT(*) FROM outbox_attempt WHERE outcome = 'DELIVERED'") - warmupSent;
+      long delivered = db.count("SELECT COUNT(*) FROM outbox_attempt WHERE outcome = 'DELIVERED'");
       // At the time cap the relays release what they hold: jobs still R are late, not lost; a job
-      // is lost when it is S but no relay's sink received it.
+      // is lost when it is S but no relay's sink received it (warm-up jobs included).
       long lost = sent + warmupSent - received.size();
-      boolean drained = sent == jobs && warmupSent == warmup;
-      // Jobs of the measured set that went out while the last warm-up jobs were in flight are
-      // not counted in the rate (at most what the relays hold at once).
+      boolean drained = sent == jobs && warmupSent == warm.jobs();
+      // Measured jobs sent between the fill's commit and the first count are not in the rate.
       double rate = (sent - sentAtStart) / seconds;
       report
           .line("drain")
           .put("relays", MULTI_RELAYS)
           .put("jobs", jobs)
-          .put("warmup_jobs", warmup)
+          .put("warmup_jobs", warm.jobs())
           .put("sent", sent)
           .put("drained", drained)
           .put("seconds", seconds)
@@ -562,6 +652,8 @@ final class Scenarios {
           .put("delivered_attempts", delivered)
           .put("db_tx_per_job", tx0 < 0 ? Double.NaN : (double) tx / Math.max(1, sent))
           .put("host_cpu_cores", host / seconds)
+          .put("relay_cpu_cores", cpu.seconds() / seconds)
+          .put("jit_cores", cpu.jitSeconds() / seconds)
           .put("ratio_to_sql_limit", rate / limit)
           .put("ratio_to_1_relay", rate / one.jobsPerS())
           .target(
@@ -608,7 +700,8 @@ final class Scenarios {
       report.line("peer").put("skipped", "postgresql_only").print();
       return;
     }
-    PeerScheduler.drain(db, sizes.warmupJobs(), sizes.drainCap()); // warm-up, as the relay's
+    warmUpHere(
+        report.line("peer"), () -> PeerScheduler.drain(db, sizes.warmupJobs(), sizes.drainCap()));
     PeerScheduler.Result r = PeerScheduler.drain(db, sizes.drainJobs(), sizes.drainCap());
     report
         .line("peer")

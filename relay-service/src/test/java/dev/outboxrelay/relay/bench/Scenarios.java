@@ -395,7 +395,7 @@ final class Scenarios {
     while (sink.distinct() < jobs && System.nanoTime() < deadline) {
       Thread.sleep(5);
     }
-    while (db.unfinished() > 0 && System.nanoTime() < deadline) {
+    while (db.anyUnfinished() && System.nanoTime() < deadline) {
       Thread.sleep(5);
     }
     double seconds = (System.nanoTime() - t0) / 1e9;
@@ -555,7 +555,7 @@ final class Scenarios {
       ChildCpu before = ChildCpu.of(children);
       db.fillReady(tag(), sizes.warmupJobs(), 0);
       jobs += sizes.warmupJobs();
-      while (db.unfinished() > 0 && System.nanoTime() < deadline) {
+      while (db.anyUnfinished() && System.nanoTime() < deadline) {
         Thread.sleep(10);
       }
       ChildCpu used = ChildCpu.of(children).minus(before);
@@ -608,7 +608,7 @@ final class Scenarios {
       long deadline = t0 + sizes.drainCap().toNanos();
       String measuredSent = "SELECT COUNT(*) FROM outbox_message WHERE state = 'S'";
       long sentAtStart = db.count(measuredSent);
-      while (db.unfinished() > 0 && System.nanoTime() < deadline) {
+      while (db.anyUnfinished() && System.nanoTime() < deadline) {
         Thread.sleep(10);
       }
       double seconds = (System.nanoTime() - t0) / 1e9;
@@ -748,6 +748,18 @@ final class Scenarios {
   }
 
   /**
+   * Warms the code of {@code sink} (its client library, a connection pool) as {@code drain} warmed
+   * the relay's, so that the ratio to {@code drain} compares warm code with warm code.
+   */
+  private void warmUpSink(String scenario, MessageSink sink) throws Exception {
+    warmUpHere(
+        report.line(scenario),
+        () ->
+            drainInProcess(
+                sizes.warmupJobs(), 0, true, recording -> recordingAfter(sink, recording)));
+  }
+
+  /**
    * The drain through the relay's HTTP sink to a receiver on loopback in this JVM that answers 200
    * at once on kept-alive connections (one event-loop thread); the sink has a destination's default
    * timeouts (connect 2s, request 10s). {@code relay_cpu_cores} is this JVM's, the receiver's share
@@ -759,13 +771,16 @@ final class Scenarios {
     int jobs = sizes.drainJobs();
     try (LoopbackReceiver receiver = new LoopbackReceiver()) {
       HttpSink http = new HttpSink(receiver.uri(), Duration.ofSeconds(2), Duration.ofSeconds(10));
+      warmUpSink("drain-http", http);
+      long requests0 = receiver.requests();
+      int distinct0 = receiver.distinctMessages();
       double receiverCpu0 = HostStats.threadCpuSeconds(LoopbackReceiver.EVENT_LOOP_THREAD);
       DrainResult r = drainInProcess(jobs, 0, true, recording -> recordingAfter(http, recording));
       double receiverCores =
           (HostStats.threadCpuSeconds(LoopbackReceiver.EVENT_LOOP_THREAD) - receiverCpu0)
               / r.seconds();
-      long requests = receiver.requests();
-      int distinct = receiver.distinctMessages();
+      long requests = receiver.requests() - requests0;
+      int distinct = receiver.distinctMessages() - distinct0;
       double ratio = r.jobsPerS() / base.jobsPerS();
       drainLine("drain-http", r, limit)
           .put("sink", "http-loopback")
@@ -815,9 +830,11 @@ final class Scenarios {
                         String.valueOf(settings.getOrDefault("delivery.timeout.ms", "120000"))));
         KafkaSink kafka =
             new KafkaSink(topic, Duration.ofSeconds(10), verdictWithin, producer::send);
+        warmUpSink("drain-kafka", kafka);
+        long records0 = recordsIn(broker.bootstrapServers(), topic);
         DrainResult r =
             drainInProcess(jobs, 0, true, recording -> recordingAfter(kafka, recording));
-        long records = recordsIn(broker.bootstrapServers(), topic);
+        long records = recordsIn(broker.bootstrapServers(), topic) - records0;
         double ratio = r.jobsPerS() / base.jobsPerS();
         drainLine("drain-kafka", r, limit)
             .put("sink", "kafka-kraft-1-node")
@@ -1390,7 +1407,7 @@ final class Scenarios {
         long t0 = System.nanoTime();
         long deadline = t0 + Duration.ofSeconds(60).toNanos();
         relay.start();
-        while (db.unfinished() > 0 && System.nanoTime() < deadline) {
+        while (db.anyUnfinished() && System.nanoTime() < deadline) {
           Thread.sleep(2);
         }
         double seconds = (System.nanoTime() - t0) / 1e9;

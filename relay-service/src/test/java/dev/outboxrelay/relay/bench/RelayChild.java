@@ -76,9 +76,7 @@ final class RelayChild {
                     + " heap_used_peak_mb="
                     + heapPeakBytes.get() / (1024 * 1024)
                     + " stale="
-                    + (long) relay.staleCompletions()
-                    + " jit_cpu_s="
-                    + HostStats.jitCpuSeconds());
+                    + (long) relay.staleCompletions());
             return 0;
           }
           default -> System.err.println("relay child: unknown command '" + line + "'");

@@ -443,32 +443,6 @@ final class Scenarios {
         indexScanDelta(scansBefore));
   }
 
-  /**
-   * Warms code in this JVM as {@link #warmUp} warms the relay children: {@code round} (an
-   * unmeasured drain of {@code warmupJobs}) again until the JIT compilers took less than {@value
-   * #JIT_SETTLED_SHARE} of this process's CPU over one, or {@code maxWarmupRounds}; then a {@code
-   * measure=warmup} line of {@code line}.
-   */
-  private void warmUpHere(BenchReport.Line line, java.util.concurrent.Callable<?> round)
-      throws Exception {
-    long pid = ProcessHandle.current().pid();
-    int rounds = 0;
-    double share;
-    do {
-      double cpu0 = HostStats.cpuSeconds(pid);
-      double jit0 = HostStats.jitCpuSeconds();
-      round.call();
-      rounds++;
-      share = (HostStats.jitCpuSeconds() - jit0) / Math.max(0.01, HostStats.cpuSeconds(pid) - cpu0);
-    } while (!(share < JIT_SETTLED_SHARE) && rounds < sizes.maxWarmupRounds());
-    line.put("measure", "warmup")
-        .put("rounds", rounds)
-        .put("warmup_jobs", (long) rounds * sizes.warmupJobs())
-        .put("jit_share", share)
-        .put("settled", share < JIT_SETTLED_SHARE)
-        .print();
-  }
-
   /** PostgreSQL: index scans per index of outbox_message so far (the claim plan, as it ran). */
   private Map<String, Long> indexScans() {
     Map<String, Long> scans = new TreeMap<>();
@@ -511,11 +485,11 @@ final class Scenarios {
   }
 
   /**
-   * The relay children's claims, CPU and JIT compilers' CPU so far ({@code STATS} and {@code
-   * /proc}).
+   * Claims, CPU and the JIT compilers' CPU so far: of the relay children ({@code STATS} and {@code
+   * /proc}) or of this JVM (no claims).
    */
-  private record ChildCpu(long claims, double seconds, double jitSeconds) {
-    static ChildCpu of(List<ChildRelay> children) throws Exception {
+  private record CpuUse(long claims, double seconds, double jitSeconds) {
+    static CpuUse ofChildren(List<ChildRelay> children) throws Exception {
       long claims = 0;
       double seconds = 0;
       double jit = 0;
@@ -526,46 +500,63 @@ final class Scenarios {
         jit += ChildRelay.field(stats, "jit_cpu_s");
         seconds += HostStats.cpuSeconds(c.pid());
       }
-      return new ChildCpu(claims, seconds, jit);
+      return new CpuUse(claims, seconds, jit);
     }
 
-    ChildCpu minus(ChildCpu earlier) {
-      return new ChildCpu(
+    static CpuUse ofThisJvm() {
+      return new CpuUse(
+          0, HostStats.cpuSeconds(ProcessHandle.current().pid()), HostStats.jitCpuSeconds());
+    }
+
+    CpuUse minus(CpuUse earlier) {
+      return new CpuUse(
           claims - earlier.claims, seconds - earlier.seconds, jitSeconds - earlier.jitSeconds);
     }
   }
 
-  /**
-   * What new relay JVMs drained before the measured drain, and their JIT's share of the last round.
-   */
+  /** What a warm-up drained before the measured drain, and the JIT's share of its last round. */
   private record WarmUp(int rounds, long jobs, double jitShare) {}
 
   /**
-   * Warms new relay JVMs: rounds of {@code warmupJobs} jobs, each drained before the next is
-   * filled, until the JIT compilers took less than {@value #JIT_SETTLED_SHARE} of the relays' CPU
-   * over a round, or {@code maxWarmupRounds}. One round was not enough: three new JVMs sharing two
-   * cores with the database spent most of a 20,000-job round, and of the measured drain after it,
-   * compiling.
+   * Warms code before a measured drain: {@code round} (an unmeasured drain of {@code warmupJobs})
+   * again until the JIT compilers took less than {@value #JIT_SETTLED_SHARE} of the CPU {@code
+   * reading} reads over one, or {@code maxWarmupRounds}, or the deadline; then a {@code
+   * measure=warmup} line of {@code line}. One round was not enough: three new relay JVMs sharing
+   * two cores with the database spent most of a 20,000-job round, and of the measured drain after
+   * it, compiling.
    */
-  private WarmUp warmUp(List<ChildRelay> children, long deadline) throws Exception {
+  private WarmUp warmUp(
+      BenchReport.Line line,
+      java.util.concurrent.Callable<CpuUse> reading,
+      java.util.concurrent.Callable<?> round,
+      long deadline)
+      throws Exception {
     double share = Double.NaN;
-    long jobs = 0;
-    int round = 0;
-    while (round < sizes.maxWarmupRounds() && System.nanoTime() < deadline) {
-      round++;
-      ChildCpu before = ChildCpu.of(children);
-      db.fillReady(tag(), sizes.warmupJobs(), 0);
-      jobs += sizes.warmupJobs();
-      while (db.anyUnfinished() && System.nanoTime() < deadline) {
-        Thread.sleep(10);
-      }
-      ChildCpu used = ChildCpu.of(children).minus(before);
+    int rounds = 0;
+    while (rounds < sizes.maxWarmupRounds() && System.nanoTime() < deadline) {
+      CpuUse before = reading.call();
+      round.call();
+      rounds++;
+      CpuUse used = reading.call().minus(before);
       share = used.jitSeconds() / Math.max(0.01, used.seconds());
       if (share < JIT_SETTLED_SHARE) {
         break;
       }
     }
-    return new WarmUp(round, jobs, share);
+    WarmUp warm = new WarmUp(rounds, (long) rounds * sizes.warmupJobs(), share);
+    line.put("measure", "warmup")
+        .put("rounds", warm.rounds())
+        .put("warmup_jobs", warm.jobs())
+        .put("jit_share", warm.jitShare())
+        .put("settled", warm.jitShare() < JIT_SETTLED_SHARE)
+        .print();
+    return warm;
+  }
+
+  /** {@link #warmUp} of code in this JVM (a drain has its own time cap). */
+  private void warmUpHere(BenchReport.Line line, java.util.concurrent.Callable<?> round)
+      throws Exception {
+    warmUp(line, CpuUse::ofThisJvm, round, Long.MAX_VALUE);
   }
 
   /**
@@ -585,21 +576,24 @@ final class Scenarios {
       for (ChildRelay c : children) {
         c.send("GO");
       }
-      WarmUp warm = warmUp(children, System.nanoTime() + sizes.drainCap().toNanos());
-      report
-          .line("drain")
-          .put("relays", MULTI_RELAYS)
-          .put("measure", "warmup")
-          .put("rounds", warm.rounds())
-          .put("warmup_jobs", warm.jobs())
-          .put("jit_share", warm.jitShare())
-          .put("settled", warm.jitShare() < JIT_SETTLED_SHARE)
-          .print();
+      long warmupDeadline = System.nanoTime() + sizes.drainCap().toNanos();
+      WarmUp warm =
+          warmUp(
+              report.line("drain").put("relays", MULTI_RELAYS),
+              () -> CpuUse.ofChildren(children),
+              () -> {
+                db.fillReady(tag(), sizes.warmupJobs(), 0);
+                while (db.anyUnfinished() && System.nanoTime() < warmupDeadline) {
+                  Thread.sleep(10);
+                }
+                return null;
+              },
+              warmupDeadline);
       long lastWarmupId = db.count("SELECT COALESCE(MAX(id), 0) FROM outbox_message");
       long warmupSent = db.count("SELECT COUNT(*) FROM outbox_message WHERE state = 'S'");
       // The measured drain starts on an empty table, as one relay's does (ids go on counting).
       db.truncate();
-      ChildCpu cpu0 = ChildCpu.of(children);
+      CpuUse cpu0 = CpuUse.ofChildren(children);
       // One INSERT ... SELECT: the relays see the measured jobs at its commit (and are woken by
       // it).
       db.fillReady(tag(), jobs, 0);
@@ -615,7 +609,7 @@ final class Scenarios {
       double seconds = (System.nanoTime() - t0) / 1e9;
       double host = HostStats.hostBusySeconds() - host0;
       long tx = db.committedTransactions() - tx0;
-      ChildCpu cpu = ChildCpu.of(children).minus(cpu0);
+      CpuUse cpu = CpuUse.ofChildren(children).minus(cpu0);
       double rssPeak = 0;
       double heapPeak = 0;
       long claims = cpu.claims();

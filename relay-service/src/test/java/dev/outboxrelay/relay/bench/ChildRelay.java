@@ -20,10 +20,14 @@ import java.util.concurrent.TimeUnit;
 /**
  * The coordinator's handle on a {@link RelayChild}: this JVM's classpath, {@value #HEAP} of heap
  * (as the project runs relay processes in its tests), the {@code outbox.*} system properties passed
- * on, stderr to a log file.
+ * on, then the JVM options of {@value #JAVA_OPTS_VARIABLE} (space-separated, e.g. a GC setting to
+ * measure), stderr to a log file.
  */
 final class ChildRelay implements AutoCloseable {
   static final String HEAP = "256m";
+
+  /** The environment variable whose JVM options the relay children get after the heap. */
+  static final String JAVA_OPTS_VARIABLE = "BENCH_CHILD_JAVA_OPTS";
 
   private final Process process;
   private final Writer stdin;
@@ -65,6 +69,10 @@ final class ChildRelay implements AutoCloseable {
     cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
     cmd.add("-Xmx" + HEAP);
     cmd.add(HttpSink.COMMON_POOL_FLAG);
+    String extra = System.getenv(JAVA_OPTS_VARIABLE);
+    if (extra != null && !extra.isBlank()) {
+      cmd.addAll(List.of(extra.trim().split("\\s+")));
+    }
     for (Map.Entry<Object, Object> p : System.getProperties().entrySet()) {
       if (String.valueOf(p.getKey()).startsWith("outbox.")) {
         cmd.add("-D" + p.getKey() + "=" + p.getValue());

@@ -19,12 +19,17 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * The coordinator's handle on a {@link RelayChild}: this JVM's classpath, {@value #HEAP} of heap
- * (as the project runs relay processes in its tests), the {@code outbox.*} system properties passed
- * on, then the JVM options of {@value #JAVA_OPTS_VARIABLE} (space-separated, e.g. a GC setting to
- * measure), stderr to a log file.
+ * (as the project runs relay processes in its tests) and the image's {@value #YOUNG_GEN_FLAG}, the
+ * {@code outbox.*} system properties passed on, then the JVM options of {@value
+ * #JAVA_OPTS_VARIABLE} (space-separated, e.g. a GC setting to measure), stderr to a log file.
  */
 final class ChildRelay implements AutoCloseable {
   static final String HEAP = "256m";
+
+  /**
+   * As {@code relay-service.Dockerfile}'s {@code JAVA_OPTS} (docs/deployment.md, "JVM options").
+   */
+  static final String YOUNG_GEN_FLAG = "-XX:MaxNewSize=64m";
 
   /** The environment variable whose JVM options the relay children get after the heap. */
   static final String JAVA_OPTS_VARIABLE = "BENCH_CHILD_JAVA_OPTS";
@@ -69,6 +74,7 @@ final class ChildRelay implements AutoCloseable {
     cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
     cmd.add("-Xmx" + HEAP);
     cmd.add(HttpSink.COMMON_POOL_FLAG);
+    cmd.add(YOUNG_GEN_FLAG);
     String extra = System.getenv(JAVA_OPTS_VARIABLE);
     if (extra != null && !extra.isBlank()) {
       cmd.addAll(List.of(extra.trim().split("\\s+")));

@@ -23,13 +23,13 @@ import java.util.concurrent.TimeUnit;
  * {@code outbox.*} system properties passed on, then the JVM options of {@value
  * #JAVA_OPTS_VARIABLE} (space-separated, e.g. a GC setting to measure), stderr to a log file.
  */
-final class ChildRelay implements AutoCloseable {
+public final class ChildRelay implements AutoCloseable {
   static final String HEAP = "256m";
 
   /**
    * As {@code relay-service.Dockerfile}'s {@code JAVA_OPTS} (docs/deployment.md, "JVM options").
    */
-  static final String YOUNG_GEN_FLAG = "-XX:MaxNewSize=64m";
+  public static final String YOUNG_GEN_FLAG = "-XX:MaxNewSize=64m";
 
   /** The environment variable whose JVM options the relay children get after the heap. */
   static final String JAVA_OPTS_VARIABLE = "BENCH_CHILD_JAVA_OPTS";

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
+import dev.outboxrelay.relay.bench.ChildRelay;
 import dev.outboxrelay.relay.sink.HttpSink;
 import java.io.IOException;
 import java.io.Reader;
@@ -265,6 +266,11 @@ class KubernetesManifestsTest {
         dockerOpts.group(1).contains(HttpSink.COMMON_POOL_FLAG),
         "the image keeps the JDK HTTP client from starting a thread per answer: "
             + HttpSink.COMMON_POOL_FLAG);
+    // The 3-relay drain's RSS figure is only the image's if bin/bench's relay processes run with
+    // the image's young-generation bound.
+    assertTrue(
+        dockerOpts.group(1).contains(ChildRelay.YOUNG_GEN_FLAG),
+        "the image's JAVA_OPTS hold bin/bench's " + ChildRelay.YOUNG_GEN_FLAG);
     for (String flag : dockerOpts.group(1).split("\\s+")) {
       if (!flag.startsWith("-XX:MaxRAMPercentage=")) {
         assertTrue(javaOpts.contains(flag), "JAVA_OPTS keeps the image's " + flag);

@@ -658,14 +658,32 @@ public class JdbcOutboxStore implements OutboxStore {
       throw new IllegalArgumentException(
           "keep must not be negative and limit must be positive, were " + keep + " and " + limit);
     }
-    BoundSql sql = jobs.deleteFinished(keep.toMillis(), limit);
+    long keepMillis = keep.toMillis();
     String what = "retention delete of up to " + limit + " jobs finished before now - " + keep;
     try {
       return retryingConflicts(
           () -> {
-            try (Connection c = JdbcStatements.autoCommitConnection(dataSource)) {
-              return JdbcTransactions.atIsolation(
-                  c, jobs.lockingReadIsolation(), ac -> Dialects.update(ac, sql, binding));
+            try (Connection c = dataSource.getConnection()) {
+              // One short transaction: the batch is picked (locked where the database can), the
+              // jobs deleted by id, then the attempts of the ones deleted (no cascade since V9).
+              return JdbcTransactions.inTransaction(
+                  c,
+                  jobs.lockingReadIsolation(),
+                  tx -> {
+                    List<Long> picked =
+                        Dialects.query(
+                            tx, jobs.pickFinished(keepMillis, limit), binding, rs -> rs.getLong(1));
+                    int deleted = 0;
+                    // Ids only, one parameter each: within the per-statement limit of the pairs.
+                    int step = jobs.maxCompletionPairs();
+                    for (int from = 0; from < picked.size(); from += step) {
+                      List<Long> chunk = picked.subList(from, Math.min(picked.size(), from + step));
+                      deleted +=
+                          Dialects.update(tx, jobs.deleteFinished(chunk, keepMillis), binding);
+                      Dialects.update(tx, jobs.deleteAttemptsOfDeleted(chunk), binding);
+                    }
+                    return deleted;
+                  });
             }
           });
     } catch (SQLException e) {

@@ -92,9 +92,9 @@ public interface OutboxStore {
   /**
    * Retention: deletes up to {@code limit} finished jobs, {@code S} sent longer than {@code keep}
    * ago and {@code C} confirmed longer ago (database clock), with their attempts and out-of-band
-   * bodies; never {@code R}, {@code W} or {@code D}. One statement, its own short transaction; rows
-   * another transaction holds are skipped where the database can. Returns how many jobs it deleted:
-   * fewer than {@code limit} means none (or only locked ones) are left.
+   * bodies; never {@code R}, {@code W} or {@code D}. One short transaction of its own; rows another
+   * transaction holds are skipped where the database can. Returns how many jobs it deleted: fewer
+   * than {@code limit} means none (or only locked ones) are left.
    */
   int deleteFinishedBefore(Duration keep, int limit);
 

@@ -262,16 +262,26 @@ class DialectConsistencyTest {
     assertEquals(3, parameters(claim), "limit, token, lease millis");
   }
 
-  /** Retention on SQL Server: small batches under row locks, skipping locked rows (README). */
+  /**
+   * Retention on SQL Server: small batches picked under row locks held for the delete by id,
+   * skipping locked rows (README), then the attempts of the jobs deleted.
+   */
   @Test
   void theSqlServerRetentionDeletesSmallBatchesUnderRowLocks() {
-    BoundSql delete = dialect("sqlserver").jobs(OutboxTables.DEFAULT).deleteFinished(1000, 500);
+    JobStatements jobs = dialect("sqlserver").jobs(OutboxTables.DEFAULT);
+    BoundSql pick = jobs.pickFinished(1000, 500);
     assertTrue(
-        delete
-            .sql()
-            .startsWith("DELETE TOP (?) FROM outbox_message WITH (ROWLOCK, READPAST) WHERE"),
-        delete.sql());
-    assertEquals(List.of(500, -1000L), delete.params(), "TOP first, then the cutoff");
+        pick.sql()
+            .startsWith(
+                "SELECT TOP (?) f.id FROM outbox_message f WITH (UPDLOCK, ROWLOCK, READPAST) WHERE"),
+        pick.sql());
+    assertEquals(List.of(500, -1000L), pick.params(), "TOP first, then the cutoff");
+    BoundSql delete = jobs.deleteFinished(List.of(7L, 9L), 1000);
+    assertTrue(delete.sql().startsWith("DELETE FROM outbox_message WHERE id IN (?, ?) AND"));
+    assertEquals(List.of(7L, 9L, -1000L), delete.params(), "the ids, then the cutoff");
+    BoundSql attempts = jobs.deleteAttemptsOfDeleted(List.of(7L, 9L));
+    assertTrue(attempts.sql().contains("NOT EXISTS"), attempts.sql());
+    assertEquals(List.of(7L, 9L), attempts.params());
   }
 
   /**
@@ -495,9 +505,13 @@ class DialectConsistencyTest {
     sql.put("countDead", admin.countDead("http:billing", "HttpStatus", from, to, "key-1"));
     sql.put("replayDead", admin.replayDead("http:billing", "HttpStatus", from, to, "key-1", 100));
     sql.put("replayDead(unfiltered)", admin.replayDead(null, null, null, null, null, 100));
+    long week = 7L * 24 * 3600 * 1000;
+    sql.put("pickFinished", dialect.jobs(OutboxTables.DEFAULT).pickFinished(week, 500));
     sql.put(
-        "deleteFinished",
-        dialect.jobs(OutboxTables.DEFAULT).deleteFinished(7L * 24 * 3600 * 1000, 500));
+        "deleteFinished", dialect.jobs(OutboxTables.DEFAULT).deleteFinished(List.of(1L, 2L), week));
+    sql.put(
+        "deleteAttemptsOfDeleted",
+        dialect.jobs(OutboxTables.DEFAULT).deleteAttemptsOfDeleted(List.of(1L, 2L)));
     // The key run's parameters differ per database (one walk on PostgreSQL, a seek per state else).
     sql.put("keyRun", dialect.jobs(OutboxTables.DEFAULT).keyRun("key-1", 1, 16));
     return sql;

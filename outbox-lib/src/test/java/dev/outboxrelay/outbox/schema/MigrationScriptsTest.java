@@ -36,7 +36,8 @@ class MigrationScriptsTest {
           "V3__reconciliation.sql",
           "V6__key_head.sql",
           "V7__attempt_relay_instance.sql",
-          "V8__ready_index.sql");
+          "V8__ready_index.sql",
+          "V9__attempt_without_foreign_key.sql");
 
   private static final Set<String> TABLE_CONSTRAINT_WORDS =
       Set.of("constraint", "primary", "unique", "check", "foreign", "exclude");

@@ -1470,6 +1470,27 @@ public abstract class OutboxStoreContractTest {
     assertEquals('W', row(working).state());
   }
 
+  /**
+   * Since V9 no foreign key ties an attempt to its job (its check per row cost a third of the
+   * completion's rate; retention deletes the attempts itself, above): a row naming no job is
+   * accepted, on every database and under configured names.
+   */
+  @Test
+  void anAttemptRowNeedsNoJobRowSinceV9() {
+    long noJob = TestDatabases.insertReady(ds, 1).get(0) + 1_000_000;
+    assertEquals(
+        1,
+        TestDatabases.update(
+            ds,
+            "INSERT INTO outbox_attempt (message_id, attempt_no, started_at, outcome) VALUES (?, 1, "
+                + TestDatabases.secondsAgo(ds, 1)
+                + ", 'DELIVERED')",
+            noJob));
+    assertEquals(1, attemptCount(List.of(noJob)));
+    assertEquals(
+        1, TestDatabases.update(ds, "DELETE FROM outbox_attempt WHERE message_id = ?", noJob));
+  }
+
   private long attemptCount(List<Long> messageIds) {
     long n = 0;
     for (long id : messageIds) {

@@ -3,10 +3,10 @@
  *
  * <p>Model. A pass ({@link RetentionService#retainOnce}) deletes {@code S} jobs sent, and {@code C}
  * jobs confirmed, longer than {@code outbox.retention.keep} ago by the database clock, in batches
- * of {@code batch-size}, each one statement and its own short transaction, until a batch deletes
- * fewer than it asked for or {@code max-per-pass} is reached. Attempts and out-of-band bodies go
- * with their job ({@code ON DELETE CASCADE}); {@code R}, {@code W} and {@code D} jobs are never
- * deleted.
+ * of {@code batch-size}, each its own short transaction, until a batch deletes fewer than it asked
+ * for or {@code max-per-pass} is reached. Attempts and out-of-band bodies go with their job (the
+ * bodies by {@code ON DELETE CASCADE}, the attempts by the same transaction); {@code R}, {@code W}
+ * and {@code D} jobs are never deleted.
  *
  * <p>One pass at a time across the fleet: a pass holds the {@code retention} row of {@code
  * outbox_lock} (a lease by the database clock, renewed after every batch, released at the end); a

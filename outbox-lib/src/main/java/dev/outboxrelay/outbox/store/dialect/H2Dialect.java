@@ -110,13 +110,13 @@ public final class H2Dialect extends Dialect {
   // ---- retention -----------------------------------------------------------------------------
 
   @Override
-  BoundSql deleteFinished(long keepMillis, int limit) {
-    // No FOR UPDATE in a sub-query and no SKIP LOCKED on DELETE: a plain bounded DELETE. Claims
-    // never lock S/C rows, so it can only wait briefly on a reconciliation move of the same row.
+  BoundSql pickFinished(long keepMillis, int limit) {
+    // No SKIP LOCKED: a plain read, and the delete by id checks the condition again. Claims never
+    // lock S/C rows, so the delete can only wait briefly on a reconciliation move of the same row.
     return new BoundSql(
-        "DELETE FROM outbox_message f WHERE "
+        "SELECT f.id FROM outbox_message f WHERE "
             + finishedBeforeCondition("f")
-            + " FETCH FIRST ? ROWS ONLY",
+            + " ORDER BY f.id FETCH FIRST ? ROWS ONLY",
         List.of(-keepMillis, limit));
   }
 

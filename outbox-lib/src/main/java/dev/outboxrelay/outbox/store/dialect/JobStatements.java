@@ -306,11 +306,29 @@ public final class JobStatements {
   }
 
   /**
-   * Deletes up to {@code limit} jobs finished more than {@code keepMillis} ago. Returns the update
-   * count.
+   * Picks up to {@code limit} jobs finished more than {@code keepMillis} ago, in id order, locked
+   * where the database can skip locked rows. Columns: id.
    */
-  public BoundSql deleteFinished(long keepMillis, int limit) {
-    return renderer.render(dialect.deleteFinished(keepMillis, limit));
+  public BoundSql pickFinished(long keepMillis, int limit) {
+    return renderer.render(dialect.pickFinished(keepMillis, limit));
+  }
+
+  /**
+   * Deletes those of {@code picked} that are still finished more than {@code keepMillis} ago (their
+   * bodies go with them). Returns the update count: jobs deleted.
+   */
+  public BoundSql deleteFinished(List<Long> picked, long keepMillis) {
+    List<Object> params = new ArrayList<>(picked);
+    params.add(-keepMillis);
+    return new BoundSql(renderer.render(dialect.deleteFinishedSql(picked.size())), params);
+  }
+
+  /**
+   * Deletes the attempts of those of {@code ids} whose job is gone (deleted in this transaction).
+   */
+  public BoundSql deleteAttemptsOfDeleted(List<Long> ids) {
+    return new BoundSql(
+        renderer.render(dialect.deleteAttemptsOfDeletedSql(ids.size())), List.copyOf(ids));
   }
 
   @Override

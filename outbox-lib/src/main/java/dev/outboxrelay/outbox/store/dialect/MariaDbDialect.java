@@ -122,15 +122,14 @@ public final class MariaDbDialect extends Dialect {
   // ---- retention -----------------------------------------------------------------------------
 
   @Override
-  BoundSql deleteFinished(long keepMillis, int limit) {
-    // No LIMIT inside IN (1235): the picked ids join in as a derived table, read without locks
-    // (at READ COMMITTED, lockingReadIsolation), so only the rows deleted are locked, by primary
-    // key, not every row a DELETE ... ORDER BY id LIMIT n would scan on its way.
+  BoundSql pickFinished(long keepMillis, int limit) {
+    // A read without locks (at READ COMMITTED, lockingReadIsolation), so only the rows deleted are
+    // locked, by primary key, when the delete by id checks the condition again; not every row a
+    // DELETE ... ORDER BY id LIMIT n would scan on its way.
     return new BoundSql(
-        "DELETE m FROM outbox_message m JOIN (SELECT f.id FROM outbox_message f WHERE "
+        "SELECT f.id FROM outbox_message f WHERE "
             + finishedBeforeCondition("f")
-            + " ORDER BY f.id LIMIT ?) picked ON picked.id = m.id"
-            + " WHERE m.state IN ('S', 'C')",
+            + " ORDER BY f.id LIMIT ?",
         List.of(-keepMillis, limit));
   }
 

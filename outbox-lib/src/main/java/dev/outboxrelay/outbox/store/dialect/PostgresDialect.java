@@ -217,14 +217,11 @@ public final class PostgresDialect extends Dialect {
   // ---- retention -----------------------------------------------------------------------------
 
   @Override
-  BoundSql deleteFinished(long keepMillis, int limit) {
-    // A locking CTE, not IN (SELECT ... LIMIT n FOR UPDATE SKIP LOCKED): see claimSql, the planner
-    // may re-run such a sub-select per row and delete more than a batch.
+  BoundSql pickFinished(long keepMillis, int limit) {
     return new BoundSql(
-        "WITH picked AS (SELECT f.id FROM outbox_message f WHERE "
+        "SELECT f.id FROM outbox_message f WHERE "
             + finishedBeforeCondition("f")
-            + " ORDER BY f.id LIMIT ? FOR UPDATE OF f SKIP LOCKED)"
-            + " DELETE FROM outbox_message m USING picked WHERE m.id = picked.id",
+            + " ORDER BY f.id LIMIT ? FOR UPDATE OF f SKIP LOCKED",
         List.of(-keepMillis, limit));
   }
 

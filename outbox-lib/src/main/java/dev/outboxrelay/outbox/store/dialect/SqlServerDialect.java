@@ -28,9 +28,9 @@ import java.util.UUID;
  * ix_outbox_message_head (state, key_wait, id)} and every token-checked update seeks one row by its
  * clustered key, so claims and completions lock rows in the same order. A deadlock victim (1205)
  * that still happens (e.g. page locks under memory pressure) is retried by the store. A retention
- * job on SQL Server must delete finished rows in small batches ({@code DELETE TOP (n) ... WITH
- * (ROWLOCK, READPAST)}) from one relay at a time: one unbounded DELETE escalates to a table lock
- * past about 5,000 row locks and blocks or deadlocks every claim.
+ * job on SQL Server must delete finished rows in small batches (picked by {@code SELECT TOP (n) ...
+ * WITH (UPDLOCK, ROWLOCK, READPAST)}, deleted by id) from one relay at a time: one unbounded DELETE
+ * escalates to a table lock past about 5,000 row locks and blocks or deadlocks every claim.
  */
 public final class SqlServerDialect extends Dialect {
 
@@ -278,12 +278,14 @@ public final class SqlServerDialect extends Dialect {
   // ---- retention -----------------------------------------------------------------------------
 
   @Override
-  BoundSql deleteFinished(long keepMillis, int limit) {
+  BoundSql pickFinished(long keepMillis, int limit) {
     // Small batches under row locks, skipping locked rows: an unbounded DELETE escalates to a table
-    // lock past about 5,000 row locks and blocks every claim (see the class comment).
+    // lock past about 5,000 row locks and blocks every claim (see the class comment). UPDLOCK holds
+    // the picked rows for the delete by id in the same transaction.
     return new BoundSql(
-        "DELETE TOP (?) FROM outbox_message WITH (ROWLOCK, READPAST) WHERE "
-            + finishedBeforeCondition("outbox_message"),
+        "SELECT TOP (?) f.id FROM outbox_message f WITH (UPDLOCK, ROWLOCK, READPAST) WHERE "
+            + finishedBeforeCondition("f")
+            + " ORDER BY f.id",
         List.of(limit, -keepMillis));
   }
 

@@ -220,11 +220,35 @@ abstract class TransitionSql extends ClaimSql {
   }
 
   /**
-   * Deletes up to {@code limit} finished jobs ({@link #finishedBeforeCondition}) older than {@code
-   * keepMillis} by the database clock, in one statement that holds its row locks only for itself
-   * (auto-commit) and skips rows another transaction holds where the database can. Their attempts
-   * and out-of-band bodies go with them ({@code ON DELETE CASCADE}). Returns the update count: jobs
-   * deleted.
+   * Picks up to {@code limit} finished jobs ({@link #finishedBeforeCondition}) older than {@code
+   * keepMillis} by the database clock, in id order, for {@link #deleteFinishedSql}: locked,
+   * skipping rows another transaction holds, where the database can; where it cannot, the delete
+   * checks the condition again. Columns: id.
    */
-  abstract BoundSql deleteFinished(long keepMillis, int limit);
+  abstract BoundSql pickFinished(long keepMillis, int limit);
+
+  /**
+   * Deletes those of {@code n} picked jobs that are still finished before database now + the
+   * parameter (minus the kept span); their out-of-band bodies go with them ({@code ON DELETE
+   * CASCADE}), their attempts do not ({@link #deleteAttemptsOfDeletedSql}). Parameters: the n ids,
+   * then -keep millis. Returns the update count: jobs deleted.
+   */
+  String deleteFinishedSql(int n) {
+    return "DELETE FROM outbox_message WHERE id IN "
+        + placeholders(n)
+        + " AND "
+        + finishedBeforeCondition("outbox_message");
+  }
+
+  /**
+   * Deletes the attempts of those of {@code n} jobs whose row is gone: run in the transaction of
+   * {@link #deleteFinishedSql} with the same ids, it removes the attempts of exactly the jobs that
+   * statement deleted (since V9 no foreign key cascades them), and none of a picked job it left.
+   * Parameters: the n message ids.
+   */
+  String deleteAttemptsOfDeletedSql(int n) {
+    return "DELETE FROM outbox_attempt WHERE message_id IN "
+        + placeholders(n)
+        + " AND NOT EXISTS (SELECT 1 FROM outbox_message m WHERE m.id = outbox_attempt.message_id)";
+  }
 }

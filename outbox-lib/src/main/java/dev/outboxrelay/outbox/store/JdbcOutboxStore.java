@@ -178,9 +178,7 @@ public class JdbcOutboxStore implements OutboxStore {
                   c,
                   tx -> {
                     Set<Long> renewed = new HashSet<>();
-                    int step = jobs.maxCompletionPairs();
-                    for (int from = 0; from < ids.size(); from += step) {
-                      List<Long> chunk = ids.subList(from, Math.min(ids.size(), from + step));
+                    for (List<Long> chunk : perStatement(ids)) {
                       renewed.addAll(
                           renewLeases(
                               tx,
@@ -219,10 +217,8 @@ public class JdbcOutboxStore implements OutboxStore {
   public Set<Long> recordedUnder(List<ClaimedJob> claims, AttemptOutcome outcome) {
     try (Connection c = dataSource.getConnection()) {
       Set<Long> found = new HashSet<>();
-      int step = jobs.maxCompletionPairs();
-      for (int from = 0; from < claims.size(); from += step) {
-        found.addAll(
-            recordedUnder(c, claims.subList(from, Math.min(claims.size(), from + step)), outcome));
+      for (List<ClaimedJob> chunk : perStatement(claims)) {
+        found.addAll(recordedUnder(c, chunk, outcome));
       }
       return found;
     } catch (SQLException e) {
@@ -288,10 +284,7 @@ public class JdbcOutboxStore implements OutboxStore {
                   c,
                   tx -> {
                     Set<Long> done = new HashSet<>();
-                    int step = this.jobs.maxCompletionPairs();
-                    for (int from = 0; from < sorted.size(); from += step) {
-                      List<DeliveredJob> chunk =
-                          sorted.subList(from, Math.min(sorted.size(), from + step));
+                    for (List<DeliveredJob> chunk : perStatement(sorted)) {
                       done.addAll(
                           markDeliveredOn(
                               tx,
@@ -674,10 +667,7 @@ public class JdbcOutboxStore implements OutboxStore {
                         Dialects.query(
                             tx, jobs.pickFinished(keepMillis, limit), binding, rs -> rs.getLong(1));
                     int deleted = 0;
-                    // Ids only, one parameter each: within the per-statement limit of the pairs.
-                    int step = jobs.maxCompletionPairs();
-                    for (int from = 0; from < picked.size(); from += step) {
-                      List<Long> chunk = picked.subList(from, Math.min(picked.size(), from + step));
+                    for (List<Long> chunk : perStatement(picked)) {
                       deleted +=
                           Dialects.update(tx, jobs.deleteFinished(chunk, keepMillis), binding);
                       Dialects.update(tx, jobs.deleteAttemptsOfDeleted(chunk), binding);
@@ -703,6 +693,20 @@ public class JdbcOutboxStore implements OutboxStore {
   }
 
   // ---- helpers -------------------------------------------------------------------------------
+
+  /**
+   * {@code items} in consecutive slices of at most {@link JobStatements#maxCompletionPairs()}, the
+   * most one statement of the dialect takes (an id and token pair each; ids alone take fewer
+   * parameters). Views of {@code items}, in its order.
+   */
+  private <T> List<List<T>> perStatement(List<T> items) {
+    int step = jobs.maxCompletionPairs();
+    List<List<T>> slices = new ArrayList<>();
+    for (int from = 0; from < items.size(); from += step) {
+      slices.add(items.subList(from, Math.min(items.size(), from + step)));
+    }
+    return slices;
+  }
 
   private <T> T retryingConflicts(ConflictRetry.Work<T> work) throws SQLException {
     return ConflictRetry.run(dialect.errors()::isRetryableConflict, work);
